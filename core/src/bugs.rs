@@ -1,0 +1,91 @@
+//! Historical bugs as switches. Each switch re-introduces one historical behaviour at
+//! the place TiCDC had it; all are off by default (the fixed behaviour).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Bug {
+    IgnoreUnknownWorkingTable,
+    EscalateClosingWriterError,
+    NonatomicOperatorAdmission,
+    AcceptNonownerBlockStatus,
+    NoEpochFencing,
+    ReplaceMismatchedTrigger,
+    DropStaleRemoveOperators,
+    AcceptNilTriggerBootstrap,
+    LeakFenceLockWhenFenced,
+    WritePathClosedIsError,
+}
+
+pub struct BugInfo {
+    pub bug: Bug,
+    pub name: &'static str,
+    pub origin: &'static str,
+    pub behaviour: &'static str,
+}
+
+pub const ALL_BUGS: &[BugInfo] = &[
+    BugInfo { bug: Bug::IgnoreUnknownWorkingTable, name: "ignore-unknown-working-table", origin: "seed 000, TiCDC #6202", behaviour: "bootstrap ignores dispatchers of tables missing from its table set (no task, no operator)" },
+    BugInfo { bug: Bug::EscalateClosingWriterError, name: "escalate-closing-writer-error", origin: "seed 000", behaviour: "a flush error of a dispatcher being closed becomes a changefeed retryable error" },
+    BugInfo { bug: Bug::NonatomicOperatorAdmission, name: "nonatomic-operator-admission", origin: "seed 002, TiCDC #6069", behaviour: "AddOperator checks for an existing operator and inserts in two steps; an Add and an empty-origin Move for one dispatcher can both be admitted" },
+    BugInfo { bug: Bug::AcceptNonownerBlockStatus, name: "accept-nonowner-block-status", origin: "seed 002", behaviour: "the barrier accepts block statuses from a node that does not own the dispatcher" },
+    BugInfo { bug: Bug::NoEpochFencing, name: "no-epoch-fencing", origin: "seed 004 stack", behaviour: "dispatcher managers accept control messages from any maintainer epoch" },
+    BugInfo { bug: Bug::ReplaceMismatchedTrigger, name: "replace-mismatched-trigger", origin: "seed 004", behaviour: "a reused dispatcher manager replaces a mismatched table trigger dispatcher in place" },
+    BugInfo { bug: Bug::DropStaleRemoveOperators, name: "drop-stale-remove-operators", origin: "seed 004", behaviour: "bootstrap responses drop stale-owner Remove operators even when the dispatcher is reported" },
+    BugInfo { bug: Bug::AcceptNilTriggerBootstrap, name: "accept-nil-trigger-bootstrap", origin: "seed 004 review", behaviour: "a bootstrap without a trigger ID is accepted by a reused manager that has a different trigger" },
+    BugInfo { bug: Bug::LeakFenceLockWhenFenced, name: "leak-fence-lock-when-fenced", origin: "seed 004 review", behaviour: "the fenced post-bootstrap path returns without releasing the manager's fence lock" },
+    BugInfo { bug: Bug::WritePathClosedIsError, name: "write-path-closed-is-error", origin: "seed 004 review", behaviour: "creating a trigger on a closed write path is reported as an error instead of a clean stop" },
+];
+
+impl Bug {
+    pub fn info(self) -> &'static BugInfo {
+        ALL_BUGS.iter().find(|b| b.bug == self).expect("every bug has info")
+    }
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+    pub fn from_name(name: &str) -> Option<Bug> {
+        ALL_BUGS.iter().find(|b| b.name == name).map(|b| b.bug)
+    }
+    pub fn names() -> Vec<&'static str> {
+        ALL_BUGS.iter().map(|b| b.name).collect()
+    }
+}
+impl fmt::Display for Bug {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The set of historical behaviours switched back on. Empty = fixed core.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bugs(pub BTreeSet<Bug>);
+impl Bugs {
+    pub fn none() -> Self {
+        Bugs::default()
+    }
+    pub fn on(&self, b: Bug) -> bool {
+        self.0.contains(&b)
+    }
+    pub fn with(mut self, b: Bug) -> Self {
+        self.0.insert(b);
+        self
+    }
+    pub fn names(&self) -> Vec<&'static str> {
+        self.0.iter().map(|b| b.name()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn names_round_trip() {
+        for b in ALL_BUGS {
+            assert_eq!(Bug::from_name(b.name), Some(b.bug));
+        }
+        assert_eq!(Bug::from_name("no-such-bug"), None);
+    }
+}

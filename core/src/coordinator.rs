@@ -1,0 +1,192 @@
+//! Coordinator (§10.5, §11): one per cluster, on the owner node. Places one maintainer
+//! per changefeed, persists the changefeed epoch *before* every new maintainer
+//! generation, persists the checkpoint the maintainer reports (monotonically), and
+//! turns retryable errors into a cascade stop and a restart after exponential backoff.
+//!
+//! Simplifications: no GC safepoint; changefeed creation/removal APIs are not modelled
+//! (changefeeds are created by the scenario through [`MetaStore`]); the backoff has no
+//! randomization (TiCDC uses 0.1) so restart times are exact in timelines.
+
+use crate::config::ChangefeedConfig;
+use crate::effects::*;
+use crate::messages::*;
+use crate::trace_ev;
+use crate::types::*;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Initial restart backoff.
+pub const BACKOFF_INITIAL_MS: u64 = 10_000;
+/// Maximum restart backoff.
+pub const BACKOFF_MAX_MS: u64 = 600_000;
+
+/// The persisted (etcd) part of a changefeed; survives every node kill.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChangefeedInfo {
+    pub id: ChangefeedId,
+    pub config: ChangefeedConfig,
+    pub epoch: Epoch,
+    pub checkpoint_ts: Ts,
+    pub state: FeedState,
+    pub last_error: Option<String>,
+    pub created: bool,
+}
+
+/// The etcd model.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MetaStore {
+    pub changefeeds: BTreeMap<ChangefeedId, ChangefeedInfo>,
+}
+
+impl MetaStore {
+    /// `BumpChangefeedEpoch`: max(candidate, persisted + 1), persisted before use.
+    pub fn bump_epoch(&mut self, cf: &ChangefeedId, candidate: Epoch) -> Epoch {
+        let info = self.changefeeds.get_mut(cf).expect("changefeed exists");
+        info.epoch = candidate.max(info.epoch + 1);
+        info.epoch
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct Runtime {
+    node: Option<NodeId>,
+    epoch: Epoch,
+    bootstrap_done: bool,
+    stopping: bool,
+    next_retry_ms: u64,
+    backoff_ms: u64,
+    last_checkpoint_advance_ms: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct Coordinator {
+    pub node: NodeId,
+    pub alive: BTreeSet<NodeId>,
+    runtime: BTreeMap<ChangefeedId, Runtime>,
+}
+
+impl Coordinator {
+    pub fn new(node: NodeId, alive: BTreeSet<NodeId>) -> Self {
+        Coordinator { node, alive, runtime: BTreeMap::new() }
+    }
+
+    /// Current maintainer node of a changefeed, as the coordinator sees it.
+    pub fn maintainer_of(&self, cf: &ChangefeedId) -> Option<NodeId> {
+        self.runtime.get(cf).and_then(|r| r.node)
+    }
+
+    fn trace(&self, ctx: &mut Ctx, epoch: Epoch, kind: &'static str, fields: Vec<(&'static str, String)>) {
+        ctx.trace(Role::Coordinator, epoch, kind, fields);
+    }
+
+    /// Periodic work: place changefeeds without a maintainer.
+    pub fn tick(&mut self, ctx: &mut Ctx, meta: &mut MetaStore) {
+        let cfs: Vec<ChangefeedId> = meta.changefeeds.keys().cloned().collect();
+        for cf in cfs {
+            let info = meta.changefeeds[&cf].clone();
+            if info.state == FeedState::Failed || info.state == FeedState::Stopped {
+                continue;
+            }
+            let rt = self.runtime.entry(cf.clone()).or_default();
+            if rt.node.is_some() || rt.stopping || ctx.now_ms < rt.next_retry_ms || self.alive.is_empty() {
+                continue;
+            }
+            // Persist the new epoch before the new generation exists.
+            let alive: Vec<NodeId> = self.alive.iter().copied().collect();
+            let n = alive[(ctx.rng.next_u64() % alive.len() as u64) as usize];
+            let candidate = ctx.rng.next_u64() >> 24;
+            let epoch = meta.bump_epoch(&cf, candidate);
+            let info = meta.changefeeds.get_mut(&cf).unwrap();
+            let is_new = !info.created;
+            info.created = true;
+            if info.state == FeedState::Warning {
+                info.state = FeedState::Normal;
+            }
+            let rt = self.runtime.get_mut(&cf).unwrap();
+            rt.node = Some(n);
+            rt.epoch = epoch;
+            rt.bootstrap_done = false;
+            rt.last_checkpoint_advance_ms = ctx.now_ms;
+            let checkpoint_ts = info.checkpoint_ts;
+            let config = info.config.clone();
+            trace_ev!(ctx, Role::Coordinator, epoch, "add maintainer", changefeed = cf, node = n, checkpoint_ts = checkpoint_ts);
+            ctx.send(n, Message::AddMaintainerRequest { cf, config, checkpoint_ts, is_new_changefeed: is_new, maintainer_epoch: epoch });
+        }
+    }
+
+    pub fn handle_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Message, meta: &mut MetaStore) {
+        let Message::MaintainerHeartbeat { statuses } = msg else { return };
+        for st in statuses {
+            let Some(rt) = self.runtime.get_mut(&st.changefeed) else { continue };
+            if rt.node != Some(from) || rt.epoch != st.maintainer_epoch {
+                continue; // status of another node or generation
+            }
+            if rt.stopping {
+                if st.removed {
+                    rt.stopping = false;
+                    rt.node = None;
+                    let epoch = rt.epoch;
+                    self.trace(ctx, epoch, "changefeed stopped", vec![("changefeed", st.changefeed.to_string())]);
+                }
+                continue;
+            }
+            rt.bootstrap_done = st.bootstrap_done;
+            let Some(info) = meta.changefeeds.get_mut(&st.changefeed) else { continue };
+            if st.checkpoint_ts > info.checkpoint_ts {
+                info.checkpoint_ts = st.checkpoint_ts;
+                rt.last_checkpoint_advance_ms = ctx.now_ms;
+                rt.backoff_ms = 0;
+            }
+            if let Some(e) = st.errors.first() {
+                match e.code {
+                    ErrorCode::ChangefeedUnretryable => {
+                        info.state = FeedState::Failed;
+                        info.last_error = Some(e.message.clone());
+                        let epoch = rt.epoch;
+                        self.trace(ctx, epoch, "changefeed failed", vec![("changefeed", st.changefeed.to_string()), ("error", e.message.clone())]);
+                    }
+                    _ => {
+                        // StateWarning: bump the epoch (persisted), cascade stop, retry after backoff.
+                        info.state = FeedState::Warning;
+                        info.last_error = Some(e.message.clone());
+                        let backoff = if rt.backoff_ms == 0 { BACKOFF_INITIAL_MS } else { (rt.backoff_ms * 2).min(BACKOFF_MAX_MS) };
+                        rt.backoff_ms = backoff;
+                        rt.next_retry_ms = ctx.now_ms + backoff;
+                        rt.stopping = true;
+                        let old_epoch = rt.epoch;
+                        let cf = st.changefeed.clone();
+                        let n = from;
+                        trace_ev!(ctx, Role::Coordinator, old_epoch, "changefeed retryable error, stop and restart", changefeed = cf, error = e.message, next_retry_ms = rt.next_retry_ms);
+                        ctx.send(n, Message::RemoveMaintainerRequest { cf, cascade: true, removed: false, maintainer_epoch: old_epoch });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Node membership change: a maintainer on a lost node is re-placed with a new epoch.
+    pub fn on_node_change(&mut self, ctx: &mut Ctx, alive: &BTreeSet<NodeId>, meta: &mut MetaStore) {
+        self.alive = alive.clone();
+        for (cf, rt) in self.runtime.iter_mut() {
+            if let Some(n) = rt.node {
+                if !alive.contains(&n) {
+                    trace_ev!(ctx, Role::Coordinator, rt.epoch, "maintainer node lost", changefeed = cf, node = n);
+                    rt.node = None;
+                    rt.stopping = false;
+                }
+            }
+        }
+        self.tick(ctx, meta);
+    }
+
+    /// Move a changefeed's maintainer to another live node (`MoveMaintainerOperator`):
+    /// the origin is removed non-cascade first; the destination is added by the next tick.
+    pub fn move_maintainer(&mut self, ctx: &mut Ctx, cf: &ChangefeedId) -> Option<NodeId> {
+        let rt = self.runtime.get_mut(cf)?;
+        let n = rt.node?;
+        let epoch = rt.epoch;
+        ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: false, removed: false, maintainer_epoch: epoch });
+        rt.node = None;
+        Some(n)
+    }
+}

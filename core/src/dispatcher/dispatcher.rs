@@ -1,0 +1,329 @@
+//! One event dispatcher: replicates one span of one table (or, as the table trigger
+//! event dispatcher, the DDL span) from its start ts into the sink.
+//!
+//! States as reported: Initializing -> Working -> (removing) -> Stopped. Block events
+//! (DDLs, syncpoints) follow `BasicDispatcher.DealWithBlockEvent`: flush prior rows,
+//! report WAITING (resent every 5 s until ACK), then Write or Pass on the maintainer's
+//! action, report DONE. The trigger writes non-blocking table-creating DDLs first, then
+//! reports them (stage NONE) and caps its checkpoint at commitTs-1 until the ACK.
+
+use crate::messages::*;
+use crate::types::*;
+use crate::upstream::{DdlEvent, DdlKind, UpstreamEvent};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// Block status resend period (`resendTimeInterval`).
+pub const BLOCK_STATUS_RESEND_MS: u64 = 5_000;
+
+#[derive(Clone, Debug)]
+pub struct PendingBlock {
+    pub event: DdlEvent,
+    pub stage: BlockStage,
+    pub last_report_ms: u64,
+    pub acked: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct PendingNonBlocking {
+    pub state: BlockState,
+    pub last_report_ms: u64,
+}
+
+/// What the dispatcher asks its manager to do after handling events.
+#[derive(Debug, Default)]
+pub struct DispatcherEffects {
+    pub rows: Vec<crate::upstream::RowChange>,
+    pub write_ddl: Option<DdlEvent>,
+    pub flush_rows: bool,
+    pub block_statuses: Vec<BlockState>,
+    pub became_working: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Dispatcher {
+    pub id: DispatcherId,
+    pub span: TableSpan,
+    pub schema_id: SchemaId,
+    pub start_ts: Ts,
+    pub is_trigger: bool,
+    pub state: ComponentState,
+    pub skip_dml_as_start_ts: bool,
+    /// Registered with the event collector (the trigger only after post-bootstrap).
+    pub registered: bool,
+    /// Events with commit ts <= fed_ts were queued by the event service.
+    pub fed_ts: Ts,
+    pub queue: VecDeque<UpstreamEvent>,
+    pub resolved_ts: Ts,
+    /// Table progress: commit ts of rows handed to the sink and not yet durable.
+    pub progress: BTreeMap<Ts, u32>,
+    /// A DDL write in flight (this dispatcher waits for it).
+    pub ddl_writing: Option<Ts>,
+    /// Rows abandoned by a write failure while closing: the checkpoint stays below them.
+    pub lost_floor: Option<Ts>,
+    pub block: Option<PendingBlock>,
+    /// Commit ts of the last block event this dispatcher passed (for idempotent DONE).
+    pub last_passed_block: Option<(Ts, bool)>,
+    pub try_removing: bool,
+    // --- table trigger event dispatcher only ---
+    pub pending_acks: BTreeMap<Ts, PendingNonBlocking>,
+    pub add_table_blockers: BTreeSet<Ts>,
+    /// The stage-NONE report of a non-blocking DDL whose write is in flight.
+    pub nonblocking_written: Option<BlockState>,
+}
+
+impl Dispatcher {
+    pub fn new(id: DispatcherId, span: TableSpan, schema_id: SchemaId, start_ts: Ts, is_trigger: bool, skip_dml: bool) -> Self {
+        Dispatcher {
+            id,
+            span,
+            schema_id,
+            start_ts,
+            is_trigger,
+            state: ComponentState::Initializing,
+            skip_dml_as_start_ts: skip_dml,
+            registered: !is_trigger,
+            fed_ts: start_ts,
+            queue: VecDeque::new(),
+            resolved_ts: start_ts,
+            progress: BTreeMap::new(),
+            ddl_writing: None,
+            lost_floor: None,
+            block: None,
+            last_passed_block: None,
+            try_removing: false,
+            pending_acks: BTreeMap::new(),
+            add_table_blockers: BTreeSet::new(),
+            nonblocking_written: None,
+        }
+    }
+
+    /// The dispatcher's checkpoint: everything at or below it is durable downstream.
+    pub fn checkpoint_ts(&self) -> Ts {
+        let mut cp = self.resolved_ts;
+        if let Some((&min, _)) = self.progress.iter().next() {
+            cp = cp.min(min.saturating_sub(1));
+        }
+        if let Some(t) = self.ddl_writing {
+            cp = cp.min(t.saturating_sub(1));
+        }
+        if let Some(b) = &self.block {
+            cp = cp.min(b.event.commit_ts.saturating_sub(1));
+        }
+        if let Some(&t) = self.add_table_blockers.iter().next() {
+            cp = cp.min(t.saturating_sub(1));
+        }
+        if let Some(l) = self.lost_floor {
+            cp = cp.min(l.saturating_sub(1));
+        }
+        cp
+    }
+
+    pub fn status(&self) -> TableSpanStatus {
+        TableSpanStatus { id: self.id, state: self.state, checkpoint_ts: self.checkpoint_ts() }
+    }
+
+    /// Whether `TryClose` may succeed (progress empty, no add-table blocker, no DDL write).
+    pub fn can_close(&self) -> bool {
+        self.progress.is_empty() && self.add_table_blockers.is_empty() && self.ddl_writing.is_none()
+    }
+
+    /// `shouldBlock` of `DealWithBlockEvent`.
+    pub fn should_block(&self, ev: &DdlEvent) -> bool {
+        match ev.blocked_tables.influence_type {
+            InfluenceType::All | InfluenceType::Db => true,
+            InfluenceType::Normal => ev.blocked_tables.table_ids.len() > 1 || !self.span.is_full(),
+        }
+    }
+
+    fn block_state(&self, ev: &DdlEvent, stage: BlockStage, blocked: bool) -> BlockState {
+        BlockState {
+            is_blocked: blocked,
+            block_ts: ev.commit_ts,
+            block_tables: Some(ev.blocked_tables.clone()),
+            need_dropped_tables: ev.need_dropped_tables.clone(),
+            need_added_tables: ev.need_added_tables.clone(),
+            is_sync_point: false,
+            stage,
+        }
+    }
+
+    /// Process queued events until the queue is empty or the dispatcher must wait.
+    pub fn handle_events(&mut self, now_ms: u64, sink_has_buffered: bool, fx: &mut DispatcherEffects) {
+        if self.try_removing {
+            return;
+        }
+        while let Some(ev) = self.queue.front() {
+            if self.ddl_writing.is_some() || self.block.is_some() {
+                return;
+            }
+            match ev {
+                UpstreamEvent::Resolved(ts) => {
+                    let ts = *ts;
+                    self.queue.pop_front();
+                    if ts > self.resolved_ts {
+                        self.resolved_ts = ts;
+                    }
+                    self.mark_working(fx);
+                }
+                UpstreamEvent::Dml(r) => {
+                    let r = r.clone();
+                    self.queue.pop_front();
+                    if r.commit_ts <= self.start_ts || (self.skip_dml_as_start_ts && r.commit_ts == self.start_ts + 1) {
+                        continue;
+                    }
+                    *self.progress.entry(r.commit_ts).or_insert(0) += 1;
+                    fx.rows.push(r);
+                    self.mark_working(fx);
+                }
+                UpstreamEvent::Ddl(d) => {
+                    let d = d.clone();
+                    if d.commit_ts <= self.start_ts && !(self.skip_dml_as_start_ts && d.commit_ts == self.start_ts + 1) {
+                        self.queue.pop_front();
+                        continue;
+                    }
+                    // Flush every prior row before a DDL (`FlushDMLBeforeBlock`).
+                    if !self.progress.is_empty() || sink_has_buffered || !fx.rows.is_empty() {
+                        fx.flush_rows = true;
+                        return;
+                    }
+                    self.mark_working(fx);
+                    if self.is_trigger {
+                        let blocking = matches!(d.blocked_tables.influence_type, InfluenceType::All | InfluenceType::Db) || d.blocked_tables.table_ids.iter().any(|t| *t != DDL_SPAN_TABLE_ID);
+                        if !blocking {
+                            // Non-blocking (e.g. CREATE TABLE): write first, report after.
+                            self.queue.pop_front();
+                            let needs_schedule = d.need_dropped_tables.is_some() || !d.need_added_tables.is_empty();
+                            if needs_schedule {
+                                self.add_table_blockers.insert(d.commit_ts);
+                                self.nonblocking_written = Some(self.block_state(&d, BlockStage::None, false));
+                            }
+                            self.ddl_writing = Some(d.commit_ts);
+                            fx.write_ddl = Some(d);
+                            return;
+                        }
+                        // A DB/All event waits while non-blocking reports are unacknowledged.
+                        if matches!(d.blocked_tables.influence_type, InfluenceType::All | InfluenceType::Db) && !self.pending_acks.is_empty() {
+                            return;
+                        }
+                    } else if !self.should_block(&d) {
+                        // Single-table DDL on a complete-table span: the dispatcher writes it itself.
+                        self.queue.pop_front();
+                        self.ddl_writing = Some(d.commit_ts);
+                        fx.write_ddl = Some(d);
+                        return;
+                    }
+                    let st = self.block_state(&d, BlockStage::Waiting, true);
+                    self.block = Some(PendingBlock { event: d, stage: BlockStage::Waiting, last_report_ms: now_ms, acked: false });
+                    fx.block_statuses.push(st);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn mark_working(&mut self, fx: &mut DispatcherEffects) {
+        if self.state == ComponentState::Initializing {
+            self.state = ComponentState::Working;
+            fx.became_working = true;
+        }
+    }
+
+    /// The DDL write this dispatcher issued became durable.
+    pub fn on_ddl_written(&mut self, commit_ts: Ts, now_ms: u64, fx: &mut DispatcherEffects) {
+        if self.ddl_writing != Some(commit_ts) {
+            return;
+        }
+        self.ddl_writing = None;
+        let writing_ev = self.block.as_ref().filter(|b| b.event.commit_ts == commit_ts && b.stage == BlockStage::Writing).map(|b| b.event.clone());
+        if let Some(ev) = writing_ev {
+            {
+                let st = self.block_state(&ev, BlockStage::Done, true);
+                self.last_passed_block = Some((commit_ts, false));
+                self.block = None;
+                fx.block_statuses.push(st);
+                self.queue.pop_front();
+                return;
+            }
+        }
+        if self.is_trigger && self.add_table_blockers.contains(&commit_ts) {
+            // Find the event in the queue history: report stage NONE with the schedule info.
+            if let Some(st) = self.nonblocking_written.take() {
+                fx.block_statuses.push(st.clone());
+                self.pending_acks.insert(commit_ts, PendingNonBlocking { state: st, last_report_ms: now_ms });
+            }
+        }
+    }
+
+    /// Handle a barrier action for the pending block event.
+    pub fn on_action(&mut self, action: &DispatcherAction, fx: &mut DispatcherEffects) {
+        let Some(b) = &mut self.block else {
+            // Already passed: report DONE again (idempotent).
+            if let Some((ts, sp)) = self.last_passed_block {
+                if ts == action.commit_ts {
+                    fx.block_statuses.push(BlockState { is_blocked: true, block_ts: ts, block_tables: None, need_dropped_tables: None, need_added_tables: vec![], is_sync_point: sp, stage: BlockStage::Done });
+                }
+            }
+            return;
+        };
+        if b.event.commit_ts != action.commit_ts || b.stage != BlockStage::Waiting {
+            return;
+        }
+        match action.action {
+            ActionKind::Write => {
+                b.stage = BlockStage::Writing;
+                self.ddl_writing = Some(b.event.commit_ts);
+                fx.write_ddl = Some(b.event.clone());
+            }
+            ActionKind::Pass => {
+                let ev = b.event.clone();
+                let st = self.block_state(&ev, BlockStage::Done, true);
+                self.last_passed_block = Some((ev.commit_ts, false));
+                self.block = None;
+                self.queue.pop_front();
+                fx.block_statuses.push(st);
+            }
+        }
+    }
+
+    pub fn on_ack(&mut self, ack: &AckEvent) {
+        if let Some(b) = &mut self.block {
+            if b.event.commit_ts == ack.commit_ts {
+                b.acked = true;
+            }
+        }
+        if self.pending_acks.remove(&ack.commit_ts).is_some() {
+            self.add_table_blockers.remove(&ack.commit_ts);
+        }
+    }
+
+    /// Periodic resend of unacknowledged block statuses (every 5 s).
+    pub fn resend_block_statuses(&mut self, now_ms: u64, out: &mut Vec<BlockState>) {
+        if let Some(b) = &mut self.block {
+            if b.stage == BlockStage::Waiting && !b.acked && now_ms >= b.last_report_ms + BLOCK_STATUS_RESEND_MS {
+                b.last_report_ms = now_ms;
+                let ev = b.event.clone();
+                out.push(self.block_state(&ev, BlockStage::Waiting, true));
+            }
+        }
+        for p in self.pending_acks.values_mut() {
+            if now_ms >= p.last_report_ms + BLOCK_STATUS_RESEND_MS {
+                p.last_report_ms = now_ms;
+                out.push(p.state.clone());
+            }
+        }
+    }
+
+    /// Immediate resend on `IgnoredBlockStatus`.
+    pub fn on_ignored(&mut self, ev: &AckEvent, out: &mut Vec<BlockState>) {
+        if let Some(b) = &self.block {
+            if b.event.commit_ts == ev.commit_ts && b.stage == BlockStage::Waiting {
+                let e = b.event.clone();
+                out.push(self.block_state(&e, BlockStage::Waiting, true));
+            }
+        }
+    }
+
+    pub fn is_create_table(ev: &DdlEvent) -> bool {
+        ev.kind == DdlKind::CreateTable
+    }
+}

@@ -1,0 +1,574 @@
+//! Dispatcher manager: one per (changefeed, node).
+//!
+//! Owns the dispatchers, the table trigger event dispatcher (on the maintainer's
+//! node), the operator journal (`currentOperatorMap`) reported at bootstrap, the owner
+//! meta `(maintainerID, maintainerEpoch)` that fences every control message, the sink,
+//! heartbeats and error collection.
+//!
+//! `MaintainerFenceMu` is modelled explicitly: while a Create is paused inside the
+//! failpoint `BlockCreateDispatcher` the lock is held, and every later control message
+//! of this manager (including a new maintainer's bootstrap) waits in `fence_waiters`
+//! until the paused Create has completed, exactly as the Go code serialises them.
+
+use super::dispatcher::{Dispatcher, DispatcherEffects};
+use crate::bugs::Bug;
+use crate::config::ChangefeedConfig;
+use crate::effects::*;
+use crate::messages::*;
+use crate::sink::cloudstorage::{CloudStorageSink, FlushOutcome};
+use crate::trace_ev;
+use crate::types::*;
+use crate::upstream::UpstreamEvent;
+use std::collections::BTreeMap;
+
+/// Periodic heartbeat (`HeartBeatRequest`) period.
+pub const HEARTBEAT_INTERVAL_MS: u64 = 200;
+/// Complete statuses are attached every 10 s.
+pub const COMPLETE_STATUS_INTERVAL_MS: u64 = 10_000;
+/// The first error is resent every 5 s until the manager is closed.
+pub const ERROR_RESEND_MS: u64 = 5_000;
+
+#[derive(Clone, Debug)]
+pub struct JournalEntry {
+    pub req: ScheduleDispatcherRequest,
+    pub from: NodeId,
+    pub epoch: Epoch,
+}
+
+/// A control message waiting for `MaintainerFenceMu`.
+#[derive(Clone, Debug)]
+pub struct FenceWaiter {
+    pub from: NodeId,
+    pub msg: Message,
+}
+
+#[derive(Debug)]
+pub struct DispatcherManager {
+    pub cf: ChangefeedId,
+    pub node: NodeId,
+    pub config: ChangefeedConfig,
+    pub maintainer_id: NodeId,
+    pub maintainer_epoch: Epoch,
+    pub dispatchers: BTreeMap<DispatcherId, Dispatcher>,
+    pub trigger_id: Option<DispatcherId>,
+    pub current_operator_map: BTreeMap<DispatcherId, JournalEntry>,
+    pub merge_operator_map: BTreeMap<DispatcherId, (MergeDispatcherRequest, NodeId, Epoch)>,
+    pub seq: u64,
+    pub sink: CloudStorageSink,
+    pub errors: Vec<RunningError>,
+    last_error_sent_ms: Option<u64>,
+    last_heartbeat_ms: u64,
+    last_complete_ms: u64,
+    /// Creates paused by `BlockCreateDispatcher`, holding the fence lock.
+    pub blocked_creates: Vec<JournalEntry>,
+    pub fence_waiters: Vec<FenceWaiter>,
+    /// Set by the `leak-fence-lock-when-fenced` bug: the lock is never released.
+    pub fence_leaked: bool,
+    pub closed: bool,
+    status_changed: Vec<TableSpanStatus>,
+}
+
+impl DispatcherManager {
+    pub fn new(cf: ChangefeedId, node: NodeId, config: ChangefeedConfig, sink_instance: u64) -> Self {
+        DispatcherManager {
+            cf,
+            node,
+            config,
+            maintainer_id: NodeId::default(),
+            maintainer_epoch: 0,
+            dispatchers: BTreeMap::new(),
+            trigger_id: None,
+            current_operator_map: BTreeMap::new(),
+            merge_operator_map: BTreeMap::new(),
+            seq: 0,
+            sink: CloudStorageSink::new(sink_instance),
+            errors: Vec::new(),
+            last_error_sent_ms: None,
+            last_heartbeat_ms: 0,
+            last_complete_ms: 0,
+            blocked_creates: Vec::new(),
+            fence_waiters: Vec::new(),
+            fence_leaked: false,
+            closed: false,
+            status_changed: Vec::new(),
+        }
+    }
+
+    pub fn fence_locked(&self) -> bool {
+        !self.blocked_creates.is_empty() || self.fence_leaked
+    }
+
+    /// `IsMaintainerRequestAllowed`: exact owner and epoch (epoch 0 = compatibility).
+    pub fn request_allowed(&self, ctx: &Ctx, from: NodeId, epoch: Epoch) -> bool {
+        if ctx.bug(Bug::NoEpochFencing) {
+            return true;
+        }
+        if epoch == 0 {
+            return self.maintainer_epoch == 0 && (self.maintainer_id == NodeId::default() || self.maintainer_id == from);
+        }
+        epoch == self.maintainer_epoch && from == self.maintainer_id
+    }
+
+    /// `CanUpdateMaintainer`: newer epoch, or the same epoch from the same node.
+    pub fn can_update_maintainer(&self, ctx: &Ctx, from: NodeId, epoch: Epoch) -> bool {
+        if ctx.bug(Bug::NoEpochFencing) {
+            return true;
+        }
+        if epoch < self.maintainer_epoch {
+            return false;
+        }
+        if epoch == self.maintainer_epoch && self.maintainer_epoch != 0 && from != self.maintainer_id {
+            return false;
+        }
+        !(epoch == 0 && self.maintainer_epoch != 0)
+    }
+
+    fn trace(&self, ctx: &mut Ctx, kind: &'static str, mut fields: Vec<(&'static str, String)>) {
+        fields.insert(0, ("changefeed", self.cf.to_string()));
+        ctx.trace(Role::DispatcherManager, self.maintainer_epoch, kind, fields);
+    }
+
+    // ------------------------------------------------------------------ control messages
+
+    /// Entry point for every control message addressed to this manager. Messages wait
+    /// while the fence lock is held by a paused Create.
+    pub fn handle_control(&mut self, ctx: &mut Ctx, from: NodeId, msg: Message) -> Option<Message> {
+        if self.closed {
+            return None;
+        }
+        if self.fence_locked() {
+            self.fence_waiters.push(FenceWaiter { from, msg });
+            return None;
+        }
+        self.apply_control(ctx, from, msg)
+    }
+
+    fn apply_control(&mut self, ctx: &mut Ctx, from: NodeId, msg: Message) -> Option<Message> {
+        match msg {
+            Message::ScheduleDispatcherRequest { req, .. } => {
+                self.handle_schedule(ctx, from, req);
+                None
+            }
+            Message::HeartBeatResponse { statuses, maintainer_epoch, .. } => {
+                if !self.request_allowed(ctx, from, maintainer_epoch) {
+                    trace_ev!(ctx, Role::DispatcherManager, self.maintainer_epoch, "drop stale heartbeat response", from = from, epoch = maintainer_epoch);
+                    return None;
+                }
+                self.handle_heartbeat_response(ctx, statuses);
+                None
+            }
+            Message::MaintainerBootstrapRequest { start_ts, table_trigger_event_dispatcher_id, maintainer_epoch, config, .. } => self.handle_bootstrap(ctx, from, maintainer_epoch, start_ts, table_trigger_event_dispatcher_id, config),
+            Message::MaintainerPostBootstrapRequest { table_trigger_event_dispatcher_id, maintainer_epoch, .. } => self.handle_post_bootstrap(ctx, from, maintainer_epoch, table_trigger_event_dispatcher_id),
+            Message::MaintainerCloseRequest { maintainer_epoch, .. } => self.handle_close(ctx, from, maintainer_epoch),
+            Message::MergeDispatcherRequest { req, .. } => {
+                if self.request_allowed(ctx, from, req.maintainer_epoch) {
+                    self.merge_operator_map.insert(req.merged_dispatcher_id, (req.clone(), from, req.maintainer_epoch));
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// Release the fence lock once `BlockCreateDispatcher` is off: finish the paused
+    /// Creates, then run the waiting control messages in order. Returns replies.
+    pub fn poll_failpoints(&mut self, ctx: &mut Ctx) -> Vec<(NodeId, Message)> {
+        let mut replies = Vec::new();
+        if self.blocked_creates.is_empty() || ctx.fp(FP_BLOCK_CREATE_DISPATCHER) {
+            return replies;
+        }
+        let paused = std::mem::take(&mut self.blocked_creates);
+        for j in paused {
+            self.create_dispatcher(ctx, &j.req);
+        }
+        while !self.fence_locked() && !self.fence_waiters.is_empty() {
+            let w = self.fence_waiters.remove(0);
+            if let Some(r) = self.apply_control(ctx, w.from, w.msg) {
+                replies.push((w.from, r));
+            }
+        }
+        replies
+    }
+
+    fn handle_schedule(&mut self, ctx: &mut Ctx, from: NodeId, req: ScheduleDispatcherRequest) {
+        let id = req.config.dispatcher_id;
+        if id.is_zero() {
+            return;
+        }
+        if !self.request_allowed(ctx, from, req.maintainer_epoch) {
+            self.trace(ctx, "drop stale schedule request", vec![("dispatcher", id.to_string()), ("from", from.to_string()), ("epoch", req.maintainer_epoch.to_string())]);
+            return;
+        }
+        if let Some(e) = self.current_operator_map.get(&id) {
+            if e.from != self.maintainer_id || e.epoch != self.maintainer_epoch {
+                self.current_operator_map.remove(&id);
+            } else if req.action == ScheduleAction::Create {
+                return;
+            }
+        }
+        match req.action {
+            ScheduleAction::Create => {
+                if self.dispatchers.contains_key(&id) {
+                    return;
+                }
+                self.current_operator_map.insert(id, JournalEntry { req: req.clone(), from, epoch: req.maintainer_epoch });
+                self.trace(ctx, "store current working add operator", vec![("dispatcher", id.to_string()), ("table", req.config.span.table_id.to_string()), ("span", req.config.span.to_string()), ("op", format!("{:?}", req.operator_type)), ("epoch", req.maintainer_epoch.to_string())]);
+                if ctx.fp(FP_BLOCK_CREATE_DISPATCHER) {
+                    self.blocked_creates.push(JournalEntry { req, from, epoch: self.maintainer_epoch });
+                    return;
+                }
+                self.create_dispatcher(ctx, &req);
+            }
+            ScheduleAction::Remove => {
+                if self.dispatchers.contains_key(&id) {
+                    self.current_operator_map.insert(id, JournalEntry { req: req.clone(), from, epoch: req.maintainer_epoch });
+                }
+                self.remove_dispatcher(ctx, id);
+            }
+        }
+    }
+
+    fn create_dispatcher(&mut self, ctx: &mut Ctx, req: &ScheduleDispatcherRequest) {
+        let c = &req.config;
+        self.current_operator_map.remove(&c.dispatcher_id);
+        if self.dispatchers.contains_key(&c.dispatcher_id) {
+            return;
+        }
+        let d = Dispatcher::new(c.dispatcher_id, c.span, c.schema_id, c.start_ts, false, c.skip_dml_as_start_ts);
+        self.dispatchers.insert(c.dispatcher_id, d);
+        self.seq += 1;
+        self.trace(ctx, "create dispatcher", vec![("dispatcher", c.dispatcher_id.to_string()), ("table", c.span.table_id.to_string()), ("span", c.span.to_string()), ("start_ts", c.start_ts.to_string()), ("op", format!("{:?}", req.operator_type))]);
+    }
+
+    /// `removeDispatcher`: detach from the event collector, close its sink writer, and
+    /// let the heartbeat loop report Stopped once `TryClose` succeeds. An unknown
+    /// dispatcher answers Stopped at once so the maintainer converges.
+    fn remove_dispatcher(&mut self, ctx: &mut Ctx, id: DispatcherId) {
+        match self.dispatchers.get_mut(&id) {
+            Some(d) => {
+                if d.try_removing {
+                    return;
+                }
+                d.try_removing = true;
+                d.registered = false;
+                d.queue.clear();
+                self.sink.close_dispatcher(id, &mut ctx.out.storage);
+                self.trace(ctx, "remove dispatcher", vec![("dispatcher", id.to_string()), ("table", self.dispatchers[&id].span.table_id.to_string())]);
+            }
+            None => {
+                self.current_operator_map.remove(&id);
+                self.status_changed.push(TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: 0 });
+            }
+        }
+    }
+
+    fn handle_bootstrap(&mut self, ctx: &mut Ctx, from: NodeId, epoch: Epoch, start_ts: Ts, trigger: Option<DispatcherId>, config: ChangefeedConfig) -> Option<Message> {
+        if !self.can_update_maintainer(ctx, from, epoch) {
+            self.trace(ctx, "reject stale bootstrap", vec![("from", from.to_string()), ("epoch", epoch.to_string())]);
+            return None;
+        }
+        // Trigger takeover validation (PR #5436) before switching owner.
+        let mut err = None;
+        if let Some(cur) = self.trigger_id {
+            match trigger {
+                None if !ctx.bug(Bug::AcceptNilTriggerBootstrap) => err = Some("bootstrap without table trigger id but a trigger exists"),
+                Some(t) if t != cur && !ctx.bug(Bug::ReplaceMismatchedTrigger) => err = Some("table trigger event dispatcher id mismatch"),
+                Some(t) if t != cur => {
+                    // Historical behaviour: replace the trigger in place (two DDL owners possible).
+                    if let Some(old) = self.dispatchers.remove(&cur) {
+                        self.trace(ctx, "replace mismatched table trigger", vec![("old", old.id.to_string()), ("new", t.to_string())]);
+                    }
+                    self.trigger_id = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(e) = err {
+            self.trace(ctx, "bootstrap rejected", vec![("reason", e.to_string())]);
+            return Some(Message::MaintainerBootstrapResponse {
+                cf: self.cf.clone(),
+                spans: vec![],
+                checkpoint_ts: 0,
+                operators: vec![],
+                merge_operators: vec![],
+                err: Some(RunningError { node: self.node, code: ErrorCode::InitTableTriggerDispatcherFailed, message: e.to_string() }),
+                maintainer_epoch: epoch,
+            });
+        }
+        let changed = self.maintainer_id != from || self.maintainer_epoch != epoch;
+        self.maintainer_id = from;
+        self.maintainer_epoch = epoch;
+        self.config = config;
+        if changed {
+            self.trace(ctx, "dispatcher manager owner updated", vec![("maintainer", from.to_string()), ("epoch", epoch.to_string())]);
+        }
+        if let (Some(t), None) = (trigger, self.trigger_id) {
+            let d = Dispatcher::new(t, TableSpan::ddl_span(), 0, start_ts, true, false);
+            self.dispatchers.insert(t, d);
+            self.trigger_id = Some(t);
+            self.seq += 1;
+            self.trace(ctx, "create table trigger event dispatcher", vec![("dispatcher", t.to_string()), ("start_ts", start_ts.to_string())]);
+        }
+        let spans = self
+            .dispatchers
+            .values()
+            .map(|d| BootstrapTableSpan { id: d.id, schema_id: d.schema_id, span: d.span, state: if d.try_removing { ComponentState::Stopped } else { d.state }, checkpoint_ts: d.checkpoint_ts(), block_state: d.block.as_ref().map(|b| BlockState { is_blocked: true, block_ts: b.event.commit_ts, block_tables: Some(b.event.blocked_tables.clone()), need_dropped_tables: b.event.need_dropped_tables.clone(), need_added_tables: b.event.need_added_tables.clone(), is_sync_point: false, stage: b.stage }) })
+            .collect::<Vec<_>>();
+        // Operators: only the current owner's, plus stale Removes whose dispatcher is reported.
+        let mut operators = Vec::new();
+        for e in self.current_operator_map.values() {
+            if e.from == self.maintainer_id && e.epoch == self.maintainer_epoch {
+                operators.push(e.req.clone());
+            } else if e.req.action == ScheduleAction::Remove && !ctx.bug(Bug::DropStaleRemoveOperators) && spans.iter().any(|s| s.id == e.req.config.dispatcher_id) {
+                operators.push(e.req.clone());
+            }
+        }
+        let merge_operators = self.merge_operator_map.values().filter(|(_, f, e)| *f == self.maintainer_id && *e == self.maintainer_epoch).map(|(r, _, _)| r.clone()).collect();
+        let checkpoint_ts = self.trigger_id.and_then(|t| self.dispatchers.get(&t)).map(|d| d.start_ts).unwrap_or(0);
+        Some(Message::MaintainerBootstrapResponse { cf: self.cf.clone(), spans, checkpoint_ts, operators, merge_operators, err: None, maintainer_epoch: epoch })
+    }
+
+    fn handle_post_bootstrap(&mut self, ctx: &mut Ctx, from: NodeId, epoch: Epoch, trigger: DispatcherId) -> Option<Message> {
+        if !self.request_allowed(ctx, from, epoch) {
+            if ctx.bug(Bug::LeakFenceLockWhenFenced) {
+                self.fence_leaked = true;
+            }
+            return None;
+        }
+        if let Some(d) = self.dispatchers.get_mut(&trigger) {
+            if d.is_trigger && !d.registered {
+                d.registered = true;
+                self.trace(ctx, "table trigger event dispatcher registered", vec![("dispatcher", trigger.to_string())]);
+            }
+        }
+        Some(Message::MaintainerPostBootstrapResponse { cf: self.cf.clone(), table_trigger_event_dispatcher_id: trigger, err: None, maintainer_epoch: epoch })
+    }
+
+    fn handle_close(&mut self, ctx: &mut Ctx, from: NodeId, epoch: Epoch) -> Option<Message> {
+        if !self.request_allowed(ctx, from, epoch) {
+            // A stale owner is answered Success without closing.
+            return Some(Message::MaintainerCloseResponse { cf: self.cf.clone(), success: true, maintainer_epoch: epoch });
+        }
+        self.close(ctx);
+        Some(Message::MaintainerCloseResponse { cf: self.cf.clone(), success: true, maintainer_epoch: epoch })
+    }
+
+    /// Close every dispatcher and the sink.
+    pub fn close(&mut self, ctx: &mut Ctx) {
+        let ids: Vec<DispatcherId> = self.dispatchers.keys().copied().collect();
+        for id in ids {
+            self.sink.close_dispatcher(id, &mut ctx.out.storage);
+        }
+        self.dispatchers.clear();
+        self.trigger_id = None;
+        self.closed = true;
+        self.trace(ctx, "dispatcher manager closed", vec![]);
+    }
+
+    fn handle_heartbeat_response(&mut self, ctx: &mut Ctx, statuses: Vec<DispatcherStatus>) {
+        let mut fx_all = Vec::new();
+        for st in statuses {
+            let ids: Vec<DispatcherId> = match &st.influenced {
+                InfluencedDispatchers::Normal(v) => v.clone(),
+                InfluencedDispatchers::Db(s) => self.dispatchers.values().filter(|d| d.schema_id == *s || d.is_trigger).map(|d| d.id).collect(),
+                InfluencedDispatchers::All => self.dispatchers.keys().copied().collect(),
+            };
+            for id in ids {
+                let Some(d) = self.dispatchers.get_mut(&id) else { continue };
+                let mut fx = DispatcherEffects::default();
+                if let Some(a) = &st.ack {
+                    d.on_ack(a);
+                }
+                if let Some(a) = &st.action {
+                    d.on_action(a, &mut fx);
+                }
+                if let Some(ig) = &st.ignored_block_status {
+                    d.on_ignored(ig, &mut fx.block_statuses);
+                }
+                fx_all.push((id, fx));
+            }
+        }
+        for (id, fx) in fx_all {
+            self.apply_effects(ctx, id, fx);
+        }
+    }
+
+    // ------------------------------------------------------------------ data path
+
+    /// Dispatchers registered with the event collector: (id, span, fed_ts, is_trigger, queue len).
+    pub fn event_cursors(&self) -> Vec<(DispatcherId, TableSpan, Ts, bool, usize)> {
+        self.dispatchers.values().filter(|d| d.registered && !d.try_removing).map(|d| (d.id, d.span, d.fed_ts, d.is_trigger, d.queue.len())).collect()
+    }
+
+    /// The event service delivers events in commit-ts order up to `up_to`.
+    pub fn feed(&mut self, id: DispatcherId, events: Vec<UpstreamEvent>, up_to: Ts) {
+        if let Some(d) = self.dispatchers.get_mut(&id) {
+            if up_to > d.fed_ts {
+                d.queue.extend(events);
+                d.queue.push_back(UpstreamEvent::Resolved(up_to));
+                d.fed_ts = up_to;
+            }
+        }
+    }
+
+    /// Let every dispatcher handle its queued events (`handleEvents`).
+    pub fn process(&mut self, ctx: &mut Ctx) {
+        let ids: Vec<DispatcherId> = self.dispatchers.keys().copied().collect();
+        for id in ids {
+            let has_buf = self.sink.has_buffered(id);
+            let d = self.dispatchers.get_mut(&id).unwrap();
+            let mut fx = DispatcherEffects::default();
+            d.handle_events(ctx.now_ms, has_buf, &mut fx);
+            self.apply_effects(ctx, id, fx);
+        }
+    }
+
+    fn apply_effects(&mut self, ctx: &mut Ctx, id: DispatcherId, fx: DispatcherEffects) {
+        let Some(d) = self.dispatchers.get(&id) else { return };
+        let span = d.span;
+        let schema = format!("db{}", d.schema_id);
+        for r in fx.rows {
+            self.sink.append_row(id, span, &schema, r);
+        }
+        if fx.flush_rows {
+            let rng = &mut *ctx.rng;
+            self.sink.flush(Some(id), rng, &mut ctx.out.storage);
+        }
+        if let Some(ev) = fx.write_ddl {
+            let mut rec = ev.record();
+            if rec.schema_name.is_empty() {
+                rec.schema_name = schema.clone();
+            }
+            self.sink.write_ddl(id, rec, &mut *ctx.rng, &mut ctx.out.storage);
+            self.trace(ctx, "write ddl", vec![("dispatcher", id.to_string()), ("table", ev.table_id.to_string()), ("commit_ts", ev.commit_ts.to_string()), ("query", ev.query.clone())]);
+        }
+        if fx.became_working {
+            let st = self.dispatchers[&id].status();
+            self.trace(ctx, "dispatcher working", vec![("dispatcher", id.to_string()), ("table", span.table_id.to_string())]);
+            self.status_changed.push(st);
+        }
+        if !fx.block_statuses.is_empty() {
+            let statuses = fx.block_statuses.into_iter().map(|state| TableSpanBlockStatus { id, state }).collect();
+            let to = self.maintainer_id;
+            ctx.send(to, Message::BlockStatusRequest { cf: self.cf.clone(), statuses });
+        }
+    }
+
+    /// Periodic sink flush (`flush-interval`).
+    pub fn flush_sink(&mut self, ctx: &mut Ctx) {
+        self.sink.flush(None, &mut *ctx.rng, &mut ctx.out.storage);
+    }
+
+    /// Completion of a storage request issued by this manager's sink.
+    pub fn on_storage_result(&mut self, ctx: &mut Ctx, op_id: u64, res: Result<(), StorageError>) {
+        let outcome = self.sink.on_result(op_id, res, &mut ctx.out.storage);
+        match outcome {
+            FlushOutcome::Pending | FlushOutcome::Unknown => {}
+            FlushOutcome::Durable { dispatcher, commit_ts, is_ddl } => {
+                let Some(d) = self.dispatchers.get_mut(&dispatcher) else { return };
+                if is_ddl {
+                    let mut fx = DispatcherEffects::default();
+                    d.on_ddl_written(commit_ts[0], ctx.now_ms, &mut fx);
+                    self.apply_effects(ctx, dispatcher, fx);
+                } else {
+                    for ts in commit_ts {
+                        if let Some(c) = d.progress.get_mut(&ts) {
+                            *c -= 1;
+                            if *c == 0 {
+                                d.progress.remove(&ts);
+                            }
+                        }
+                    }
+                }
+            }
+            FlushOutcome::Failed { dispatcher, error, closing } => {
+                let escalate = !closing || ctx.bug(Bug::EscalateClosingWriterError);
+                self.trace(ctx, "cloud storage write failed", vec![("dispatcher", dispatcher.to_string()), ("error", error.to_string()), ("closing", closing.to_string()), ("escalated", escalate.to_string())]);
+                if let Some(d) = self.dispatchers.get_mut(&dispatcher) {
+                    // Abandoned rows: keep the checkpoint below them, release progress so
+                    // the close can finish.
+                    if let Some(&min) = d.progress.keys().next() {
+                        d.lost_floor = Some(d.lost_floor.map_or(min, |l| l.min(min)));
+                    }
+                    if closing {
+                        d.progress.clear();
+                        d.ddl_writing = None;
+                    }
+                }
+                if escalate {
+                    self.errors.push(RunningError { node: self.node, code: ErrorCode::ChangefeedRetryable, message: format!("ErrS3StorageAPI: {}", error) });
+                }
+            }
+        }
+    }
+
+    /// The heartbeat task (every 200 ms): finish removals whose `TryClose` succeeds,
+    /// resend block statuses, report watermark and statuses, and the first error.
+    pub fn heartbeat(&mut self, ctx: &mut Ctx, force: bool) {
+        if self.closed {
+            return;
+        }
+        let not_ready = ctx.fp(FP_NOT_READY_TO_CLOSE_DISPATCHER);
+        let closable: Vec<DispatcherId> = self.dispatchers.values().filter(|d| d.try_removing && !not_ready && d.can_close()).map(|d| d.id).collect();
+        let mut statuses = std::mem::take(&mut self.status_changed);
+        for id in closable {
+            let d = self.dispatchers.remove(&id).unwrap();
+            self.current_operator_map.remove(&id);
+            if self.trigger_id == Some(id) {
+                self.trigger_id = None;
+            }
+            self.trace(ctx, "dispatcher stopped", vec![("dispatcher", id.to_string()), ("table", d.span.table_id.to_string()), ("checkpoint_ts", d.checkpoint_ts().to_string())]);
+            statuses.push(TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: d.checkpoint_ts() });
+        }
+        let mut resend = Vec::new();
+        for d in self.dispatchers.values_mut() {
+            let mut v = Vec::new();
+            d.resend_block_statuses(ctx.now_ms, &mut v);
+            for state in v {
+                resend.push(TableSpanBlockStatus { id: d.id, state });
+            }
+        }
+        if !resend.is_empty() {
+            let to = self.maintainer_id;
+            ctx.send(to, Message::BlockStatusRequest { cf: self.cf.clone(), statuses: resend });
+        }
+        if !force && ctx.now_ms < self.last_heartbeat_ms + HEARTBEAT_INTERVAL_MS && statuses.is_empty() {
+            return;
+        }
+        self.last_heartbeat_ms = ctx.now_ms;
+        let complete = ctx.now_ms >= self.last_complete_ms + COMPLETE_STATUS_INTERVAL_MS;
+        if complete {
+            self.last_complete_ms = ctx.now_ms;
+            for d in self.dispatchers.values() {
+                if d.state != ComponentState::Initializing && !d.try_removing && !statuses.iter().any(|s| s.id == d.id) {
+                    statuses.push(d.status());
+                }
+            }
+        }
+        let mut err = None;
+        if let Some(e) = self.errors.first() {
+            if self.last_error_sent_ms.map_or(true, |t| ctx.now_ms >= t + ERROR_RESEND_MS) {
+                self.last_error_sent_ms = Some(ctx.now_ms);
+                err = Some(e.clone());
+            }
+        }
+        let wm = self.watermark();
+        let to = self.maintainer_id;
+        if to == NodeId::default() && self.maintainer_epoch == 0 {
+            return;
+        }
+        ctx.send(to, Message::HeartBeatRequest { cf: self.cf.clone(), watermark: wm, statuses, complete_status: complete, err });
+    }
+
+    /// Min over dispatchers (except merge targets not yet Initializing).
+    pub fn watermark(&self) -> Watermark {
+        let mut cp = u64::MAX;
+        for d in self.dispatchers.values() {
+            if matches!(d.state, ComponentState::Preparing | ComponentState::MergeReady) {
+                continue;
+            }
+            cp = cp.min(d.checkpoint_ts());
+        }
+        Watermark { checkpoint_ts: cp, resolved_ts: cp, seq: self.seq }
+    }
+}

@@ -1,0 +1,130 @@
+//! How roles talk to the world: every handler gets a [`Ctx`] with the current simulated
+//! time, the node it runs on, an injected random generator, the bug switches, the
+//! failpoints active on this node, and an [`Out`] buffer where it leaves its effects
+//! (messages, storage requests, trace events) as plain data for the caller to carry out.
+
+use crate::bugs::{Bug, Bugs};
+use crate::messages::Envelope;
+use crate::types::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Role {
+    Coordinator,
+    Maintainer,
+    Orchestrator,
+    DispatcherManager,
+    Dispatcher,
+    Sink,
+}
+
+/// One structured protocol event. The caller adds simulated time and node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceEvent {
+    pub role: Role,
+    pub epoch: Epoch,
+    pub kind: &'static str,
+    pub fields: Vec<(&'static str, String)>,
+}
+
+/// Content of an object in external storage.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ObjectContent {
+    /// A data file: row changes of one dispatcher, in commit-ts order.
+    Rows(Vec<crate::upstream::RowChange>),
+    /// A schema file written for a DDL.
+    Ddl(crate::upstream::DdlRecord),
+}
+
+/// A request to external storage. Completion comes back through
+/// `DispatcherManager::on_storage_result` with the same `op_id`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StorageRequest {
+    Put { op_id: u64, path: String, content: ObjectContent },
+    Rename { op_id: u64, from: String, to: String },
+    /// Best-effort removal of temporary objects of a closed writer; no completion.
+    Delete { paths: Vec<String> },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StorageError {
+    NotFound(String),
+    Transient(String),
+}
+impl std::fmt::Display for StorageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StorageError::NotFound(p) => write!(f, "{}: no such file or directory", p),
+            StorageError::Transient(p) => write!(f, "{}: transient storage error", p),
+        }
+    }
+}
+
+#[derive(Default, Debug)]
+pub struct Out {
+    pub msgs: Vec<Envelope>,
+    pub storage: Vec<StorageRequest>,
+    pub trace: Vec<TraceEvent>,
+}
+
+impl Out {
+    pub fn is_empty(&self) -> bool {
+        self.msgs.is_empty() && self.storage.is_empty() && self.trace.is_empty()
+    }
+}
+
+/// Failpoints active on the node, named after TiCDC's.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failpoints(pub BTreeSet<String>);
+impl Failpoints {
+    pub fn on(&self, name: &str) -> bool {
+        self.0.contains(name)
+    }
+}
+pub const FP_BLOCK_CREATE_DISPATCHER: &str = "BlockCreateDispatcher";
+pub const FP_NOT_READY_TO_CLOSE_DISPATCHER: &str = "NotReadyToCloseDispatcher";
+pub const FP_STOP_BALANCE_SCHEDULER: &str = "StopBalanceScheduler";
+pub const FP_BLOCK_OR_WAIT_BEFORE_WRITE: &str = "BlockOrWaitBeforeWrite";
+pub const KNOWN_FAILPOINTS: &[&str] = &[FP_BLOCK_CREATE_DISPATCHER, FP_NOT_READY_TO_CLOSE_DISPATCHER, FP_STOP_BALANCE_SCHEDULER, FP_BLOCK_OR_WAIT_BEFORE_WRITE];
+
+pub struct Ctx<'a> {
+    pub now_ms: u64,
+    pub node: NodeId,
+    pub rng: &'a mut dyn rand::RngCore,
+    pub bugs: &'a Bugs,
+    pub failpoints: &'a Failpoints,
+    pub out: &'a mut Out,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn bug(&self, b: Bug) -> bool {
+        self.bugs.on(b)
+    }
+    pub fn fp(&self, name: &str) -> bool {
+        self.failpoints.on(name)
+    }
+    pub fn send(&mut self, to: NodeId, msg: crate::messages::Message) {
+        let from = self.node;
+        self.out.msgs.push(Envelope { from, to, msg });
+    }
+    pub fn new_dispatcher_id(&mut self) -> DispatcherId {
+        loop {
+            let v = self.rng.next_u64();
+            if v != 0 {
+                return DispatcherId(v);
+            }
+        }
+    }
+    pub fn trace(&mut self, role: Role, epoch: Epoch, kind: &'static str, fields: Vec<(&'static str, String)>) {
+        self.out.trace.push(TraceEvent { role, epoch, kind, fields });
+    }
+}
+
+/// `trace!(ctx, Role::Maintainer, epoch, "event name", key = value, ...)`
+#[macro_export]
+macro_rules! trace_ev {
+    ($ctx:expr, $role:expr, $epoch:expr, $kind:expr $(, $k:ident = $v:expr)* $(,)?) => {
+        $ctx.trace($role, $epoch, $kind, vec![$((stringify!($k), format!("{}", $v))),*])
+    };
+}

@@ -1,0 +1,339 @@
+//! Barrier: coordinates DDLs and syncpoints ("block events") across dispatchers (§8).
+
+use super::operator::{Operator, OperatorController, RemoveDispatcherOperator, RemovePostFinish};
+use super::span_controller::{ReplicaState, SpanController};
+use crate::messages::*;
+use crate::types::*;
+use crate::upstream::{SchemaView, TableInfo};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Per-event resend period.
+pub const BARRIER_RESEND_MS: u64 = 1_000;
+
+pub type EventKey = (Ts, bool);
+
+#[derive(Clone, Debug)]
+pub struct BarrierEvent {
+    pub commit_ts: Ts,
+    pub is_sync_point: bool,
+    pub block_tables: Option<InfluencedTables>,
+    pub need_dropped: Option<InfluencedTables>,
+    pub need_added: Vec<TableRef>,
+    pub reported: BTreeSet<DispatcherId>,
+    pub last_reporter: Option<DispatcherId>,
+    pub selected: bool,
+    pub writer: Option<DispatcherId>,
+    pub writer_advanced: bool,
+    pub done: BTreeSet<DispatcherId>,
+    pub last_resend_ms: u64,
+}
+
+impl BarrierEvent {
+    fn new(key: EventKey, st: &BlockState) -> Self {
+        BarrierEvent { commit_ts: key.0, is_sync_point: key.1, block_tables: st.block_tables.clone(), need_dropped: st.need_dropped_tables.clone(), need_added: st.need_added_tables.clone(), reported: BTreeSet::new(), last_reporter: None, selected: false, writer: None, writer_advanced: false, done: BTreeSet::new(), last_resend_ms: 0 }
+    }
+    pub fn need_schedule(&self) -> bool {
+        self.need_dropped.is_some() || !self.need_added.is_empty()
+    }
+}
+
+/// Side effects of barrier handling: responses per node and trace lines.
+#[derive(Default, Debug)]
+pub struct BarrierOut {
+    pub responses: BTreeMap<NodeId, Vec<DispatcherStatus>>,
+    pub notes: Vec<(&'static str, String)>,
+}
+impl BarrierOut {
+    fn push(&mut self, n: NodeId, s: DispatcherStatus) {
+        self.responses.entry(n).or_default().push(s);
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Barrier {
+    pub events: BTreeMap<EventKey, BarrierEvent>,
+    /// Schedule-requiring events, applied in (commitTs, isSyncPoint) order.
+    pub pending_events: BTreeSet<EventKey>,
+}
+
+fn ack(ts: Ts, sp: bool, id: DispatcherId) -> DispatcherStatus {
+    DispatcherStatus { influenced: InfluencedDispatchers::Normal(vec![id]), action: None, ack: Some(AckEvent { commit_ts: ts, is_sync_point: sp }), ignored_block_status: None }
+}
+fn action(kind: ActionKind, ts: Ts, sp: bool, infl: InfluencedDispatchers) -> DispatcherStatus {
+    DispatcherStatus { influenced: infl, action: Some(DispatcherAction { action: kind, commit_ts: ts, is_sync_point: sp }), ack: None, ignored_block_status: None }
+}
+
+/// Context the barrier needs from the maintainer.
+pub struct BarrierCtx<'a> {
+    pub sc: &'a mut SpanController,
+    pub oc: &'a mut OperatorController,
+    pub schema: &'a dyn SchemaView,
+    pub alive: &'a BTreeSet<NodeId>,
+    pub now: u64,
+    pub accept_nonowner: bool,
+    pub new_id: &'a mut dyn FnMut() -> DispatcherId,
+}
+
+impl Barrier {
+    /// Rebuild from bootstrap block states (§8.6).
+    pub fn rebuild(&mut self, sc: &SpanController) {
+        for r in sc.tasks.values() {
+            let Some(b) = &r.block_state else { continue };
+            if !b.is_blocked {
+                continue;
+            }
+            let key = (b.block_ts, b.is_sync_point);
+            let ev = self.events.entry(key).or_insert_with(|| BarrierEvent::new(key, b));
+            match b.stage {
+                BlockStage::Waiting => {
+                    ev.reported.insert(r.id);
+                }
+                BlockStage::Writing => {
+                    ev.reported.insert(r.id);
+                    ev.selected = true;
+                    ev.writer = Some(r.id);
+                }
+                BlockStage::Done => {
+                    ev.selected = true;
+                    ev.writer_advanced = true;
+                    ev.done.insert(r.id);
+                }
+                BlockStage::None => {}
+            }
+        }
+    }
+
+    /// Tasks whose dispatchers an event blocks.
+    fn related_tasks(&self, ev: &BarrierEvent, sc: &SpanController) -> Vec<DispatcherId> {
+        let Some(bt) = &ev.block_tables else { return vec![] };
+        match bt.influence_type {
+            InfluenceType::Normal => {
+                let mut v = Vec::new();
+                for t in &bt.table_ids {
+                    if *t == DDL_SPAN_TABLE_ID {
+                        v.push(sc.ddl_span_id);
+                    } else {
+                        v.extend(sc.tasks_of_table(*t).iter().map(|r| r.id));
+                    }
+                }
+                v
+            }
+            InfluenceType::Db => {
+                let mut v: Vec<DispatcherId> = sc.tasks_of_schema(bt.schema_id).iter().map(|r| r.id).collect();
+                v.push(sc.ddl_span_id);
+                v
+            }
+            InfluenceType::All => sc.tasks.keys().copied().collect(),
+        }
+    }
+
+    /// `HandleStatus` for one block status from node `from`.
+    pub fn handle_status(&mut self, from: NodeId, st: &TableSpanBlockStatus, bc: &mut BarrierCtx, out: &mut BarrierOut) {
+        let id = st.id;
+        let s = &st.state;
+        let key = (s.block_ts, s.is_sync_point);
+        let is_ddl_span = id == bc.sc.ddl_span_id;
+        if !is_ddl_span {
+            let Some(task) = bc.sc.get(&id) else { return };
+            if !bc.accept_nonowner && task.node != Some(from) {
+                out.notes.push(("ignore block status from non-owner", format!("dispatcher={} from={} owner={:?}", id, from, task.node)));
+                return;
+            }
+            if task.state != ReplicaState::Replicating {
+                out.push(from, DispatcherStatus { influenced: InfluencedDispatchers::Normal(vec![id]), action: None, ack: None, ignored_block_status: Some(AckEvent { commit_ts: s.block_ts, is_sync_point: s.is_sync_point }) });
+                return;
+            }
+        }
+        // The dispatcher has flushed everything before the event.
+        if let Some(t) = bc.sc.get_mut(&id) {
+            if s.block_ts > 0 && s.block_ts - 1 > t.checkpoint_ts {
+                t.checkpoint_ts = s.block_ts - 1;
+            }
+            t.block_state = Some(s.clone());
+        }
+        match s.stage {
+            BlockStage::Done => self.handle_done(from, id, key, bc, out),
+            BlockStage::None => {
+                // Non-blocking, written by the trigger first.
+                let mut ev = BarrierEvent::new(key, s);
+                ev.writer = Some(id);
+                if ev.need_schedule() {
+                    self.pending_events.insert(key);
+                    if self.pending_events.iter().next() != Some(&key) {
+                        return; // not the head: wait for the resend, no ACK
+                    }
+                    self.schedule_block_event(&ev, bc, out);
+                    self.pending_events.remove(&key);
+                }
+                out.push(from, ack(key.0, key.1, id));
+            }
+            BlockStage::Waiting | BlockStage::Writing => {
+                let ev = self.events.entry(key).or_insert_with(|| BarrierEvent::new(key, s));
+                if ev.selected {
+                    out.push(from, ack(key.0, key.1, id));
+                    return;
+                }
+                ev.reported.insert(id);
+                ev.last_reporter = Some(id);
+                out.push(from, ack(key.0, key.1, id));
+                self.try_select(key, bc, out);
+            }
+        }
+    }
+
+    fn all_reported(&mut self, key: EventKey, sc: &SpanController) -> bool {
+        let Some(ev) = self.events.get(&key) else { return false };
+        let related = self.related_tasks(ev, sc);
+        let ev = self.events.get_mut(&key).unwrap();
+        // Purge reporters whose task vanished or stopped replicating.
+        ev.reported.retain(|id| sc.get(id).map(|r| r.state == ReplicaState::Replicating || *id == sc.ddl_span_id).unwrap_or(false));
+        !related.is_empty() && related.iter().all(|id| ev.reported.contains(id))
+    }
+
+    fn try_select(&mut self, key: EventKey, bc: &mut BarrierCtx, out: &mut BarrierOut) {
+        if !self.all_reported(key, bc.sc) {
+            return;
+        }
+        let ddl = bc.sc.ddl_span_id;
+        let ev = self.events.get_mut(&key).unwrap();
+        let db_all = ev.block_tables.as_ref().map(|b| b.influence_type != InfluenceType::Normal).unwrap_or(false);
+        let writer = if db_all || ev.reported.contains(&ddl) { ddl } else { ev.last_reporter.unwrap_or(ddl) };
+        ev.selected = true;
+        ev.writer = Some(writer);
+        ev.last_resend_ms = bc.now;
+        if ev.need_schedule() {
+            self.pending_events.insert(key);
+        }
+        if let Some(n) = bc.sc.get(&writer).and_then(|r| r.node) {
+            out.push(n, action(ActionKind::Write, key.0, key.1, InfluencedDispatchers::Normal(vec![writer])));
+        }
+        out.notes.push(("barrier select writer", format!("commit_ts={} writer={}", key.0, writer)));
+    }
+
+    fn handle_done(&mut self, from: NodeId, id: DispatcherId, key: EventKey, bc: &mut BarrierCtx, out: &mut BarrierOut) {
+        let Some(ev) = self.events.get(&key) else { return };
+        if ev.writer == Some(id) && !ev.writer_advanced {
+            if ev.need_schedule() {
+                if self.pending_events.iter().next() != Some(&key) {
+                    return; // wait for resend
+                }
+                let ev = ev.clone();
+                self.schedule_block_event(&ev, bc, out);
+                self.pending_events.remove(&key);
+            }
+            let ev = self.events.get_mut(&key).unwrap();
+            ev.writer_advanced = true;
+            ev.last_resend_ms = 0;
+            self.send_pass(key, bc, out);
+        }
+        let _ = from;
+        if let Some(ev) = self.events.get_mut(&key) {
+            ev.done.insert(id);
+        }
+        self.maybe_finish(key, bc.sc);
+    }
+
+    fn maybe_finish(&mut self, key: EventKey, sc: &SpanController) {
+        let Some(ev) = self.events.get(&key) else { return };
+        if !ev.writer_advanced {
+            return;
+        }
+        let related = self.related_tasks(ev, sc);
+        if related.iter().all(|id| ev.done.contains(id) || sc.get(id).map(|r| r.checkpoint_ts >= key.0).unwrap_or(true)) {
+            self.events.remove(&key);
+        }
+    }
+
+    fn send_pass(&mut self, key: EventKey, bc: &mut BarrierCtx, out: &mut BarrierOut) {
+        let Some(ev) = self.events.get(&key) else { return };
+        let related = self.related_tasks(ev, bc.sc);
+        let mut by_node: BTreeMap<NodeId, Vec<DispatcherId>> = BTreeMap::new();
+        for id in related {
+            if Some(id) == ev.writer || ev.done.contains(&id) {
+                continue;
+            }
+            if let Some(n) = bc.sc.get(&id).and_then(|r| r.node) {
+                by_node.entry(n).or_default().push(id);
+            }
+        }
+        for (n, ids) in by_node {
+            out.push(n, action(ActionKind::Pass, key.0, key.1, InfluencedDispatchers::Normal(ids)));
+        }
+    }
+
+    /// Apply a block event's scheduling side effects (§8.3).
+    fn schedule_block_event(&mut self, ev: &BarrierEvent, bc: &mut BarrierCtx, out: &mut BarrierOut) {
+        if let Some(d) = &ev.need_dropped {
+            let ids: Vec<DispatcherId> = match d.influence_type {
+                InfluenceType::Normal => d.table_ids.iter().flat_map(|t| bc.sc.tasks_of_table(*t).iter().map(|r| r.id).collect::<Vec<_>>()).collect(),
+                InfluenceType::Db => bc.sc.tasks_of_schema(d.schema_id).iter().map(|r| r.id).collect(),
+                InfluenceType::All => vec![],
+            };
+            for id in ids {
+                let r = bc.sc.get(&id).cloned().unwrap();
+                bc.oc.on_task_removed(&id, bc.sc);
+                if let Some(n) = r.node {
+                    let op = Operator::Remove(RemoveDispatcherOperator::new(id, r.span, n, OperatorType::Remove, RemovePostFinish::None));
+                    bc.oc.admission_insert(op, bc.sc, bc.alive, bc.now);
+                }
+                bc.sc.remove(&id);
+                out.notes.push(("remove table task by ddl", format!("dispatcher={} table={}", id, r.span.table_id)));
+            }
+        }
+        for t in &ev.need_added {
+            let info = TableInfo { table_id: t.table_id, schema_id: t.schema_id, schema_name: String::new(), name: String::new(), splitable: t.splitable };
+            if bc.sc.is_table_exists(t.table_id) {
+                out.notes.push(("table already add, ignore", format!("table={}", t.table_id)));
+                continue;
+            }
+            let regions = bc.schema.region_count(t.table_id);
+            let ids = bc.sc.add_new_table(&info, ev.commit_ts, regions, bc.new_id);
+            out.notes.push(("add new table by ddl", format!("table={} spans={} ids={:?}", t.table_id, ids.len(), ids)));
+        }
+    }
+
+    /// Periodic resend (each maintainer tick, at most once a second per event).
+    pub fn resend(&mut self, bc: &mut BarrierCtx, out: &mut BarrierOut) {
+        let keys: Vec<EventKey> = self.events.keys().copied().collect();
+        for key in keys {
+            let Some(ev) = self.events.get(&key) else { continue };
+            if bc.now < ev.last_resend_ms + BARRIER_RESEND_MS {
+                continue;
+            }
+            let (selected, advanced, writer) = (ev.selected, ev.writer_advanced, ev.writer);
+            self.events.get_mut(&key).unwrap().last_resend_ms = bc.now;
+            if !selected {
+                // Someone already past the event: it was written.
+                let related = self.related_tasks(self.events.get(&key).unwrap(), bc.sc);
+                let past = related.iter().any(|id| bc.sc.get(id).map(|r| r.checkpoint_ts >= key.0).unwrap_or(false));
+                if past {
+                    let ev = self.events.get_mut(&key).unwrap();
+                    ev.selected = true;
+                    ev.writer_advanced = true;
+                    self.send_pass(key, bc, out);
+                } else {
+                    self.try_select(key, bc, out);
+                }
+            } else if !advanced {
+                let mut w = writer.filter(|w| bc.sc.get(w).is_some());
+                if w.is_none() {
+                    w = self.related_tasks(self.events.get(&key).unwrap(), bc.sc).first().copied();
+                    self.events.get_mut(&key).unwrap().writer = w;
+                }
+                if let Some(w) = w {
+                    if let Some(n) = bc.sc.get(&w).and_then(|r| r.node) {
+                        out.push(n, action(ActionKind::Write, key.0, key.1, InfluencedDispatchers::Normal(vec![w])));
+                    }
+                }
+            } else {
+                self.send_pass(key, bc, out);
+                self.maybe_finish(key, bc.sc);
+            }
+        }
+    }
+
+    /// Events that add tables cap the changefeed checkpoint at their commit ts.
+    pub fn min_blocked_checkpoint_for_new_tables(&self) -> Option<Ts> {
+        self.events.values().filter(|e| !e.need_added.is_empty()).map(|e| e.commit_ts).min()
+    }
+}

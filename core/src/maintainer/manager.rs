@@ -1,0 +1,90 @@
+//! Maintainer manager: one per node. Hosts this node's maintainers, handles
+//! `AddMaintainerRequest` / `RemoveMaintainerRequest`, routes dispatcher-manager
+//! messages to the right maintainer, and reports `MaintainerHeartbeat` to the
+//! coordinator every 200 ms.
+
+use super::{Maintainer, MaintainerState};
+use crate::effects::*;
+use crate::messages::*;
+use crate::trace_ev;
+use crate::types::*;
+use crate::upstream::SchemaView;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub const MAINTAINER_HEARTBEAT_MS: u64 = 200;
+
+#[derive(Debug, Default)]
+pub struct MaintainerManager {
+    pub node: NodeId,
+    pub maintainers: BTreeMap<ChangefeedId, Maintainer>,
+    pub alive: BTreeSet<NodeId>,
+    pub coordinator: Option<NodeId>,
+}
+
+impl MaintainerManager {
+    pub fn new(node: NodeId) -> Self {
+        MaintainerManager { node, ..Default::default() }
+    }
+
+    fn cf_of(msg: &Message) -> Option<&ChangefeedId> {
+        match msg {
+            Message::MaintainerBootstrapResponse { cf, .. }
+            | Message::MaintainerPostBootstrapResponse { cf, .. }
+            | Message::MaintainerCloseResponse { cf, .. }
+            | Message::HeartBeatRequest { cf, .. }
+            | Message::BlockStatusRequest { cf, .. }
+            | Message::CheckpointTsMessage { cf, .. } => Some(cf),
+            _ => None,
+        }
+    }
+
+    pub fn handle_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Message, schema: &dyn SchemaView) {
+        match msg {
+            Message::AddMaintainerRequest { cf, config, checkpoint_ts, is_new_changefeed, maintainer_epoch } => {
+                if let Some(m) = self.maintainers.get(&cf) {
+                    // Replace only a fully stopped maintainer, and only with a newer epoch.
+                    if m.state != MaintainerState::Stopped || maintainer_epoch <= m.epoch || maintainer_epoch == 0 {
+                        trace_ev!(ctx, Role::Maintainer, m.epoch, "reject add maintainer", changefeed = cf, epoch = maintainer_epoch);
+                        return;
+                    }
+                }
+                let m = Maintainer::new(ctx, cf.clone(), config, checkpoint_ts, maintainer_epoch, is_new_changefeed, self.alive.clone());
+                self.maintainers.insert(cf, m);
+            }
+            Message::RemoveMaintainerRequest { cf, cascade, removed, maintainer_epoch } => {
+                if let Some(m) = self.maintainers.get_mut(&cf) {
+                    if maintainer_epoch == m.epoch || m.epoch == 0 {
+                        m.remove(ctx, cascade, removed);
+                    }
+                }
+                self.send_heartbeat(ctx);
+            }
+            Message::CheckpointTsMessage { .. } => {}
+            other => {
+                let Some(cf) = Self::cf_of(&other).cloned() else { return };
+                if let Some(m) = self.maintainers.get_mut(&cf) {
+                    m.handle_message(ctx, from, other, schema);
+                }
+            }
+        }
+    }
+
+    pub fn on_node_change(&mut self, ctx: &mut Ctx, alive: &BTreeSet<NodeId>) {
+        self.alive = alive.clone();
+        for m in self.maintainers.values_mut() {
+            m.on_node_change(ctx, alive);
+        }
+    }
+
+    /// `MaintainerHeartbeat` to the coordinator.
+    pub fn send_heartbeat(&mut self, ctx: &mut Ctx) {
+        let Some(c) = self.coordinator else { return };
+        if self.maintainers.is_empty() {
+            return;
+        }
+        let statuses: Vec<MaintainerStatus> = self.maintainers.values_mut().map(|m| m.status()).collect();
+        ctx.send(c, Message::MaintainerHeartbeat { statuses });
+        // A stopped maintainer is forgotten once reported.
+        self.maintainers.retain(|_, m| m.state != MaintainerState::Stopped);
+    }
+}

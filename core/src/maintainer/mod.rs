@@ -1,0 +1,544 @@
+//! The maintainer: one per changefeed, on one node (§4-§9).
+//!
+//! Entry points mirror the goroutines of TiCDC's maintainer so the simulator can
+//! interleave them: [`Maintainer::handle_message`] (event loop: bootstrap responses,
+//! heartbeats, block statuses), [`Maintainer::on_tick`] (100 ms event-loop period:
+//! resends), [`Maintainer::execute_operators`] (operator controller task),
+//! [`Maintainer::run_basic_scheduler`] (basic scheduler task, with its admission as
+//! one step or, under `nonatomic-operator-admission`, as two), [`Maintainer::calc_checkpoint`]
+//! (checkpoint goroutine) and the API handlers (`api_move_table`, `api_split_table`).
+
+pub mod barrier;
+pub mod bootstrap;
+pub mod manager;
+pub mod operator;
+pub mod scheduler;
+pub mod span_controller;
+
+use crate::bugs::Bug;
+use crate::config::ChangefeedConfig;
+use crate::effects::*;
+use crate::messages::*;
+use crate::types::*;
+use crate::upstream::SchemaView;
+use barrier::{Barrier, BarrierCtx, BarrierOut};
+use operator::{MoveDispatcherOperator, Operator, OperatorController, RemoveDispatcherOperator, RemovePostFinish, SplitDispatcherOperator};
+use span_controller::{ReplicaState, SpanController};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Event-loop period (`periodEventInterval`).
+pub const MAINTAINER_TICK_MS: u64 = 100;
+/// Bootstrap request resend to nodes that have not answered.
+pub const BOOTSTRAP_RESEND_MS: u64 = 500;
+/// Checkpoint calculation period.
+pub const CHECKPOINT_INTERVAL_MS: u64 = 100;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaintainerState {
+    Bootstrapping,
+    Working,
+    /// Removing mode: quiesced, closing dispatcher managers (cascade) or its trigger.
+    Removing,
+    Stopped,
+}
+
+#[derive(Debug)]
+pub struct Maintainer {
+    pub cf: ChangefeedId,
+    pub node: NodeId,
+    pub epoch: Epoch,
+    pub config: ChangefeedConfig,
+    pub start_checkpoint: Ts,
+    pub is_new: bool,
+    pub state: MaintainerState,
+    pub alive: BTreeSet<NodeId>,
+    pub sc: SpanController,
+    pub oc: OperatorController,
+    pub barrier: Barrier,
+    pub bootstrap_responses: BTreeMap<NodeId, Option<Message>>,
+    bootstrap_last_sent: BTreeMap<NodeId, u64>,
+    pub post_bootstrap_done: bool,
+    post_bootstrap_last_sent: u64,
+    pub node_watermarks: BTreeMap<NodeId, Watermark>,
+    pub committed_checkpoint: Ts,
+    pub errors: Vec<RunningError>,
+    pub cascade: bool,
+    pub removed_feed: bool,
+    pub close_pending: BTreeSet<NodeId>,
+    close_last_sent: u64,
+    /// Admissions that passed the check and wait for their insert step (bug mode).
+    pub pending_admissions: Vec<Operator>,
+}
+
+impl Maintainer {
+    pub fn new(ctx: &mut Ctx, cf: ChangefeedId, config: ChangefeedConfig, checkpoint: Ts, epoch: Epoch, is_new: bool, alive: BTreeSet<NodeId>) -> Self {
+        let ddl_id = ctx.new_dispatcher_id();
+        let sc = SpanController::new(ddl_id, ctx.node, checkpoint, config.scheduler.clone());
+        let mut m = Maintainer {
+            cf,
+            node: ctx.node,
+            epoch,
+            config,
+            start_checkpoint: checkpoint,
+            is_new,
+            state: MaintainerState::Bootstrapping,
+            alive: alive.clone(),
+            sc,
+            oc: OperatorController::new(),
+            barrier: Barrier::default(),
+            bootstrap_responses: BTreeMap::new(),
+            bootstrap_last_sent: BTreeMap::new(),
+            post_bootstrap_done: false,
+            post_bootstrap_last_sent: 0,
+            node_watermarks: BTreeMap::new(),
+            committed_checkpoint: checkpoint,
+            errors: Vec::new(),
+            cascade: false,
+            removed_feed: false,
+            close_pending: BTreeSet::new(),
+            close_last_sent: 0,
+            pending_admissions: Vec::new(),
+        };
+        m.trace(ctx, "maintainer created", vec![("checkpoint_ts", checkpoint.to_string()), ("table_trigger", ddl_id.to_string())]);
+        for n in alive {
+            m.bootstrap_responses.insert(n, None);
+            m.send_bootstrap(ctx, n);
+        }
+        m
+    }
+
+    pub fn trace(&self, ctx: &mut Ctx, kind: &'static str, mut fields: Vec<(&'static str, String)>) {
+        fields.insert(0, ("changefeed", self.cf.to_string()));
+        ctx.trace(Role::Maintainer, self.epoch, kind, fields);
+    }
+
+    fn send_bootstrap(&mut self, ctx: &mut Ctx, n: NodeId) {
+        let own = n == self.node;
+        self.bootstrap_last_sent.insert(n, ctx.now_ms);
+        ctx.send(
+            n,
+            Message::MaintainerBootstrapRequest {
+                cf: self.cf.clone(),
+                config: self.config.clone(),
+                start_ts: self.start_checkpoint,
+                table_trigger_event_dispatcher_id: if own { Some(self.sc.ddl_span_id) } else { None },
+                is_new_changefeed: own && self.is_new,
+                maintainer_epoch: self.epoch,
+            },
+        );
+    }
+
+    pub fn initialized(&self) -> bool {
+        matches!(self.state, MaintainerState::Working | MaintainerState::Removing) && self.post_bootstrap_done
+    }
+
+    pub fn status(&mut self) -> MaintainerStatus {
+        MaintainerStatus { changefeed: self.cf.clone(), checkpoint_ts: self.committed_checkpoint, bootstrap_done: self.state != MaintainerState::Bootstrapping, errors: std::mem::take(&mut self.errors), maintainer_epoch: self.epoch, removed: self.state == MaintainerState::Stopped }
+    }
+
+    // ------------------------------------------------------------------ messages
+
+    pub fn handle_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Message, schema: &dyn SchemaView) {
+        if self.state == MaintainerState::Stopped {
+            return;
+        }
+        match msg {
+            Message::MaintainerBootstrapResponse { maintainer_epoch, .. } => {
+                if !epoch_matches(maintainer_epoch, self.epoch) {
+                    return;
+                }
+                if self.state != MaintainerState::Bootstrapping {
+                    return; // nodes joining later: FinishBootstrap returns nil
+                }
+                if let Message::MaintainerBootstrapResponse { err: Some(e), .. } = &msg {
+                    self.trace(ctx, "bootstrap response error", vec![("node", from.to_string()), ("error", e.message.clone())]);
+                    self.errors.push(e.clone());
+                    return;
+                }
+                self.bootstrap_responses.insert(from, Some(msg));
+                if self.bootstrap_responses.values().all(|r| r.is_some()) {
+                    self.finish_bootstrap(ctx, schema);
+                }
+            }
+            Message::MaintainerPostBootstrapResponse { maintainer_epoch, err, .. } => {
+                if epoch_matches(maintainer_epoch, self.epoch) && err.is_none() && !self.post_bootstrap_done {
+                    self.post_bootstrap_done = true;
+                    self.trace(ctx, "post bootstrap done", vec![]);
+                }
+            }
+            Message::MaintainerCloseResponse { maintainer_epoch, success, .. } => {
+                if epoch_matches(maintainer_epoch, self.epoch) && success {
+                    self.close_pending.remove(&from);
+                    self.maybe_stopped(ctx);
+                }
+            }
+            Message::HeartBeatRequest { watermark, statuses, err, .. } => {
+                if let Some(e) = err {
+                    self.trace(ctx, "dispatcher manager reported error", vec![("node", from.to_string()), ("error", e.message.clone())]);
+                    self.errors.push(e);
+                }
+                if !self.initialized() {
+                    return;
+                }
+                // The watermark is stored before statuses are processed (checkpoint race fix).
+                let e = self.node_watermarks.entry(from).or_default();
+                if watermark.seq > e.seq || (watermark.seq == e.seq && watermark.checkpoint_ts > e.checkpoint_ts) || e.seq == 0 && e.checkpoint_ts == 0 {
+                    *e = watermark;
+                }
+                for st in statuses {
+                    self.handle_status(ctx, from, &st);
+                }
+            }
+            Message::BlockStatusRequest { statuses, .. } => {
+                if !self.initialized() || self.state == MaintainerState::Removing {
+                    return;
+                }
+                let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
+                let mut out = BarrierOut::default();
+                {
+                    let now = ctx.now_ms;
+                    let rng = &mut *ctx.rng;
+                    let mut new_id = || new_id_from(rng);
+                    let mut bc = BarrierCtx { sc: &mut self.sc, oc: &mut self.oc, schema, alive: &self.alive, now, accept_nonowner, new_id: &mut new_id };
+                    for st in &statuses {
+                        self.barrier.handle_status(from, st, &mut bc, &mut out);
+                    }
+                }
+                self.emit_barrier(ctx, out);
+            }
+            _ => {}
+        }
+    }
+
+    fn emit_barrier(&mut self, ctx: &mut Ctx, out: BarrierOut) {
+        for (k, v) in out.notes {
+            self.trace(ctx, k, vec![("detail", v)]);
+        }
+        for (n, statuses) in out.responses {
+            ctx.send(n, Message::HeartBeatResponse { cf: self.cf.clone(), statuses, maintainer_epoch: self.epoch });
+        }
+    }
+
+    /// `Controller.handleStatus` (§4.5): operator check first, then task status and self-healing.
+    fn handle_status(&mut self, ctx: &mut Ctx, from: NodeId, st: &TableSpanStatus) {
+        self.oc.update_operator_status(&st.id, from, st, &mut self.sc);
+        let removing = self.state == MaintainerState::Removing;
+        match self.sc.get(&st.id).map(|r| r.node) {
+            None => {
+                if st.state == ComponentState::Working && !self.oc.has(&st.id) && !removing {
+                    self.trace(ctx, "no span found, remove it", vec![("dispatcher", st.id.to_string()), ("node", from.to_string())]);
+                    let req = operator::remove_request(st.id, TableSpan::default(), OperatorType::Remove, self.epoch);
+                    ctx.send(from, Message::ScheduleDispatcherRequest { cf: self.cf.clone(), req });
+                }
+            }
+            Some(node) => {
+                if node != Some(from) {
+                    return; // nodeID not match
+                }
+                self.sc.update_status(&st.id, st);
+                if matches!(st.state, ComponentState::Stopped | ComponentState::Removed) && !self.oc.has(&st.id) && !removing && st.id != self.sc.ddl_span_id {
+                    self.trace(ctx, "dispatcher stopped without operator, mark absent", vec![("dispatcher", st.id.to_string())]);
+                    self.sc.mark_absent(&st.id);
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ periodic tasks
+
+    /// Event-loop tick: bootstrap / post-bootstrap / close resends, barrier resend.
+    pub fn on_tick(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
+        match self.state {
+            MaintainerState::Bootstrapping => {
+                let pending: Vec<NodeId> = self.bootstrap_responses.iter().filter(|(_, r)| r.is_none()).map(|(n, _)| *n).collect();
+                for n in pending {
+                    if ctx.now_ms >= self.bootstrap_last_sent.get(&n).copied().unwrap_or(0) + BOOTSTRAP_RESEND_MS {
+                        self.send_bootstrap(ctx, n);
+                    }
+                }
+            }
+            MaintainerState::Working => {
+                if !self.post_bootstrap_done && ctx.now_ms >= self.post_bootstrap_last_sent + MAINTAINER_TICK_MS {
+                    self.send_post_bootstrap(ctx, schema);
+                }
+                if self.post_bootstrap_done {
+                    let mut out = BarrierOut::default();
+                    {
+                        let now = ctx.now_ms;
+                        let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
+                        let rng = &mut *ctx.rng;
+                        let mut new_id = || new_id_from(rng);
+                        let mut bc = BarrierCtx { sc: &mut self.sc, oc: &mut self.oc, schema, alive: &self.alive, now, accept_nonowner, new_id: &mut new_id };
+                        self.barrier.resend(&mut bc, &mut out);
+                    }
+                    self.emit_barrier(ctx, out);
+                }
+            }
+            MaintainerState::Removing => {
+                if self.cascade && ctx.now_ms >= self.close_last_sent + MAINTAINER_TICK_MS * 5 {
+                    self.close_last_sent = ctx.now_ms;
+                    let pending: Vec<NodeId> = self.close_pending.iter().copied().collect();
+                    for n in pending {
+                        ctx.send(n, Message::MaintainerCloseRequest { cf: self.cf.clone(), removed: self.removed_feed, maintainer_epoch: self.epoch });
+                    }
+                }
+                self.maybe_stopped(ctx);
+            }
+            MaintainerState::Stopped => {}
+        }
+    }
+
+    fn send_post_bootstrap(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
+        self.post_bootstrap_last_sent = ctx.now_ms;
+        let mut schemas: BTreeMap<SchemaId, SchemaInfo> = BTreeMap::new();
+        for t in schema.tables_at(self.sc.get(&self.sc.ddl_span_id).map(|r| r.checkpoint_ts).unwrap_or(0)) {
+            schemas.entry(t.schema_id).or_insert_with(|| SchemaInfo { schema_id: t.schema_id, schema_name: t.schema_name.clone(), tables: vec![] }).tables.push((t.table_id, t.name.clone()));
+        }
+        let me = self.node;
+        ctx.send(me, Message::MaintainerPostBootstrapRequest { cf: self.cf.clone(), table_trigger_event_dispatcher_id: self.sc.ddl_span_id, schemas: schemas.into_values().collect(), maintainer_epoch: self.epoch });
+    }
+
+    /// Operator controller task: finalize finished operators, send due messages.
+    pub fn execute_operators(&mut self, ctx: &mut Ctx) {
+        if self.state == MaintainerState::Bootstrapping || self.state == MaintainerState::Stopped {
+            return;
+        }
+        let now = ctx.now_ms;
+        let (msgs, finished, follow) = {
+            let rng = &mut *ctx.rng;
+            let mut new_id = || new_id_from(rng);
+            self.oc.execute(&mut self.sc, now, self.epoch, &mut new_id)
+        };
+        for (op, _) in finished {
+            self.trace(ctx, "operator finished", vec![("operator", op.describe()), ("dispatcher", op.id().to_string())]);
+        }
+        for op in follow {
+            let d = op.describe();
+            if self.oc.add_operator(op, &mut self.sc, &self.alive, now).is_ok() {
+                self.trace(ctx, "add operator", vec![("operator", d)]);
+            }
+        }
+        for (n, req) in msgs {
+            ctx.send(n, Message::ScheduleDispatcherRequest { cf: self.cf.clone(), req });
+        }
+    }
+
+    /// Basic scheduler task. With `nonatomic-operator-admission` on, only the check step
+    /// runs here; [`Maintainer::finish_pending_admissions`] is the insert step.
+    pub fn run_basic_scheduler(&mut self, ctx: &mut Ctx) {
+        if !self.initialized() || self.state == MaintainerState::Removing {
+            return;
+        }
+        let available = self.config.scheduler.add_table_batch_size.saturating_sub(self.oc.size());
+        let ops = scheduler::basic_schedule(&self.sc, &self.alive, available, self.config.scheduler.scheduling_task_count_per_node, &mut *ctx.rng);
+        for op in ops {
+            self.admit(ctx, op);
+        }
+    }
+
+    /// Admit an operator the way the configured core does.
+    pub fn admit(&mut self, ctx: &mut Ctx, op: Operator) -> bool {
+        let d = op.describe();
+        if ctx.bug(Bug::NonatomicOperatorAdmission) {
+            if self.oc.admission_check(&op.id(), &self.sc).is_ok() {
+                self.pending_admissions.push(op);
+                return true;
+            }
+            return false;
+        }
+        match self.oc.add_operator(op, &mut self.sc, &self.alive, ctx.now_ms) {
+            Ok(()) => {
+                self.trace(ctx, "add operator", vec![("operator", d)]);
+                true
+            }
+            Err(e) => {
+                self.trace(ctx, "add operator failed", vec![("operator", d), ("reason", format!("{:?}", e))]);
+                false
+            }
+        }
+    }
+
+    /// Second step of the historical two-step admission.
+    pub fn finish_pending_admissions(&mut self, ctx: &mut Ctx) {
+        for op in std::mem::take(&mut self.pending_admissions) {
+            let d = op.describe();
+            self.oc.admission_insert(op, &mut self.sc, &self.alive, ctx.now_ms);
+            self.trace(ctx, "add operator", vec![("operator", d)]);
+        }
+    }
+
+    /// Checkpoint goroutine (§9).
+    pub fn calc_checkpoint(&mut self, ctx: &mut Ctx, persisted: Ts) -> Option<Ts> {
+        if !self.initialized() || self.state == MaintainerState::Removing {
+            return None;
+        }
+        let mut cp = u64::MAX;
+        if let Some(t) = self.oc.min_checkpoint_ts(&self.sc) {
+            cp = cp.min(t);
+        }
+        if let Some(t) = self.sc.min_non_replicating_checkpoint() {
+            cp = cp.min(t);
+        }
+        if let Some(t) = self.barrier.min_blocked_checkpoint_for_new_tables() {
+            cp = cp.min(t);
+        }
+        let mut nodes = self.sc.nodes_with_tasks();
+        nodes.insert(self.node);
+        for n in nodes {
+            match self.node_watermarks.get(&n) {
+                Some(w) if w.seq > 0 || w.checkpoint_ts > 0 => cp = cp.min(w.checkpoint_ts),
+                _ => return None,
+            }
+        }
+        if cp == u64::MAX {
+            return None;
+        }
+        let _ = persisted;
+        if cp > self.committed_checkpoint {
+            self.committed_checkpoint = cp;
+            self.sc.committed_checkpoint = cp;
+            let _ = ctx;
+        }
+        Some(self.committed_checkpoint)
+    }
+
+    /// Node membership change.
+    pub fn on_node_change(&mut self, ctx: &mut Ctx, alive: &BTreeSet<NodeId>) {
+        let removed: Vec<NodeId> = self.alive.difference(alive).copied().collect();
+        let added: Vec<NodeId> = alive.difference(&self.alive).copied().collect();
+        self.alive = alive.clone();
+        for n in removed {
+            self.node_watermarks.remove(&n);
+            self.close_pending.remove(&n);
+            match self.state {
+                MaintainerState::Bootstrapping => {
+                    self.bootstrap_responses.remove(&n);
+                }
+                _ => {
+                    self.trace(ctx, "node removed", vec![("node", n.to_string())]);
+                    self.oc.on_node_removed(n, &mut self.sc);
+                }
+            }
+        }
+        for n in added {
+            if self.state == MaintainerState::Bootstrapping {
+                self.bootstrap_responses.insert(n, None);
+            }
+            self.send_bootstrap(ctx, n);
+        }
+        if self.state == MaintainerState::Removing {
+            self.maybe_stopped(ctx);
+        }
+    }
+
+    /// `RemoveMaintainerRequest`: cascade closes every dispatcher manager; otherwise
+    /// only the trigger is removed and the other dispatchers keep running.
+    pub fn remove(&mut self, ctx: &mut Ctx, cascade: bool, removed: bool) {
+        if self.state == MaintainerState::Stopped {
+            return;
+        }
+        self.state = MaintainerState::Removing;
+        self.cascade = cascade;
+        self.removed_feed = removed;
+        let ddl = self.sc.ddl_span_id;
+        self.oc.quiesce_except = Some([ddl].into_iter().collect());
+        self.trace(ctx, "maintainer removing", vec![("cascade", cascade.to_string())]);
+        if cascade {
+            self.close_pending = self.alive.clone();
+            self.close_last_sent = 0;
+        } else {
+            let me = self.node;
+            let op = Operator::Remove(RemoveDispatcherOperator::new(ddl, TableSpan::ddl_span(), me, OperatorType::Remove, RemovePostFinish::None));
+            let _ = self.oc.add_operator(op, &mut self.sc, &self.alive, ctx.now_ms);
+        }
+        self.on_tick(ctx, &NoSchema);
+    }
+
+    fn maybe_stopped(&mut self, ctx: &mut Ctx) {
+        if self.state != MaintainerState::Removing {
+            return;
+        }
+        let done = if self.cascade { self.close_pending.is_empty() } else { !self.oc.has(&self.sc.ddl_span_id) };
+        if done {
+            self.state = MaintainerState::Stopped;
+            self.trace(ctx, "maintainer stopped", vec![]);
+        }
+    }
+
+    // ------------------------------------------------------------------ API handlers
+
+    /// `moveTable`: move every span of a table to `dest` (an absent span moves with an empty origin).
+    pub fn api_move_table(&mut self, ctx: &mut Ctx, table: TableId, dest: NodeId) -> Result<usize, String> {
+        if !self.initialized() {
+            return Err("maintainer not initialized".into());
+        }
+        let tasks: Vec<(DispatcherId, Option<NodeId>)> = self.sc.tasks_of_table(table).iter().map(|r| (r.id, r.node)).collect();
+        if tasks.is_empty() {
+            return Err(format!("table {} not found", table));
+        }
+        let mut n = 0;
+        for (id, origin) in tasks {
+            if self.admit(ctx, Operator::Move(MoveDispatcherOperator::new(id, origin, dest))) {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    /// `splitTableByRegionCount`: split a whole-table span into pieces by region count.
+    pub fn api_split_table(&mut self, ctx: &mut Ctx, table: TableId, schema: &dyn SchemaView) -> Result<usize, String> {
+        if !self.initialized() {
+            return Err("maintainer not initialized".into());
+        }
+        let tasks: Vec<_> = self.sc.tasks_of_table(table).iter().map(|r| (r.id, r.span, r.node, r.state)).collect();
+        let [(id, span, Some(node), ReplicaState::Replicating)] = tasks[..] else { return Err(format!("table {} is not one replicating span", table)) };
+        let regions = schema.region_count(table);
+        let pieces = self.sc.split_by_region_count(&span, regions, 0);
+        if pieces.len() < 2 {
+            let pieces = self.sc.split_by_region_count(&span, regions, 2);
+            if pieces.len() < 2 {
+                return Err("table cannot be split".into());
+            }
+        }
+        let pieces = if pieces.len() < 2 { self.sc.split_by_region_count(&span, regions, 2) } else { pieces };
+        let n = pieces.len();
+        if self.admit(ctx, Operator::Split(SplitDispatcherOperator::new(id, span, node, pieces, vec![]))) {
+            Ok(n)
+        } else {
+            Err("operator exists".into())
+        }
+    }
+
+    /// Replication count of a table (`GET /api/v2/changefeeds/{id}/tables`): tasks of any state.
+    pub fn replication_count(&self, table: TableId) -> usize {
+        self.sc.task_count_of_table(table)
+    }
+}
+
+/// `MaintainerEpochMatches`: equal, or either side 0 (compatibility).
+pub fn epoch_matches(a: Epoch, b: Epoch) -> bool {
+    a == b || a == 0 || b == 0
+}
+
+pub fn new_id_from(rng: &mut dyn rand::RngCore) -> DispatcherId {
+    loop {
+        let v = rng.next_u64();
+        if v != 0 {
+            return DispatcherId(v);
+        }
+    }
+}
+
+/// A schema view with no tables (used where no schema lookup can happen).
+pub struct NoSchema;
+impl SchemaView for NoSchema {
+    fn tables_at(&self, _: Ts) -> Vec<crate::upstream::TableInfo> {
+        vec![]
+    }
+    fn ddl_history(&self, _: Ts, _: Ts) -> Vec<crate::upstream::DdlEvent> {
+        vec![]
+    }
+    fn region_count(&self, _: TableId) -> u64 {
+        1
+    }
+}

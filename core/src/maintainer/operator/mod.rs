@@ -1,0 +1,186 @@
+//! Operators: the only way the maintainer changes actual state (§6.2).
+//!
+//! Each operator is a small state machine over one dispatcher ID with the entry points
+//! TiCDC's `operator.Operator` interface has: `start`, `schedule` (the message to
+//! send, throttled), `check` (a status from a node), `on_node_remove`,
+//! `on_task_removed`, `is_finished` and `post_finish`.
+
+pub mod add;
+pub mod controller;
+pub mod move_op;
+pub mod remove;
+pub mod split;
+
+pub use add::AddDispatcherOperator;
+pub use controller::OperatorController;
+pub use move_op::MoveDispatcherOperator;
+pub use remove::{RemoveDispatcherOperator, RemovePostFinish};
+pub use split::SplitDispatcherOperator;
+
+use super::span_controller::SpanController;
+use crate::messages::*;
+use crate::types::*;
+
+/// Identical messages are resent at most every 10 s (`minSendMessageInterval`).
+pub const MIN_SEND_MESSAGE_INTERVAL_MS: u64 = 10_000;
+
+/// Throttles resends of identical messages.
+#[derive(Clone, Debug, Default)]
+pub struct SendThrottle {
+    last: Option<(u64, NodeId, ScheduleAction)>,
+}
+impl SendThrottle {
+    pub fn should_send(&mut self, now: u64, to: NodeId, action: ScheduleAction) -> bool {
+        if let Some((t, n, a)) = self.last {
+            if n == to && a == action && now < t + MIN_SEND_MESSAGE_INTERVAL_MS {
+                return false;
+            }
+        }
+        self.last = Some((now, to, action));
+        true
+    }
+    pub fn reset(&mut self) {
+        self.last = None;
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum Operator {
+    Add(AddDispatcherOperator),
+    Remove(RemoveDispatcherOperator),
+    Move(MoveDispatcherOperator),
+    Split(SplitDispatcherOperator),
+}
+
+/// A message an operator wants sent.
+pub type OpMessage = (NodeId, ScheduleDispatcherRequest);
+
+impl Operator {
+    pub fn id(&self) -> DispatcherId {
+        match self {
+            Operator::Add(o) => o.id,
+            Operator::Remove(o) => o.id,
+            Operator::Move(o) => o.id,
+            Operator::Split(o) => o.id,
+        }
+    }
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Operator::Add(_) => "add",
+            Operator::Remove(_) => "remove",
+            Operator::Move(_) => "move",
+            Operator::Split(_) => "split",
+        }
+    }
+    pub fn describe(&self) -> String {
+        match self {
+            Operator::Add(o) => format!("add {} -> {}", o.id, o.dest),
+            Operator::Remove(o) => format!("remove {} from {}", o.id, o.node),
+            Operator::Move(o) => format!("move {} {} -> {}", o.id, o.origin.map(|n| n.to_string()).unwrap_or_else(|| "\"\"".into()), o.dest),
+            Operator::Split(o) => format!("split {} into {}", o.id, o.split_spans.len()),
+        }
+    }
+    pub fn start(&mut self, sc: &mut SpanController) {
+        match self {
+            Operator::Add(o) => o.start(sc),
+            Operator::Remove(_) => {}
+            Operator::Move(o) => o.start(sc),
+            Operator::Split(o) => o.start(sc),
+        }
+    }
+    pub fn schedule(&mut self, sc: &SpanController, now: u64, epoch: Epoch) -> Option<OpMessage> {
+        match self {
+            Operator::Add(o) => o.schedule(sc, now, epoch),
+            Operator::Remove(o) => o.schedule(now, epoch),
+            Operator::Move(o) => o.schedule(sc, now, epoch),
+            Operator::Split(o) => o.schedule(sc, now, epoch),
+        }
+    }
+    pub fn check(&mut self, from: NodeId, st: &TableSpanStatus, sc: &mut SpanController) {
+        match self {
+            Operator::Add(o) => o.check(from, st),
+            Operator::Remove(o) => o.check(from, st),
+            Operator::Move(o) => o.check(from, st, sc),
+            Operator::Split(o) => o.check(from, st),
+        }
+    }
+    pub fn on_node_remove(&mut self, n: NodeId, sc: &mut SpanController) {
+        match self {
+            Operator::Add(o) => o.on_node_remove(n),
+            Operator::Remove(o) => o.on_node_remove(n),
+            Operator::Move(o) => o.on_node_remove(n, sc),
+            Operator::Split(o) => o.on_node_remove(n),
+        }
+    }
+    pub fn on_task_removed(&mut self, sc: &mut SpanController) {
+        match self {
+            Operator::Add(o) => o.on_task_removed(),
+            Operator::Remove(o) => o.on_task_removed(),
+            Operator::Move(o) => o.on_task_removed(sc),
+            Operator::Split(o) => o.on_task_removed(),
+        }
+    }
+    pub fn is_finished(&self) -> bool {
+        match self {
+            Operator::Add(o) => o.finished,
+            Operator::Remove(o) => o.finished,
+            Operator::Move(o) => o.is_finished(),
+            Operator::Split(o) => o.finished,
+        }
+    }
+    /// Returns follow-up operators (e.g. Add operators of a split's new spans).
+    pub fn post_finish(&mut self, sc: &mut SpanController, new_id: &mut dyn FnMut() -> DispatcherId) -> Vec<Operator> {
+        match self {
+            Operator::Add(o) => {
+                o.post_finish(sc);
+                vec![]
+            }
+            Operator::Remove(o) => {
+                o.post_finish(sc);
+                vec![]
+            }
+            Operator::Move(o) => {
+                o.post_finish(sc);
+                vec![]
+            }
+            Operator::Split(o) => o.post_finish(sc, new_id),
+        }
+    }
+    pub fn block_ts_forward(&self) -> bool {
+        !matches!(self, Operator::Remove(_))
+    }
+    /// Nodes whose loss affects this operator (an empty origin counts as dead).
+    pub fn affected_nodes(&self) -> Vec<Option<NodeId>> {
+        match self {
+            Operator::Add(o) => vec![Some(o.dest)],
+            Operator::Remove(o) => vec![Some(o.node)],
+            Operator::Move(o) => vec![o.origin, Some(o.dest)],
+            Operator::Split(o) => vec![Some(o.origin)],
+        }
+    }
+}
+
+/// `NewAddDispatcherMessage` start-ts rules (§6.3).
+pub fn add_dispatcher_config(r: &super::span_controller::SpanReplication, committed: Ts) -> DispatcherConfig {
+    let mut start = r.checkpoint_ts;
+    let mut skip = false;
+    if let Some(b) = &r.block_state {
+        if b.is_blocked && b.block_ts > 0 && matches!(b.stage, BlockStage::Waiting | BlockStage::Writing) {
+            if b.is_sync_point {
+                start = start.max(b.block_ts);
+            } else {
+                start = start.max(b.block_ts - 1);
+                skip = start + 1 == b.block_ts;
+            }
+        }
+    }
+    if committed > start {
+        start = committed;
+        skip = false;
+    }
+    DispatcherConfig { span: r.span, start_ts: start, dispatcher_id: r.id, schema_id: r.schema_id, skip_dml_as_start_ts: skip }
+}
+
+pub fn remove_request(id: DispatcherId, span: TableSpan, op: OperatorType, epoch: Epoch) -> ScheduleDispatcherRequest {
+    ScheduleDispatcherRequest { config: DispatcherConfig { span, start_ts: 0, dispatcher_id: id, schema_id: 0, skip_dml_as_start_ts: false }, action: ScheduleAction::Remove, operator_type: op, maintainer_epoch: epoch }
+}

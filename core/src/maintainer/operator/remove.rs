@@ -1,0 +1,83 @@
+use super::*;
+
+/// What a Remove does once it has finished (and was not cancelled by task removal).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RemovePostFinish {
+    /// Barrier drops and self-healing: nothing.
+    None,
+    /// Move/Split restore: mark the span absent (the basic scheduler re-adds it).
+    MarkAbsent,
+    /// Bootstrap O_Remove restore / cleanup: remove the task.
+    RemoveTask,
+}
+
+#[derive(Clone, Debug)]
+pub struct RemoveDispatcherOperator {
+    pub id: DispatcherId,
+    pub span: TableSpan,
+    pub node: NodeId,
+    pub op_type: OperatorType,
+    pub post: RemovePostFinish,
+    pub finished: bool,
+    pub removed: bool,
+    throttle: SendThrottle,
+}
+
+impl RemoveDispatcherOperator {
+    pub fn new(id: DispatcherId, span: TableSpan, node: NodeId, op_type: OperatorType, post: RemovePostFinish) -> Self {
+        RemoveDispatcherOperator { id, span, node, op_type, post, finished: false, removed: false, throttle: SendThrottle::default() }
+    }
+    pub fn schedule(&mut self, now: u64, epoch: Epoch) -> Option<OpMessage> {
+        if self.finished || !self.throttle.should_send(now, self.node, ScheduleAction::Remove) {
+            return None;
+        }
+        Some((self.node, remove_request(self.id, self.span, self.op_type, epoch)))
+    }
+    pub fn check(&mut self, from: NodeId, st: &TableSpanStatus) {
+        if from == self.node && matches!(st.state, ComponentState::Stopped | ComponentState::Removed) {
+            self.finished = true;
+        }
+    }
+    pub fn on_node_remove(&mut self, n: NodeId) {
+        if n == self.node {
+            self.finished = true;
+        }
+    }
+    pub fn on_task_removed(&mut self) {
+        self.finished = true;
+        self.removed = true;
+    }
+    pub fn post_finish(&mut self, sc: &mut SpanController) {
+        if self.removed {
+            return;
+        }
+        match self.post {
+            RemovePostFinish::None => {}
+            RemovePostFinish::MarkAbsent => {
+                if sc.get(&self.id).is_some() {
+                    sc.mark_absent(&self.id);
+                }
+            }
+            RemovePostFinish::RemoveTask => {
+                sc.remove(&self.id);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn remove_finishes_only_on_terminal_status_from_its_node() {
+        let mut op = RemoveDispatcherOperator::new(DispatcherId(3), TableSpan::full(1), NodeId(1), OperatorType::Remove, RemovePostFinish::None);
+        assert!(op.schedule(0, 1).is_some());
+        op.check(NodeId(1), &TableSpanStatus { id: DispatcherId(3), state: ComponentState::WaitingMerge, checkpoint_ts: 0 });
+        assert!(!op.finished, "WaitingMerge does not finish a remove");
+        op.check(NodeId(2), &TableSpanStatus { id: DispatcherId(3), state: ComponentState::Stopped, checkpoint_ts: 0 });
+        assert!(!op.finished, "status from another node");
+        op.check(NodeId(1), &TableSpanStatus { id: DispatcherId(3), state: ComponentState::Stopped, checkpoint_ts: 0 });
+        assert!(op.finished);
+        assert!(op.schedule(20_000, 1).is_none());
+    }
+}

@@ -1,0 +1,298 @@
+//! The heartbeatpb messages (and the coordinator <-> maintainer-manager messages) with
+//! the fields that matter for scheduling correctness. Names follow TiCDC.
+
+use crate::config::ChangefeedConfig;
+use crate::types::*;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ComponentState {
+    Working,
+    Stopped,
+    Removed,
+    Initializing,
+    /// Merge target before the event collector is ready.
+    Preparing,
+    MergeReady,
+    /// Merge source waiting to be closed by its merge.
+    WaitingMerge,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ScheduleAction {
+    Create,
+    Remove,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum OperatorType {
+    Add,
+    Remove,
+    Move,
+    Split,
+    Merge,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DispatcherConfig {
+    pub span: TableSpan,
+    pub start_ts: Ts,
+    pub dispatcher_id: DispatcherId,
+    pub schema_id: SchemaId,
+    pub skip_dml_as_start_ts: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScheduleDispatcherRequest {
+    pub config: DispatcherConfig,
+    pub action: ScheduleAction,
+    pub operator_type: OperatorType,
+    pub maintainer_epoch: Epoch,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergeDispatcherRequest {
+    pub dispatcher_ids: Vec<DispatcherId>,
+    pub merged_dispatcher_id: DispatcherId,
+    pub maintainer_epoch: Epoch,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum InfluenceType {
+    All,
+    Db,
+    Normal,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InfluencedTables {
+    pub influence_type: InfluenceType,
+    pub table_ids: Vec<TableId>,
+    pub schema_id: SchemaId,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableRef {
+    pub table_id: TableId,
+    pub schema_id: SchemaId,
+    pub splitable: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum BlockStage {
+    None,
+    Waiting,
+    Writing,
+    Done,
+}
+
+/// Block state of a dispatcher (heartbeatpb `State`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockState {
+    pub is_blocked: bool,
+    pub block_ts: Ts,
+    pub block_tables: Option<InfluencedTables>,
+    pub need_dropped_tables: Option<InfluencedTables>,
+    pub need_added_tables: Vec<TableRef>,
+    pub is_sync_point: bool,
+    pub stage: BlockStage,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableSpanStatus {
+    pub id: DispatcherId,
+    pub state: ComponentState,
+    pub checkpoint_ts: Ts,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableSpanBlockStatus {
+    pub id: DispatcherId,
+    pub state: BlockState,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Watermark {
+    pub checkpoint_ts: Ts,
+    pub resolved_ts: Ts,
+    pub seq: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ErrorCode {
+    ChangefeedRetryable,
+    ChangefeedUnretryable,
+    InitTableTriggerDispatcherFailed,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunningError {
+    pub node: NodeId,
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ActionKind {
+    Write,
+    Pass,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DispatcherAction {
+    pub action: ActionKind,
+    pub commit_ts: Ts,
+    pub is_sync_point: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AckEvent {
+    pub commit_ts: Ts,
+    pub is_sync_point: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum InfluencedDispatchers {
+    /// Explicit dispatcher IDs.
+    Normal(Vec<DispatcherId>),
+    /// Every local dispatcher of the schema (DM expands it).
+    Db(SchemaId),
+    /// Every local dispatcher.
+    All,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DispatcherStatus {
+    pub influenced: InfluencedDispatchers,
+    pub action: Option<DispatcherAction>,
+    pub ack: Option<AckEvent>,
+    pub ignored_block_status: Option<AckEvent>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BootstrapTableSpan {
+    pub id: DispatcherId,
+    pub schema_id: SchemaId,
+    pub span: TableSpan,
+    pub state: ComponentState,
+    pub checkpoint_ts: Ts,
+    pub block_state: Option<BlockState>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchemaInfo {
+    pub schema_id: SchemaId,
+    pub schema_name: String,
+    pub tables: Vec<(TableId, String)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum FeedState {
+    Normal,
+    Warning,
+    Failed,
+    Stopped,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MaintainerStatus {
+    pub changefeed: ChangefeedId,
+    pub checkpoint_ts: Ts,
+    pub bootstrap_done: bool,
+    pub errors: Vec<RunningError>,
+    pub maintainer_epoch: Epoch,
+    /// The maintainer has stopped (removed or closed); the node no longer hosts it.
+    pub removed: bool,
+}
+
+/// Every message that crosses the (simulated) network.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Message {
+    // coordinator -> maintainer manager
+    AddMaintainerRequest { cf: ChangefeedId, config: ChangefeedConfig, checkpoint_ts: Ts, is_new_changefeed: bool, maintainer_epoch: Epoch },
+    RemoveMaintainerRequest { cf: ChangefeedId, cascade: bool, removed: bool, maintainer_epoch: Epoch },
+    /// The coordinator's persisted checkpoint, forwarded by the maintainer to its trigger dispatcher.
+    CheckpointTsMessage { cf: ChangefeedId, checkpoint_ts: Ts },
+    // maintainer manager -> coordinator
+    MaintainerHeartbeat { statuses: Vec<MaintainerStatus> },
+    // maintainer -> dispatcher manager (orchestrator)
+    MaintainerBootstrapRequest { cf: ChangefeedId, config: ChangefeedConfig, start_ts: Ts, table_trigger_event_dispatcher_id: Option<DispatcherId>, is_new_changefeed: bool, maintainer_epoch: Epoch },
+    MaintainerPostBootstrapRequest { cf: ChangefeedId, table_trigger_event_dispatcher_id: DispatcherId, schemas: Vec<SchemaInfo>, maintainer_epoch: Epoch },
+    MaintainerCloseRequest { cf: ChangefeedId, removed: bool, maintainer_epoch: Epoch },
+    // maintainer -> dispatcher manager (heartbeat collector)
+    ScheduleDispatcherRequest { cf: ChangefeedId, req: ScheduleDispatcherRequest },
+    MergeDispatcherRequest { cf: ChangefeedId, req: MergeDispatcherRequest },
+    HeartBeatResponse { cf: ChangefeedId, statuses: Vec<DispatcherStatus>, maintainer_epoch: Epoch },
+    // dispatcher manager -> maintainer
+    MaintainerBootstrapResponse { cf: ChangefeedId, spans: Vec<BootstrapTableSpan>, checkpoint_ts: Ts, operators: Vec<ScheduleDispatcherRequest>, merge_operators: Vec<MergeDispatcherRequest>, err: Option<RunningError>, maintainer_epoch: Epoch },
+    MaintainerPostBootstrapResponse { cf: ChangefeedId, table_trigger_event_dispatcher_id: DispatcherId, err: Option<RunningError>, maintainer_epoch: Epoch },
+    MaintainerCloseResponse { cf: ChangefeedId, success: bool, maintainer_epoch: Epoch },
+    /// No epoch field, as in TiCDC.
+    HeartBeatRequest { cf: ChangefeedId, watermark: Watermark, statuses: Vec<TableSpanStatus>, complete_status: bool, err: Option<RunningError> },
+    /// No epoch field, as in TiCDC.
+    BlockStatusRequest { cf: ChangefeedId, statuses: Vec<TableSpanBlockStatus> },
+}
+
+/// Where on the destination node a message is handled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Topic {
+    Coordinator,
+    MaintainerManager,
+    DispatcherManagerManager,
+    HeartbeatCollector,
+}
+
+impl Message {
+    pub fn name(&self) -> &'static str {
+        use Message::*;
+        match self {
+            AddMaintainerRequest { .. } => "AddMaintainerRequest",
+            RemoveMaintainerRequest { .. } => "RemoveMaintainerRequest",
+            CheckpointTsMessage { .. } => "CheckpointTsMessage",
+            MaintainerHeartbeat { .. } => "MaintainerHeartbeat",
+            MaintainerBootstrapRequest { .. } => "MaintainerBootstrapRequest",
+            MaintainerPostBootstrapRequest { .. } => "MaintainerPostBootstrapRequest",
+            MaintainerCloseRequest { .. } => "MaintainerCloseRequest",
+            ScheduleDispatcherRequest { .. } => "ScheduleDispatcherRequest",
+            MergeDispatcherRequest { .. } => "MergeDispatcherRequest",
+            HeartBeatResponse { .. } => "HeartBeatResponse",
+            MaintainerBootstrapResponse { .. } => "MaintainerBootstrapResponse",
+            MaintainerPostBootstrapResponse { .. } => "MaintainerPostBootstrapResponse",
+            MaintainerCloseResponse { .. } => "MaintainerCloseResponse",
+            HeartBeatRequest { .. } => "HeartBeatRequest",
+            BlockStatusRequest { .. } => "BlockStatusRequest",
+        }
+    }
+
+    pub fn topic(&self) -> Topic {
+        use Message::*;
+        match self {
+            MaintainerHeartbeat { .. } => Topic::Coordinator,
+            AddMaintainerRequest { .. } | RemoveMaintainerRequest { .. } | CheckpointTsMessage { .. } => Topic::MaintainerManager,
+            MaintainerBootstrapResponse { .. } | MaintainerPostBootstrapResponse { .. } | MaintainerCloseResponse { .. } | HeartBeatRequest { .. } | BlockStatusRequest { .. } => Topic::MaintainerManager,
+            MaintainerBootstrapRequest { .. } | MaintainerPostBootstrapRequest { .. } | MaintainerCloseRequest { .. } => Topic::DispatcherManagerManager,
+            ScheduleDispatcherRequest { .. } | MergeDispatcherRequest { .. } | HeartBeatResponse { .. } => Topic::HeartbeatCollector,
+        }
+    }
+
+    /// The maintainer epoch stamped on a maintainer control message, if any.
+    pub fn maintainer_epoch(&self) -> Option<Epoch> {
+        use Message::*;
+        match self {
+            MaintainerBootstrapRequest { maintainer_epoch, .. }
+            | MaintainerPostBootstrapRequest { maintainer_epoch, .. }
+            | MaintainerCloseRequest { maintainer_epoch, .. }
+            | HeartBeatResponse { maintainer_epoch, .. } => Some(*maintainer_epoch),
+            ScheduleDispatcherRequest { req, .. } => Some(req.maintainer_epoch),
+            MergeDispatcherRequest { req, .. } => Some(req.maintainer_epoch),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    pub from: NodeId,
+    pub to: NodeId,
+    pub msg: Message,
+}

@@ -1,0 +1,94 @@
+//! What the core sees of the upstream TiDB cluster: row changes and DDL events as the
+//! event service delivers them, and a schema view for the maintainer's bootstrap.
+//! The upstream itself (TSO, tables, regions, DML generator) lives in the simulator.
+
+use crate::messages::{InfluencedTables, TableRef};
+use crate::types::*;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RowOp {
+    Insert,
+    Update,
+    Delete,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowChange {
+    pub table_id: TableId,
+    pub key: u64,
+    pub commit_ts: Ts,
+    pub op: RowOp,
+    pub value: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DdlKind {
+    CreateTable,
+    DropTable,
+    TruncateTable,
+    AddColumn,
+    CreateDatabase,
+    DropDatabase,
+}
+
+/// A DDL as the schema store builds it (`persist_storage_ddl_handlers.go`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DdlEvent {
+    pub commit_ts: Ts,
+    pub kind: DdlKind,
+    pub schema_id: SchemaId,
+    pub schema_name: String,
+    /// The table the DDL is about (0 for schema-level DDLs).
+    pub table_id: TableId,
+    pub table_name: String,
+    pub query: String,
+    pub blocked_tables: InfluencedTables,
+    pub need_dropped_tables: Option<InfluencedTables>,
+    pub need_added_tables: Vec<TableRef>,
+}
+
+/// What a DDL leaves downstream (the schema file written by the storage sink).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DdlRecord {
+    pub commit_ts: Ts,
+    pub kind: DdlKind,
+    pub schema_name: String,
+    pub table_id: TableId,
+    pub table_name: String,
+    pub query: String,
+}
+
+impl DdlEvent {
+    pub fn record(&self) -> DdlRecord {
+        DdlRecord { commit_ts: self.commit_ts, kind: self.kind, schema_name: self.schema_name.clone(), table_id: self.table_id, table_name: self.table_name.clone(), query: self.query.clone() }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UpstreamEvent {
+    Dml(RowChange),
+    Ddl(DdlEvent),
+    /// Everything at or below this ts has been delivered.
+    Resolved(Ts),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableInfo {
+    pub table_id: TableId,
+    pub schema_id: SchemaId,
+    pub schema_name: String,
+    pub name: String,
+    pub splitable: bool,
+}
+
+/// The schema store as the maintainer uses it (`GetAllPhysicalTables`, DDL history,
+/// region counts). Implemented by the simulator's upstream model.
+pub trait SchemaView {
+    /// Tables that exist as of `ts` (inclusive).
+    fn tables_at(&self, ts: Ts) -> Vec<TableInfo>;
+    /// DDLs with `from < commit_ts <= to` as the table trigger dispatcher would see them.
+    fn ddl_history(&self, from: Ts, to: Ts) -> Vec<DdlEvent>;
+    /// Current number of regions of a table (region count refresher).
+    fn region_count(&self, table_id: TableId) -> u64;
+}
