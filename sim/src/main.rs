@@ -1,1 +1,3 @@
-fn main(){}
+fn main() {
+    println!("ticdc-sim: CLI under construction");
+}

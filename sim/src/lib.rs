@@ -1,0 +1,11 @@
+//! # The simulator
+//!
+//! Runs the sans-IO core (`core_sched`) inside a seeded, single-threaded madsim
+//! simulation. See the README for the CLI and `scenarios/README.md` for the scenario format.
+
+#[cfg(not(madsim))]
+compile_error!("ticdc-sim must be built with `--cfg madsim`. Run cargo from the repository root so .cargo/config.toml applies; if you set RUSTFLAGS yourself it replaces the config file's flags, so include it: RUSTFLAGS=\"--cfg madsim\".");
+
+pub mod result;
+pub mod runner;
+pub mod scenario;

@@ -1,0 +1,197 @@
+//! The scenario file format (TOML). Documented for users in `scenarios/README.md`.
+
+use serde::{Deserialize, Serialize};
+
+fn d_nodes() -> u32 {
+    3
+}
+fn d_schema() -> String {
+    "test".into()
+}
+fn d_one() -> u64 {
+    1
+}
+fn d_true() -> bool {
+    true
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    #[serde(default)]
+    pub cluster: Cluster,
+    #[serde(default)]
+    pub changefeed: ChangefeedDef,
+    /// Tables created before the changefeed.
+    #[serde(default)]
+    pub tables: Vec<TableDef>,
+    /// Named node variables chosen from the seed at run time, in order.
+    #[serde(default)]
+    pub vars: Vec<VarDef>,
+    #[serde(default)]
+    pub steps: Vec<toml::Spanned<Step>>,
+    #[serde(default)]
+    pub checks: Vec<toml::Spanned<Check>>,
+    #[serde(default)]
+    pub invariants: InvariantConfig,
+    #[serde(default)]
+    pub faults: FaultConfig,
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cluster {
+    #[serde(default = "d_nodes")]
+    pub nodes: u32,
+}
+impl Default for Cluster {
+    fn default() -> Self {
+        Cluster { nodes: 3 }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ChangefeedDef {
+    #[serde(default)]
+    pub sink: SinkKind,
+    #[serde(default)]
+    pub enable_table_across_nodes: bool,
+    pub region_threshold: Option<u64>,
+    pub region_count_per_span: Option<u64>,
+    #[serde(default)]
+    pub enable_splittable_check: bool,
+    pub flush_interval_ms: Option<u64>,
+    #[serde(default)]
+    pub enable_sync_point: bool,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, Default, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum SinkKind {
+    #[default]
+    Cloudstorage,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableDef {
+    pub name: String,
+    #[serde(default = "d_schema")]
+    pub schema: String,
+    #[serde(default = "d_one")]
+    pub regions: u64,
+    #[serde(default)]
+    pub rows: u64,
+}
+
+/// `name = "origin", from = "nodes", except = ["$maintainer"]`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct VarDef {
+    pub name: String,
+    #[serde(default)]
+    pub except: Vec<String>,
+}
+
+/// One step of the skeleton, mirroring the integration-test helpers.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Step {
+    CreateTable {
+        table: String,
+        #[serde(default = "d_schema")]
+        schema: String,
+        #[serde(default = "d_one")]
+        regions: u64,
+    },
+    DropTable { table: String },
+    TruncateTable { table: String },
+    AddColumn { table: String },
+    Insert { table: String, rows: u64 },
+    Update { table: String, rows: u64 },
+    Delete { table: String, rows: u64 },
+    SplitTableRegions { table: String, regions: u64 },
+    MoveTable { table: String, to: String },
+    SplitTable { table: String },
+    EnableFailpoint { name: String, node: String },
+    DisableFailpoint { name: String, node: String },
+    Kill { node: String },
+    Restart { node: String },
+    Partition { a: String, b: String, #[serde(default = "d_true")] symmetric: bool },
+    Heal,
+    Sleep { ms: u64 },
+    Wait { until: Predicate, timeout_ms: u64 },
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CmpOp {
+    Eq,
+    Ge,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Predicate {
+    TableExistsDownstream { table: String },
+    ReplicationCount { table: String, op: CmpOp, count: usize },
+    TableScheduled { table: String },
+    DispatcherCount { op: CmpOp, count: usize },
+    MaintainerMoved,
+    TraceSeen { event: String, table: Option<String> },
+    CheckpointCaughtUp,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Check {
+    ReplicationCount { table: String, op: CmpOp, count: usize },
+    TableExists { table: String },
+    TableNotExists { table: String },
+    SyncDiff,
+    NoErrorLogged,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct InvariantConfig {
+    #[serde(default)]
+    pub no_retryable_error_after_failover: bool,
+}
+
+/// Seeded perturbations around the skeleton.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FaultConfig {
+    /// Per-message latency range [min, max] in ms.
+    pub net_delay_ms: [u64; 2],
+    /// Draw extra fault families from the seed (swarm).
+    #[serde(default)]
+    pub swarm: bool,
+}
+impl Default for FaultConfig {
+    fn default() -> Self {
+        FaultConfig { net_delay_ms: [1, 10], swarm: false }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Limits {
+    /// Simulated-time limit of the whole run.
+    pub max_sim_time_ms: u64,
+    /// Budget of protocol steps (handled messages and ticks).
+    pub max_events: u64,
+    /// After the skeleton: time allowed to converge.
+    pub converge_timeout_ms: u64,
+}
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_sim_time_ms: 600_000, max_events: 2_000_000, converge_timeout_ms: 60_000 }
+    }
+}
