@@ -1,9 +1,585 @@
-//! Loading and validating scenario files (owned by the CLI work; placeholder).
-use super::Scenario;
+//! Loading and validating scenario files.
+//!
+//! [`resolve`] turns a command-line argument (a scenario name or a path) into a parsed
+//! and validated [`Loaded`] scenario; [`list`] enumerates the scenarios directory.
+//! Every error is a single line: `<path>:<line>:<col>: <reason>` for TOML errors,
+//! `<path>:<line>: <reason>` for semantic ones.
+
+use super::{Check, Predicate, Scenario, Step};
+use serde::Deserialize;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// Environment variable overriding the scenarios directory.
+pub const SCENARIOS_ENV: &str = "TICDC_SIM_SCENARIOS";
 
 /// A scenario and the file it came from.
 pub struct Loaded {
     pub scenario: Scenario,
     pub path: std::path::PathBuf,
     pub source: String,
+}
+
+/// A one-line load or validation error. `Display` renders `path:line:col: reason`,
+/// leaving out the parts that are unknown.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadError {
+    pub path: Option<PathBuf>,
+    pub line: Option<usize>,
+    pub col: Option<usize>,
+    pub reason: String,
+}
+
+impl LoadError {
+    fn plain(reason: String) -> Self {
+        LoadError { path: None, line: None, col: None, reason }
+    }
+    fn at(path: &Path, line: Option<usize>, col: Option<usize>, reason: String) -> Self {
+        LoadError { path: Some(path.to_path_buf()), line, col, reason }
+    }
+    /// The error without the file name (`line 3: reason`), for listings.
+    pub fn short(&self) -> String {
+        match (self.line, self.col) {
+            (Some(l), Some(c)) => format!("line {}:{}: {}", l, c, self.reason),
+            (Some(l), None) => format!("line {}: {}", l, self.reason),
+            _ => self.reason.clone(),
+        }
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(p) = &self.path {
+            write!(f, "{}:", p.display())?;
+            if let Some(l) = self.line {
+                write!(f, "{}:", l)?;
+                if let Some(c) = self.col {
+                    write!(f, "{}:", c)?;
+                }
+            }
+            f.write_str(" ")?;
+        }
+        f.write_str(&self.reason)
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// The scenarios directory: `$TICDC_SIM_SCENARIOS`, else the repository's `scenarios/`.
+pub fn scenarios_dir() -> PathBuf {
+    match std::env::var_os(SCENARIOS_ENV) {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios")),
+    }
+}
+
+/// Load a scenario by name (from the scenarios directory) or by path (an argument
+/// ending in `.toml` or containing `/`), then [`validate`] it.
+pub fn resolve(arg: &str) -> Result<Loaded, LoadError> {
+    resolve_in(&scenarios_dir(), arg)
+}
+
+/// [`resolve`] against an explicit scenarios directory.
+pub fn resolve_in(dir: &Path, arg: &str) -> Result<Loaded, LoadError> {
+    if is_path(arg) {
+        return load_path(Path::new(arg));
+    }
+    let path = dir.join(format!("{}.toml", arg));
+    if !path.is_file() {
+        let names: Vec<String> = list_in(dir).into_iter().map(|(n, _)| n).collect();
+        let valid = if names.is_empty() { format!("(none found in {})", dir.display()) } else { names.join(", ") };
+        return Err(LoadError::plain(format!("unknown scenario '{}'; valid scenarios: {}", arg, valid)));
+    }
+    load_path(&path)
+}
+
+/// Whether a command-line argument names a file rather than a scenario.
+pub fn is_path(arg: &str) -> bool {
+    arg.ends_with(".toml") || arg.contains('/')
+}
+
+/// Read, parse and validate one scenario file.
+pub fn load_path(path: &Path) -> Result<Loaded, LoadError> {
+    let source = std::fs::read_to_string(path).map_err(|e| LoadError::plain(format!("cannot read scenario file {}: {}", path.display(), e)))?;
+    let loaded = parse(path, source)?;
+    validate(&loaded)?;
+    Ok(loaded)
+}
+
+/// Parse TOML source (no semantic checks).
+pub fn parse(path: &Path, source: String) -> Result<Loaded, LoadError> {
+    match toml::from_str::<Scenario>(&source) {
+        Ok(scenario) => Ok(Loaded { scenario, path: path.to_path_buf(), source }),
+        Err(e) => {
+            let (line, col) = match e.span() {
+                Some(s) => {
+                    let (l, c) = line_col(&source, s.start);
+                    (Some(l), Some(c))
+                }
+                None => (None, None),
+            };
+            Err(LoadError::at(path, line, col, one_line(e.message())))
+        }
+    }
+}
+
+/// Every `*.toml` in the scenarios directory as (name, one-line description), sorted by
+/// name. Files that do not load are listed with `(invalid: <reason>)`.
+pub fn list() -> Vec<(String, String)> {
+    list_in(&scenarios_dir())
+}
+
+/// [`list`] for an explicit directory.
+pub fn list_in(dir: &Path) -> Vec<(String, String)> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return vec![] };
+    let mut out: Vec<(String, String)> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "toml"))
+        .filter_map(|p| {
+            let name = p.file_stem()?.to_string_lossy().into_owned();
+            let desc = match load_path(&p) {
+                Ok(l) => one_line(&l.scenario.description),
+                Err(e) => format!("(invalid: {})", e.short()),
+            };
+            Some((name, desc))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub fn line_col(source: &str, offset: usize) -> (usize, usize) {
+    let mut off = offset.min(source.len());
+    while !source.is_char_boundary(off) {
+        off -= 1;
+    }
+    let before = &source[..off];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+    (line, source[line_start..off].chars().count() + 1)
+}
+
+fn one_line(s: &str) -> String {
+    s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
+}
+
+// ---------------------------------------------------------------------------------
+// Semantic validation
+// ---------------------------------------------------------------------------------
+
+/// Spans of the non-step fields that validation reports on. Parsed from the same source;
+/// unknown fields are ignored here (the real parse already rejected them).
+#[derive(Deserialize, Default)]
+struct SpanDoc {
+    cluster: Option<ClusterSpans>,
+    #[serde(default)]
+    tables: Vec<Spanned<toml::Value>>,
+    #[serde(default)]
+    vars: Vec<Spanned<toml::Value>>,
+    faults: Option<FaultSpans>,
+    limits: Option<LimitSpans>,
+}
+#[derive(Deserialize)]
+struct ClusterSpans {
+    nodes: Option<Spanned<toml::Value>>,
+}
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+struct FaultSpans {
+    net_delay_ms: Option<Spanned<toml::Value>>,
+}
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+struct LimitSpans {
+    max_sim_time_ms: Option<Spanned<toml::Value>>,
+    max_events: Option<Spanned<toml::Value>>,
+    converge_timeout_ms: Option<Spanned<toml::Value>>,
+}
+
+fn start<T>(s: &Option<Spanned<T>>) -> Option<usize> {
+    s.as_ref().map(|s| s.span().start)
+}
+
+/// The `action` name of a step, as written in scenario files.
+pub fn step_action(s: &Step) -> &'static str {
+    match s {
+        Step::CreateTable { .. } => "create_table",
+        Step::DropTable { .. } => "drop_table",
+        Step::TruncateTable { .. } => "truncate_table",
+        Step::AddColumn { .. } => "add_column",
+        Step::Insert { .. } => "insert",
+        Step::Update { .. } => "update",
+        Step::Delete { .. } => "delete",
+        Step::SplitTableRegions { .. } => "split_table_regions",
+        Step::MoveTable { .. } => "move_table",
+        Step::SplitTable { .. } => "split_table",
+        Step::EnableFailpoint { .. } => "enable_failpoint",
+        Step::DisableFailpoint { .. } => "disable_failpoint",
+        Step::Kill { .. } => "kill",
+        Step::Restart { .. } => "restart",
+        Step::Partition { .. } => "partition",
+        Step::Heal => "heal",
+        Step::Sleep { .. } => "sleep",
+        Step::Wait { .. } => "wait",
+    }
+}
+
+/// The `kind` name of a check, as written in scenario files.
+pub fn check_kind(c: &Check) -> &'static str {
+    match c {
+        Check::ReplicationCount { .. } => "replication_count",
+        Check::TableExists { .. } => "table_exists",
+        Check::TableNotExists { .. } => "table_not_exists",
+        Check::SyncDiff => "sync_diff",
+        Check::NoErrorLogged => "no_error_logged",
+    }
+}
+
+fn predicate_table(p: &Predicate) -> Option<&str> {
+    match p {
+        Predicate::TableExistsDownstream { table } | Predicate::ReplicationCount { table, .. } | Predicate::TableScheduled { table } => Some(table),
+        Predicate::TraceSeen { table, .. } => table.as_deref(),
+        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp => None,
+    }
+}
+
+fn check_table(c: &Check) -> Option<&str> {
+    match c {
+        Check::ReplicationCount { table, .. } | Check::TableExists { table } | Check::TableNotExists { table } => Some(table),
+        Check::SyncDiff | Check::NoErrorLogged => None,
+    }
+}
+
+/// What a step references: tables, nodes (with whether `all` is allowed), failpoints.
+fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
+    match s {
+        Step::CreateTable { .. } | Step::Heal | Step::Sleep { .. } => (None, vec![], None),
+        Step::DropTable { table }
+        | Step::TruncateTable { table }
+        | Step::AddColumn { table }
+        | Step::Insert { table, .. }
+        | Step::Update { table, .. }
+        | Step::Delete { table, .. }
+        | Step::SplitTableRegions { table, .. }
+        | Step::SplitTable { table } => (Some(table), vec![], None),
+        Step::MoveTable { table, to } => (Some(table), vec![(to, false)], None),
+        Step::EnableFailpoint { name, node } | Step::DisableFailpoint { name, node } => (None, vec![(node, true)], Some(name)),
+        Step::Kill { node } | Step::Restart { node } => (None, vec![(node, false)], None),
+        Step::Partition { a, b, .. } => (None, vec![(a, false), (b, false)], None),
+        Step::Wait { until, .. } => (predicate_table(until), vec![], None),
+    }
+}
+
+struct Validator<'a> {
+    loaded: &'a Loaded,
+    nodes: u32,
+    vars: Vec<String>,
+    tables: BTreeSet<String>,
+}
+
+impl Validator<'_> {
+    fn err(&self, offset: Option<usize>, reason: String) -> LoadError {
+        let line = offset.map(|o| line_col(&self.loaded.source, o).0);
+        LoadError::at(&self.loaded.path, line, None, reason)
+    }
+
+    fn known_table(&self, t: &str) -> bool {
+        self.tables.contains(t)
+    }
+
+    fn table(&self, t: &str, what: &str, offset: usize) -> Result<(), LoadError> {
+        if self.known_table(t) {
+            return Ok(());
+        }
+        let known = if self.tables.is_empty() { "(none)".to_string() } else { self.tables.iter().cloned().collect::<Vec<_>>().join(", ") };
+        Err(self.err(Some(offset), format!("unknown table '{}' in {}; known tables: {} (from [[tables]] and earlier create_table steps)", t, what, known)))
+    }
+
+    /// Checks a node reference; `vars_visible` is how many `[[vars]]` entries it may use.
+    fn node(&self, n: &str, allow_all: bool, vars_visible: usize, what: &str, offset: Option<usize>) -> Result<(), LoadError> {
+        let ok = match n {
+            "all" => allow_all,
+            "$maintainer" => true,
+            _ => {
+                if let Some(v) = n.strip_prefix('$') {
+                    self.vars[..vars_visible].iter().any(|x| x == v)
+                } else if let Some(i) = n.strip_prefix('n') {
+                    let canonical = !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()) && (i == "0" || !i.starts_with('0'));
+                    canonical && i.parse::<u32>().is_ok_and(|i| i < self.nodes)
+                } else {
+                    false
+                }
+            }
+        };
+        if ok {
+            return Ok(());
+        }
+        let mut valid = vec![if self.nodes == 1 { "n0".to_string() } else { format!("n0..n{}", self.nodes - 1) }];
+        if allow_all {
+            valid.push("all".into());
+        }
+        valid.push("$maintainer".into());
+        valid.extend(self.vars[..vars_visible].iter().map(|v| format!("${}", v)));
+        let hint = if n == "all" { " ('all' is only allowed for failpoints)" } else { "" };
+        Err(self.err(offset, format!("invalid node '{}' in {}{}; valid nodes: {}", n, what, hint, valid.join(", "))))
+    }
+}
+
+/// Semantic checks on a parsed scenario. Errors are `<path>:<line>: <reason>`.
+pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
+    let scn = &loaded.scenario;
+    let spans: SpanDoc = toml::from_str(&loaded.source).unwrap_or_default();
+    let mut v = Validator { loaded, nodes: scn.cluster.nodes, vars: vec![], tables: BTreeSet::new() };
+
+    // [cluster]
+    if !(1..=16).contains(&scn.cluster.nodes) {
+        let at = spans.cluster.as_ref().and_then(|c| start(&c.nodes));
+        return Err(v.err(at, format!("cluster.nodes must be between 1 and 16, got {}", scn.cluster.nodes)));
+    }
+
+    // [[tables]]
+    for (i, t) in scn.tables.iter().enumerate() {
+        let at = spans.tables.get(i).map(|s| s.span().start);
+        if !v.tables.insert(t.name.clone()) {
+            return Err(v.err(at, format!("table '{}' is defined twice in [[tables]]", t.name)));
+        }
+    }
+
+    // [[vars]]
+    for (i, var) in scn.vars.iter().enumerate() {
+        let at = spans.vars.get(i).map(|s| s.span().start);
+        if var.name.is_empty() || var.name.starts_with('$') || var.name == "maintainer" {
+            return Err(v.err(at, format!("invalid var name '{}': write it without '$', and 'maintainer' is reserved", var.name)));
+        }
+        if v.vars.contains(&var.name) {
+            return Err(v.err(at, format!("var '{}' is defined twice", var.name)));
+        }
+        for e in &var.except {
+            v.node(e, false, i, &format!("var '{}' except", var.name), at)?;
+        }
+        v.vars.push(var.name.clone());
+    }
+    let nvars = v.vars.len();
+
+    // [[steps]]
+    for step in &scn.steps {
+        let at = step.span().start;
+        let s = step.get_ref();
+        let what = format!("step '{}'", step_action(s));
+        let (table, nodes, failpoint) = step_refs(s);
+        if let Some(t) = table {
+            v.table(t, &what, at)?;
+        }
+        for (n, allow_all) in nodes {
+            v.node(n, allow_all, nvars, &what, Some(at))?;
+        }
+        if let Some(fp) = failpoint {
+            if !core_sched::effects::KNOWN_FAILPOINTS.contains(&fp) {
+                return Err(v.err(Some(at), format!("unknown failpoint '{}' in {}; valid failpoints: {}", fp, what, core_sched::effects::KNOWN_FAILPOINTS.join(", "))));
+            }
+        }
+        match s {
+            Step::CreateTable { table, .. } => {
+                v.tables.insert(table.clone());
+            }
+            Step::Sleep { ms: 0 } => return Err(v.err(Some(at), "step 'sleep': ms must be > 0".into())),
+            Step::Wait { timeout_ms: 0, .. } => return Err(v.err(Some(at), "step 'wait': timeout_ms must be > 0".into())),
+            _ => {}
+        }
+    }
+
+    // [[checks]] run after every step, so every created table is known.
+    for check in &scn.checks {
+        if let Some(t) = check_table(check.get_ref()) {
+            v.table(t, &format!("check '{}'", check_kind(check.get_ref())), check.span().start)?;
+        }
+    }
+
+    // [faults]
+    let [lo, hi] = scn.faults.net_delay_ms;
+    if lo > hi {
+        let at = spans.faults.as_ref().and_then(|f| start(&f.net_delay_ms));
+        return Err(v.err(at, format!("faults.net-delay-ms: min {} is greater than max {}", lo, hi)));
+    }
+
+    // [limits]
+    let l = &scn.limits;
+    let ls = spans.limits.as_ref();
+    for (name, value, span) in [
+        ("max-sim-time-ms", l.max_sim_time_ms, ls.and_then(|s| start(&s.max_sim_time_ms))),
+        ("max-events", l.max_events, ls.and_then(|s| start(&s.max_events))),
+        ("converge-timeout-ms", l.converge_timeout_ms, ls.and_then(|s| start(&s.converge_timeout_ms))),
+    ] {
+        if value == 0 {
+            return Err(v.err(span, format!("limits.{} must be > 0", name)));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A fresh, empty directory under the system temp dir.
+    fn temp_dir() -> PathBuf {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let d = std::env::temp_dir().join(format!("ticdc-sim-load-{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, body).unwrap();
+        p
+    }
+
+    const HEAD: &str = "name = \"t\"\ndescription = \"test scenario\"\n[[tables]]\nname = \"t1\"\n";
+
+    fn load_err(body: &str) -> (PathBuf, String) {
+        let d = temp_dir();
+        let p = write(&d, "s.toml", body);
+        let e = load_path(&p).err().expect("expected an error").to_string();
+        assert!(!e.contains('\n'), "error must be one line: {e}");
+        (p, e)
+    }
+
+    #[test]
+    fn loads_a_valid_scenario() {
+        let body = format!(
+            "{HEAD}[[vars]]\nname = \"origin\"\nexcept = [\"$maintainer\"]\n\
+             [[steps]]\naction = \"create_table\"\ntable = \"t2\"\n\
+             [[steps]]\naction = \"insert\"\ntable = \"t2\"\nrows = 5\n\
+             [[steps]]\naction = \"enable_failpoint\"\nname = \"BlockCreateDispatcher\"\nnode = \"all\"\n\
+             [[steps]]\naction = \"move_table\"\ntable = \"t1\"\nto = \"$origin\"\n\
+             [[steps]]\naction = \"kill\"\nnode = \"n2\"\n\
+             [[steps]]\naction = \"wait\"\ntimeout_ms = 1000\nuntil = {{ kind = \"table_scheduled\", table = \"t2\" }}\n\
+             [[checks]]\nkind = \"table_exists\"\ntable = \"t2\"\n"
+        );
+        let d = temp_dir();
+        let p = write(&d, "ok.toml", &body);
+        let l = load_path(&p).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(l.scenario.steps.len(), 6);
+    }
+
+    #[test]
+    fn resolve_by_name_and_unknown_name() {
+        let d = temp_dir();
+        write(&d, "alpha.toml", HEAD);
+        write(&d, "beta.toml", HEAD);
+        assert!(resolve_in(&d, "alpha").is_ok());
+        let e = resolve_in(&d, "gamma").err().unwrap().to_string();
+        assert_eq!(e, "unknown scenario 'gamma'; valid scenarios: alpha, beta");
+    }
+
+    #[test]
+    fn missing_file() {
+        let d = temp_dir();
+        let p = d.join("nope.toml");
+        let e = resolve_in(&d, p.to_str().unwrap()).err().unwrap().to_string();
+        assert!(e.starts_with(&format!("cannot read scenario file {}: ", p.display())), "{e}");
+    }
+
+    #[test]
+    fn malformed_toml_has_line_and_column() {
+        let (p, e) = load_err("name = \"t\"\ndescription = \"d\"\n[cluster\nnodes = 3\n");
+        assert!(e.starts_with(&format!("{}:3:", p.display())), "{e}");
+    }
+
+    #[test]
+    fn wrong_field_has_line_and_column() {
+        let (p, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"sleep\"\nmillis = 5\n"));
+        assert!(e.starts_with(&format!("{}:5:", p.display())), "{e}");
+        assert!(e.contains("millis"), "{e}");
+    }
+
+    #[test]
+    fn nodes_out_of_range() {
+        let (p, e) = load_err(&format!("{HEAD}[cluster]\nnodes = 17\n"));
+        assert_eq!(e, format!("{}:6: cluster.nodes must be between 1 and 16, got 17", p.display()));
+        let (_, e) = load_err(&format!("{HEAD}[cluster]\nnodes = 0\n"));
+        assert!(e.contains("cluster.nodes"), "{e}");
+    }
+
+    #[test]
+    fn unknown_table_in_step() {
+        let (p, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"insert\"\ntable = \"nope\"\nrows = 1\n"));
+        assert!(e.starts_with(&format!("{}:5: unknown table 'nope' in step 'insert'; known tables: t1", p.display())), "{e}");
+    }
+
+    #[test]
+    fn table_created_later_is_unknown_earlier() {
+        let body = format!("{HEAD}[[steps]]\naction = \"insert\"\ntable = \"t2\"\nrows = 1\n[[steps]]\naction = \"create_table\"\ntable = \"t2\"\n");
+        let (_, e) = load_err(&body);
+        assert!(e.contains("unknown table 't2'"), "{e}");
+    }
+
+    #[test]
+    fn unknown_table_in_check_and_predicate() {
+        let (p, e) = load_err(&format!("{HEAD}[[checks]]\nkind = \"table_exists\"\ntable = \"x\"\n"));
+        assert!(e.starts_with(&format!("{}:5: unknown table 'x' in check 'table_exists'", p.display())), "{e}");
+        let (_, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"wait\"\ntimeout_ms = 5\nuntil = {{ kind = \"table_scheduled\", table = \"y\" }}\n"));
+        assert!(e.contains("unknown table 'y' in step 'wait'"), "{e}");
+    }
+
+    #[test]
+    fn unknown_failpoint() {
+        let (p, e) = load_err(&format!("{HEAD}\n[[steps]]\naction = \"enable_failpoint\"\nname = \"Nope\"\nnode = \"n0\"\n"));
+        assert!(e.starts_with(&format!("{}:6: unknown failpoint 'Nope'", p.display())), "{e}");
+        assert!(e.contains("BlockCreateDispatcher"), "{e}");
+    }
+
+    #[test]
+    fn bad_node_references() {
+        for node in ["n3", "x", "$nobody", "all", "n01"] {
+            let (_, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"kill\"\nnode = \"{node}\"\n"));
+            assert!(e.contains(&format!("invalid node '{node}' in step 'kill'")), "{e}");
+        }
+        let (_, e) = load_err(&format!("{HEAD}[[vars]]\nname = \"a\"\nexcept = [\"$b\"]\n[[vars]]\nname = \"b\"\n"));
+        assert!(e.contains("invalid node '$b' in var 'a' except"), "{e}");
+    }
+
+    #[test]
+    fn zero_timeouts_and_limits() {
+        let (p, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"sleep\"\nms = 0\n"));
+        assert_eq!(e, format!("{}:5: step 'sleep': ms must be > 0", p.display()));
+        let (_, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"wait\"\ntimeout_ms = 0\nuntil = {{ kind = \"maintainer_moved\" }}\n"));
+        assert!(e.contains("timeout_ms must be > 0"), "{e}");
+        let (p, e) = load_err(&format!("{HEAD}[limits]\nmax-sim-time-ms = 10\nmax-events = 0\nconverge-timeout-ms = 5\n"));
+        assert_eq!(e, format!("{}:7: limits.max-events must be > 0", p.display()));
+    }
+
+    #[test]
+    fn net_delay_min_above_max() {
+        let (p, e) = load_err(&format!("{HEAD}[faults]\nnet-delay-ms = [10, 1]\n"));
+        assert_eq!(e, format!("{}:6: faults.net-delay-ms: min 10 is greater than max 1", p.display()));
+    }
+
+    #[test]
+    fn list_marks_invalid_files() {
+        let d = temp_dir();
+        write(&d, "b.toml", "name = \"b\"\ndescription = \"second\\nline two\"\n");
+        write(&d, "a.toml", "name = \"a\"\ndescription = \"first\"\n");
+        write(&d, "c.toml", "name = \n");
+        write(&d, "notes.txt", "ignored");
+        let l = list_in(&d);
+        assert_eq!(l.len(), 3);
+        assert_eq!(l[0], ("a".to_string(), "first".to_string()));
+        assert_eq!(l[1], ("b".to_string(), "second; line two".to_string()));
+        assert!(l[2].1.starts_with("(invalid: line 1:"), "{:?}", l[2]);
+    }
+
+    #[test]
+    fn line_col_counts_chars() {
+        assert_eq!(line_col("ab\ncd", 0), (1, 1));
+        assert_eq!(line_col("ab\ncd", 4), (2, 2));
+        assert_eq!(line_col("é\nx", 99), (2, 2));
+    }
 }
