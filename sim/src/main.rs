@@ -1,3 +1,5 @@
+//! `ticdc-sim`: see `ticdc-sim --help` and the README.
+
 fn main() {
-    println!("ticdc-sim: CLI under construction");
+    std::process::exit(ticdc_sim::cli::main_with_args(std::env::args_os()));
 }

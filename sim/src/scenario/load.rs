@@ -295,8 +295,8 @@ impl Validator<'_> {
         if self.known_table(t) {
             return Ok(());
         }
-        let known = if self.tables.is_empty() { "(none)".to_string() } else { self.tables.iter().cloned().collect::<Vec<_>>().join(", ") };
-        Err(self.err(Some(offset), format!("unknown table '{}' in {}; known tables: {} (from [[tables]] and earlier create_table steps)", t, what, known)))
+        let known = if self.tables.is_empty() { "none".to_string() } else { self.tables.iter().cloned().collect::<Vec<_>>().join(", ") };
+        Err(self.err(Some(offset), format!("unknown table '{}' in {}; known tables: {} (define it in [[tables]] or an earlier create_table step)", t, what, known)))
     }
 
     /// Checks a node reference; `vars_visible` is how many `[[vars]]` entries it may use.

@@ -1,0 +1,355 @@
+//! The `ticdc-sim` command line: `list`, `scenario`, `bugs`.
+//!
+//! Exit codes: 0 pass, 1 safety, 2 usage error or bad input, 3 liveness, 4 crash,
+//! 5 nondeterminism. Bad input is reported as one `error: ...` line on stderr.
+
+use crate::result::{Outcome, RunResult, TraceRecord};
+use crate::runner::{run_on_fresh_thread, RunOptions};
+use crate::scenario::load;
+use clap::{Args, Parser, Subcommand};
+use core_sched::bugs::{Bug, Bugs, ALL_BUGS};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+/// Exit code for usage errors and bad input.
+pub const EXIT_USAGE: i32 = 2;
+
+#[derive(Parser, Debug)]
+#[command(name = "ticdc-sim", version, about = "Deterministic simulation testbed for TiCDC's scheduling protocol")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// List the scenarios with their one-line descriptions.
+    List,
+    /// Run one seed of a scenario.
+    Scenario(ScenarioArgs),
+    /// List the historical bugs that `--bug` can switch back on.
+    Bugs,
+}
+
+#[derive(Args, Debug)]
+pub struct ScenarioArgs {
+    /// Scenario name (from scenarios/) or path to a .toml file.
+    #[arg(value_name = "NAME|PATH")]
+    pub scenario: String,
+    /// Seed to run (unsigned 64-bit integer).
+    #[arg(long, allow_hyphen_values = true)]
+    pub seed: String,
+    /// Re-introduce a historical bug (repeatable; see `ticdc-sim bugs`).
+    #[arg(long = "bug", value_name = "NAME")]
+    pub bugs: Vec<String>,
+    /// Print one JSON object instead of the human report.
+    #[arg(long)]
+    pub json: bool,
+    /// Run the seed twice and compare the traces.
+    #[arg(long)]
+    pub check_determinism: bool,
+    /// Print the full trace before the report.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Test hook: make runs differ (to exercise --check-determinism).
+    #[arg(long, hide = true)]
+    pub inject_nondeterminism: bool,
+}
+
+/// Parse the arguments, run the command, print, and return the exit code.
+pub fn main_with_args<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => return clap_error(e),
+    };
+    match run(cli) {
+        Ok((out, code)) => {
+            print_out(&out);
+            code
+        }
+        Err(msg) => {
+            eprintln!("error: {}", msg);
+            EXIT_USAGE
+        }
+    }
+}
+
+/// Help and version go to stdout with exit 0; a usage error becomes one `error:` line.
+fn clap_error(e: clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+        _ => {
+            // clap's message is the first paragraph; usage and tips follow a blank line.
+            let text = e.render().to_string();
+            let msg: Vec<&str> = text.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
+            eprintln!("{} (see --help)", msg.join(" "));
+            EXIT_USAGE
+        }
+    }
+}
+
+fn print_out(s: &str) {
+    // Ignore a closed pipe (`ticdc-sim list | head`).
+    let _ = std::io::stdout().lock().write_all(s.as_bytes());
+}
+
+/// Run a parsed command: the text for stdout and the exit code, or a one-line error.
+pub fn run(cli: Cli) -> Result<(String, i32), String> {
+    match cli.command {
+        Command::List => Ok((format_list(&load::list()), 0)),
+        Command::Bugs => Ok((format_bugs(), 0)),
+        Command::Scenario(a) => run_scenario(&a),
+    }
+}
+
+pub fn parse_seed(s: &str) -> Result<u64, String> {
+    s.parse::<u64>().map_err(|_| format!("invalid seed '{}': expected an unsigned 64-bit integer (0..={})", s, u64::MAX))
+}
+
+pub fn parse_bugs(names: &[String]) -> Result<Bugs, String> {
+    let mut bugs = Bugs::none();
+    for n in names {
+        let b = Bug::from_name(n).ok_or_else(|| format!("unknown bug '{}'; valid bugs: {}", n, Bug::names().join(", ")))?;
+        bugs = bugs.with(b);
+    }
+    Ok(bugs)
+}
+
+/// The JSON report: the run result plus the reproduce line and determinism details.
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    #[serde(flatten)]
+    result: &'a RunResult,
+    reproduce: Option<String>,
+    determinism: Option<Determinism>,
+}
+
+/// Outcome of `--check-determinism`.
+#[derive(Serialize, Clone, Debug)]
+pub struct Determinism {
+    pub ok: bool,
+    pub trace_hashes: [String; 2],
+    pub outcomes: [Outcome; 2],
+    pub divergence: Option<Divergence>,
+}
+
+/// The first trace record where two runs differ (`None` on a side whose trace ended).
+#[derive(Serialize, Clone, Debug)]
+pub struct Divergence {
+    pub index: usize,
+    pub at_ms: u64,
+    pub first: Option<String>,
+    pub second: Option<String>,
+}
+
+fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), String> {
+    let seed = parse_seed(&a.seed)?;
+    let bugs = parse_bugs(&a.bugs)?;
+    let loaded = load::resolve(&a.scenario).map_err(|e| e.to_string())?;
+    let opts = RunOptions { verbose: false, inject_nondeterminism: a.inject_nondeterminism };
+    let mut result = run_on_fresh_thread(&loaded.scenario, seed, &bugs, &opts);
+    let determinism = a.check_determinism.then(|| {
+        let second = run_on_fresh_thread(&loaded.scenario, seed, &bugs, &opts);
+        compare_runs(&result, &second)
+    });
+    if determinism.as_ref().is_some_and(|d| !d.ok) {
+        result.outcome = Outcome::Nondeterminism;
+    }
+    let reproduce = (result.outcome != Outcome::Pass).then(|| reproduce_line(a, seed, &bugs));
+    let out = if a.json {
+        let report = JsonReport { result: &result, reproduce, determinism };
+        serde_json::to_string(&report).map_err(|e| format!("cannot serialize the report: {}", e))? + "\n"
+    } else {
+        format_report(&loaded.scenario.name, &result, a.verbose, determinism.as_ref(), reproduce.as_deref())
+    };
+    Ok((out, result.outcome.exit_code()))
+}
+
+/// Compare two runs of one seed: same trace hash and outcome, else the first divergence.
+pub fn compare_runs(a: &RunResult, b: &RunResult) -> Determinism {
+    let ok = a.trace_hash == b.trace_hash && a.outcome == b.outcome;
+    let divergence = if ok { None } else { first_divergence(&a.trace, &b.trace) };
+    Determinism { ok, trace_hashes: [a.trace_hash.clone(), b.trace_hash.clone()], outcomes: [a.outcome, b.outcome], divergence }
+}
+
+/// The first index where two traces differ, or `None` if they are identical.
+pub fn first_divergence(a: &[TraceRecord], b: &[TraceRecord]) -> Option<Divergence> {
+    let index = (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i))?;
+    let (x, y) = (a.get(index), b.get(index));
+    let at_ms = x.or(y).map(|r| r.at_ms).unwrap_or(0);
+    Some(Divergence { index, at_ms, first: x.map(TraceRecord::line), second: y.map(TraceRecord::line) })
+}
+
+/// A copy-pasteable command that reruns this seed.
+fn reproduce_line(a: &ScenarioArgs, seed: u64, bugs: &Bugs) -> String {
+    let mut s = format!("cargo run --release -- scenario {} --seed {}", shell_quote(&a.scenario), seed);
+    for b in bugs.names() {
+        let _ = write!(s, " --bug {}", b);
+    }
+    if a.check_determinism {
+        s.push_str(" --check-determinism");
+    }
+    if a.inject_nondeterminism {
+        s.push_str(" --inject-nondeterminism");
+    }
+    s
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-./+,:=@".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Human output
+// ---------------------------------------------------------------------------------
+
+fn secs(ms: u64) -> String {
+    format!("{:.3}s", ms as f64 / 1000.0)
+}
+
+/// Rows as left-aligned columns (the last column is not padded).
+fn table(rows: &[Vec<&str>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::new();
+        for (c, cell) in r.iter().enumerate() {
+            if c + 1 < r.len() {
+                let _ = write!(line, "{:<w$}  ", cell, w = widths[c]);
+            } else {
+                line.push_str(cell);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+pub fn format_list(scenarios: &[(String, String)]) -> String {
+    if scenarios.is_empty() {
+        return format!("no scenarios found in {}\n", load::scenarios_dir().display());
+    }
+    let rows: Vec<Vec<&str>> = scenarios.iter().map(|(n, d)| vec![n.as_str(), d.as_str()]).collect();
+    table(&rows)
+}
+
+pub fn format_bugs() -> String {
+    let mut rows = vec![vec!["NAME", "ORIGIN", "BEHAVIOUR"]];
+    rows.extend(ALL_BUGS.iter().map(|b| vec![b.name, b.origin, b.behaviour]));
+    table(&rows)
+}
+
+/// The human report of one run.
+pub fn format_report(name: &str, r: &RunResult, verbose: bool, det: Option<&Determinism>, reproduce: Option<&str>) -> String {
+    let mut o = String::new();
+    if verbose {
+        for rec in &r.trace {
+            let _ = writeln!(o, "{}", rec.line());
+        }
+    }
+    let bugs = if r.bugs.is_empty() { "none".to_string() } else { r.bugs.join(",") };
+    let _ = writeln!(o, "scenario {}  seed {}  bugs {}", name, r.seed, bugs);
+    section(&mut o, "config", r.config.iter().cloned());
+    section(&mut o, "phases", r.phases.iter().map(|(p, at)| format!("{:>10}  {}", secs(*at), p)));
+    section(&mut o, "checks", r.checks.iter().map(|c| format!("{} {}: {}", if c.passed { "PASS" } else { "FAIL" }, c.check, c.detail)));
+    if r.violations.is_empty() {
+        let _ = writeln!(o, "violations: none");
+    } else {
+        section(&mut o, "violations", r.violations.iter().map(|v| format!("{} at {}: {}", v.invariant, secs(v.at_ms), v.detail)));
+    }
+    if let Some(c) = &r.crash {
+        let _ = writeln!(o, "crash: {}", c.replace('\n', " | "));
+    }
+    if let Some(d) = det {
+        format_determinism(&mut o, d);
+    }
+    let _ = writeln!(o, "outcome: {}", r.outcome.as_str());
+    let _ = writeln!(o, "trace hash: {}", if r.trace_hash.is_empty() { "-" } else { &r.trace_hash });
+    let _ = writeln!(o, "simulated time: {}", secs(r.sim_time_ms));
+    let _ = writeln!(o, "wall time: {} ms", r.wall_ms);
+    let _ = writeln!(o, "events: {}", r.events);
+    if let Some(rep) = reproduce {
+        let _ = writeln!(o, "reproduce: {}", rep);
+    }
+    o
+}
+
+fn section(o: &mut String, title: &str, lines: impl Iterator<Item = String>) {
+    let _ = writeln!(o, "{}:", title);
+    let mut any = false;
+    for l in lines {
+        let _ = writeln!(o, "  {}", l);
+        any = true;
+    }
+    if !any {
+        let _ = writeln!(o, "  (none)");
+    }
+}
+
+fn format_determinism(o: &mut String, d: &Determinism) {
+    if d.ok {
+        let _ = writeln!(o, "determinism: ok (2 runs, same trace hash)");
+        return;
+    }
+    let _ = writeln!(o, "determinism: FAILED (2 runs of the same seed differ)");
+    let _ = writeln!(o, "  trace hash: run 1 {}, run 2 {}", d.trace_hashes[0], d.trace_hashes[1]);
+    let _ = writeln!(o, "  outcome: run 1 {}, run 2 {}", d.outcomes[0].as_str(), d.outcomes[1].as_str());
+    match &d.divergence {
+        Some(v) => {
+            let _ = writeln!(o, "  first divergent trace record: #{} at {}", v.index, secs(v.at_ms));
+            let _ = writeln!(o, "    run 1: {}", v.first.as_deref().unwrap_or("(trace ended)"));
+            let _ = writeln!(o, "    run 2: {}", v.second.as_deref().unwrap_or("(trace ended)"));
+        }
+        None => {
+            let _ = writeln!(o, "  first divergent trace record: none (recorded traces are identical; only the hash differs)");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(at_ms: u64, event: &str) -> TraceRecord {
+        TraceRecord { at_ms, node: "n0".into(), role: "maintainer".into(), epoch: 1, event: event.into(), fields: vec![] }
+    }
+
+    #[test]
+    fn divergence_is_first_differing_record() {
+        let a = vec![rec(1, "a"), rec(2, "b"), rec(3, "c")];
+        let b = vec![rec(1, "a"), rec(2, "x")];
+        let d = first_divergence(&a, &b).unwrap();
+        assert_eq!((d.index, d.at_ms), (1, 2));
+        assert!(d.first.unwrap().contains(" b "));
+        assert!(first_divergence(&a, &a).is_none());
+        let d = first_divergence(&a[..2], &a).unwrap();
+        assert_eq!((d.index, d.first.is_none()), (2, true));
+    }
+
+    #[test]
+    fn seeds_and_bugs_parse() {
+        assert_eq!(parse_seed("7"), Ok(7));
+        assert!(parse_seed("-1").is_err());
+        assert!(parse_seed("abc").is_err());
+        assert!(parse_bugs(&["no-epoch-fencing".into()]).is_ok());
+        assert!(parse_bugs(&["nope".into()]).unwrap_err().contains("no-epoch-fencing"));
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("scenarios/a.toml"), "scenarios/a.toml");
+        assert_eq!(shell_quote("my file.toml"), "'my file.toml'");
+    }
+}
