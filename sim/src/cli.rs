@@ -183,7 +183,8 @@ pub fn first_divergence(a: &[TraceRecord], b: &[TraceRecord]) -> Option<Divergen
     let index = (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i))?;
     let (x, y) = (a.get(index), b.get(index));
     let at_ms = x.or(y).map(|r| r.at_ms).unwrap_or(0);
-    Some(Divergence { index, at_ms, first: x.map(TraceRecord::line), second: y.map(TraceRecord::line) })
+    let line = |r: &TraceRecord| r.line().trim().to_string();
+    Some(Divergence { index, at_ms, first: x.map(line), second: y.map(line) })
 }
 
 /// A copy-pasteable command that reruns this seed.

@@ -113,16 +113,63 @@ pub fn parse(path: &Path, source: String) -> Result<Loaded, LoadError> {
     match toml::from_str::<Scenario>(&source) {
         Ok(scenario) => Ok(Loaded { scenario, path: path.to_path_buf(), source }),
         Err(e) => {
-            let (line, col) = match e.span() {
-                Some(s) => {
-                    let (l, c) = line_col(&source, s.start);
-                    (Some(l), Some(c))
-                }
-                None => (None, None),
+            let (offset, message) = match e.span() {
+                Some(span) => match refine(&source, span.clone()) {
+                    Some((o, m)) => (Some(o), m),
+                    None => (Some(span.start), e.message().to_string()),
+                },
+                None => (None, e.message().to_string()),
             };
-            Err(LoadError::at(path, line, col, one_line(e.message())))
+            let (line, col) = offset.map(|o| line_col(&source, o)).unzip();
+            Err(LoadError::at(path, line, col, one_line(&message)))
         }
     }
+}
+
+/// Steps and checks as raw TOML values, with spans.
+#[derive(Deserialize)]
+struct RawItems {
+    #[serde(default)]
+    steps: Vec<Spanned<toml::Value>>,
+    #[serde(default)]
+    checks: Vec<Spanned<toml::Value>>,
+}
+
+/// Serde's tagged enums (`action`, `kind`) lose positions, so toml blames the whole
+/// `steps`/`checks` array. Re-parse each item on its own to find the bad one, and
+/// within it the offending key or value when the message names it.
+fn refine(source: &str, err: std::ops::Range<usize>) -> Option<(usize, String)> {
+    let raw: RawItems = toml::from_str(source).ok()?;
+    let inside = |s: &std::ops::Range<usize>| err.start <= s.start && s.end <= err.end;
+    let steps = raw.steps.iter().filter(|i| inside(&i.span())).map(|i| (i.span(), Step::deserialize(i.get_ref().clone()).err()));
+    let checks = raw.checks.iter().filter(|i| inside(&i.span())).map(|i| (i.span(), Check::deserialize(i.get_ref().clone()).err()));
+    let (span, e) = steps.chain(checks).find_map(|(s, e)| e.map(|e| (s, e)))?;
+    let msg = e.message().to_string();
+    let text = &source[span.clone()];
+    let at = backticked(&msg, "unknown field `")
+        .and_then(|k| find_key(text, k))
+        .or_else(|| backticked(&msg, "unknown variant `").and_then(|v| find_value(text, v)))
+        .unwrap_or(0);
+    Some((span.start + at, msg))
+}
+
+fn backticked<'a>(msg: &'a str, prefix: &str) -> Option<&'a str> {
+    let rest = &msg[msg.find(prefix)? + prefix.len()..];
+    Some(&rest[..rest.find('`')?])
+}
+
+/// Offset of `key =` in `text`, the key not being part of a longer name.
+fn find_key(text: &str, key: &str) -> Option<usize> {
+    text.match_indices(key).map(|(i, _)| i).find(|&i| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + key.len()..].trim_start_matches([' ', '\t']);
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-') && after.starts_with('=')
+    })
+}
+
+/// Offset of the quoted string `value` in `text`.
+fn find_value(text: &str, value: &str) -> Option<usize> {
+    [format!("\"{}\"", value), format!("'{}'", value)].iter().filter_map(|q| text.find(q.as_str())).min()
 }
 
 /// Every `*.toml` in the scenarios directory as (name, one-line description), sorted by
@@ -496,8 +543,20 @@ mod tests {
     #[test]
     fn wrong_field_has_line_and_column() {
         let (p, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"sleep\"\nmillis = 5\n"));
-        assert!(e.starts_with(&format!("{}:5:", p.display())), "{e}");
+        assert!(e.starts_with(&format!("{}:7:1:", p.display())), "{e}");
         assert!(e.contains("millis"), "{e}");
+    }
+
+    #[test]
+    fn errors_inside_later_steps_point_at_the_item() {
+        let (p, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"heal\"\n[[steps]]\naction = \"sleep\"\nmillis = 5\n"));
+        assert_eq!(e, format!("{}:9:1: unknown field `millis`, expected `ms`", p.display()));
+        let (p, e) = load_err("name = \"t\"\ndescription = \"d\"\nsteps = [{ action = \"heal\" },\n  { action = \"sleep\", millis = 5 }]\n");
+        assert!(e.starts_with(&format!("{}:4:23: unknown field `millis`", p.display())), "{e}");
+        let (p, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"heal\"\n[[steps]]\naction = \"wait\"\ntimeout_ms = 1\nuntil = {{ kind = \"nope\" }}\n"));
+        assert!(e.starts_with(&format!("{}:10:18: unknown variant `nope`", p.display())), "{e}");
+        let (p, e) = load_err(&format!("{HEAD}[[checks]]\nkind = \"sync_diff\"\n[[checks]]\nkind = \"table_exists\"\n"));
+        assert!(e.starts_with(&format!("{}:7:1: missing field `table`", p.display())), "{e}");
     }
 
     #[test]
