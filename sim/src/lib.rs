@@ -7,6 +7,12 @@
 compile_error!("ticdc-sim must be built with `--cfg madsim`. Run cargo from the repository root so .cargo/config.toml applies; if you set RUSTFLAGS yourself it replaces the config file's flags, so include it: RUSTFLAGS=\"--cfg madsim\".");
 
 pub mod cli;
+pub mod invariants;
+pub mod node;
 pub mod result;
+pub mod storage;
+pub mod trace;
+pub mod upstream;
+pub mod world;
 pub mod runner;
 pub mod scenario;

@@ -1,7 +1,24 @@
-//! Runs one seed of a scenario inside a fresh madsim runtime on a fresh OS thread.
+//! Runs one seed of a scenario inside a fresh madsim runtime on a fresh OS thread:
+//! builds the world, drives the scenario's steps, lets the cluster converge once the
+//! faults stop, runs the end checks and classifies the outcome.
+
+use crate::invariants::*;
+use crate::node::start_node_tasks;
 use crate::result::*;
-use crate::scenario::Scenario;
+use crate::scenario::*;
+use crate::world::*;
 use core_sched::bugs::Bugs;
+use core_sched::config::{ChangefeedConfig, SchedulerConfig, SinkConfig};
+use core_sched::coordinator::ChangefeedInfo;
+use core_sched::maintainer::span_controller::ReplicaState;
+use core_sched::messages::{ComponentState, FeedState};
+use core_sched::types::*;
+use core_sched::upstream::RowOp;
+use rand::Rng;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
@@ -11,10 +28,22 @@ pub struct RunOptions {
     pub inject_nondeterminism: bool,
 }
 
+static NONDETERMINISM: AtomicU64 = AtomicU64::new(1);
+
+/// Poll period of `wait` predicates.
+const WAIT_POLL_MS: u64 = 100;
+/// Delay before the cluster notices a killed node (etcd session TTL).
+pub const NODE_FAILURE_DETECTION_MS: u64 = 3_000;
+
 /// Run one seed on the current thread (use [`run_on_fresh_thread`] from tools).
 pub fn run_seed(scn: &Scenario, seed: u64, bugs: &Bugs, opts: &RunOptions) -> RunResult {
-    let _ = (opts,);
-    RunResult { scenario: scn.name.clone(), seed, bugs: bugs.names().iter().map(|s| s.to_string()).collect(), outcome: Outcome::Pass, violations: vec![], trace_hash: format!("{:016x}", seed), sim_time_ms: 0, wall_ms: 0, events: 0, config: vec![], phases: vec![], checks: vec![], trace: vec![], crash: None }
+    let wall = std::time::Instant::now();
+    let rt = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
+    let (s, b, o) = (scn.clone(), bugs.clone(), opts.clone());
+    let mut r = rt.block_on(async move { drive(s, seed, b, o).await });
+    drop(rt);
+    r.wall_ms = wall.elapsed().as_millis() as u64;
+    r
 }
 
 /// Run one seed on a fresh OS thread (std hash seeds and thread-local RNG state must
@@ -23,11 +52,541 @@ pub fn run_on_fresh_thread(scn: &Scenario, seed: u64, bugs: &Bugs, opts: &RunOpt
     let (s, b, o) = (scn.clone(), bugs.clone(), opts.clone());
     let name = scn.name.clone();
     let bug_names: Vec<String> = bugs.names().iter().map(|s| s.to_string()).collect();
-    match std::thread::Builder::new().name(format!("seed-{}", seed)).stack_size(64 << 20).spawn(move || run_seed(&s, seed, &b, &o)).expect("spawn seed thread").join() {
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let res = std::thread::Builder::new().name(format!("seed-{}", seed)).stack_size(64 << 20).spawn(move || run_seed(&s, seed, &b, &o)).expect("spawn seed thread").join();
+    std::panic::set_hook(prev);
+    match res {
         Ok(r) => r,
         Err(p) => {
             let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "panic".into());
             RunResult { scenario: name, seed, bugs: bug_names, outcome: Outcome::Crash, violations: vec![], trace_hash: String::new(), sim_time_ms: 0, wall_ms: 0, events: 0, config: vec![], phases: vec![], checks: vec![], trace: vec![], crash: Some(msg) }
         }
+    }
+}
+
+struct Driver {
+    w: W,
+    scn: Scenario,
+    handles: Vec<madsim::runtime::NodeHandle>,
+    vars: BTreeMap<String, NodeId>,
+    tables: BTreeMap<String, TableId>,
+    liveness: Vec<Violation>,
+    phases: Vec<(String, u64)>,
+    flush_ms: u64,
+}
+
+fn changefeed_config(c: &ChangefeedDef) -> ChangefeedConfig {
+    let mut s = SchedulerConfig { enable_table_across_nodes: c.enable_table_across_nodes, enable_splittable_check: c.enable_splittable_check, ..Default::default() };
+    if let Some(v) = c.region_threshold {
+        s.region_threshold = v;
+    }
+    if let Some(v) = c.region_count_per_span {
+        s.region_count_per_span = v;
+    }
+    let mut sink = SinkConfig::default();
+    if let Some(v) = c.flush_interval_ms {
+        sink.flush_interval_ms = v;
+    }
+    ChangefeedConfig { scheduler: s, sink, enable_sync_point: c.enable_sync_point }
+}
+
+async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunResult {
+    init_clock();
+    let nodes = scn.cluster.nodes;
+    let mut world = World::new(seed, bugs.clone(), nodes, scn.faults.net_delay_ms);
+    if opts.inject_nondeterminism {
+        use rand::SeedableRng;
+        world.sim_rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ NONDETERMINISM.fetch_add(0x9E37, Ordering::Relaxed));
+    }
+    world.verbose = opts.verbose;
+    world.check_retryable_after_failover = scn.invariants.no_retryable_error_after_failover;
+    let cfg = changefeed_config(&scn.changefeed);
+    let mut config_lines = vec![
+        format!("seed = {}", seed),
+        format!("bugs = [{}]", bugs.names().join(", ")),
+        format!("nodes = {}", nodes),
+        format!("net.delay_ms = {:?}", scn.faults.net_delay_ms),
+        format!("changefeed.scheduler = {:?}", cfg.scheduler),
+        format!("changefeed.sink.flush_interval_ms = {}", cfg.sink.flush_interval_ms),
+        format!("node_failure_detection_ms = {}", NODE_FAILURE_DETECTION_MS),
+    ];
+    let w: W = Arc::new(Mutex::new(world));
+    let handle = madsim::runtime::Handle::current();
+    let net = handle.create_node().name("network").build();
+    w.lock().unwrap().net_handle = Some(net);
+    let flush_ms = cfg.sink.flush_interval_ms;
+    let mut handles = Vec::new();
+    for i in 0..nodes {
+        let w2 = w.clone();
+        let h = handle
+            .create_node()
+            .name(format!("capture-{}", NodeId(i)))
+            .init(move || {
+                let w = w2.clone();
+                async move {
+                    let n = NodeId(i);
+                    let gen = {
+                        let mut g = w.lock().unwrap();
+                        let slot = &mut g.nodes[i as usize];
+                        slot.generation += 1;
+                        slot.alive = true;
+                        let gen = slot.generation;
+                        let st = fresh_node_state(&mut g, n);
+                        g.nodes[i as usize].state = Some(st);
+                        g.record(&n.to_string(), "Node", 0, "capture started", vec![("generation".into(), gen.to_string())]);
+                        gen
+                    };
+                    start_node_tasks(&w, n, gen, flush_ms);
+                    std::future::pending::<()>().await;
+                }
+            })
+            .build();
+        w.lock().unwrap().node_handles[i as usize] = Some(h.clone());
+        handles.push(h);
+    }
+    let mut d = Driver { w: w.clone(), scn: scn.clone(), handles, vars: BTreeMap::new(), tables: BTreeMap::new(), liveness: vec![], phases: vec![], flush_ms };
+    madsim::time::sleep(Duration::from_millis(5)).await;
+    notify_membership(&w);
+    d.setup(&cfg);
+    d.phase("setup");
+    let mut stopped_early = false;
+    for st in scn.steps.iter() {
+        let step = st.get_ref().clone();
+        if let Err(e) = d.run_step(&step).await {
+            d.liveness.push(Violation { invariant: CONVERGES.into(), at_ms: d.now(), detail: e });
+            stopped_early = true;
+            break;
+        }
+    }
+    d.phase("steps");
+    if !stopped_early {
+        d.converge().await;
+    }
+    d.phase("converge");
+    let checks = if stopped_early { vec![] } else { d.run_checks() };
+    d.phase("checks");
+    // Kill every node so no task leaks from seed to seed.
+    for h in &d.handles {
+        madsim::runtime::Handle::current().kill(h.id());
+    }
+    madsim::time::sleep(Duration::from_millis(1)).await;
+    let g = w.lock().unwrap();
+    config_lines.extend(d.vars.iter().map(|(k, v)| format!("var ${} = {}", k, v)));
+    let mut violations = g.violations.clone();
+    let safety = !violations.is_empty() || checks.iter().any(|c| !c.passed && c.check.starts_with("sync_diff"));
+    violations.extend(d.liveness.iter().cloned());
+    for c in checks.iter().filter(|c| !c.passed) {
+        violations.push(Violation { invariant: format!("check:{}", c.check), at_ms: g.now_ms, detail: c.detail.clone() });
+    }
+    let outcome = if safety {
+        Outcome::Safety
+    } else if !violations.is_empty() {
+        Outcome::Liveness
+    } else {
+        Outcome::Pass
+    };
+    RunResult {
+        scenario: scn.name.clone(),
+        seed,
+        bugs: bugs.names().iter().map(|s| s.to_string()).collect(),
+        outcome,
+        violations,
+        trace_hash: format!("{:016x}", g.hash.0),
+        sim_time_ms: g.now_ms,
+        wall_ms: 0,
+        events: g.events,
+        config: config_lines,
+        phases: d.phases.clone(),
+        checks,
+        trace: g.trace.clone(),
+        crash: None,
+    }
+}
+
+impl Driver {
+    fn now(&self) -> u64 {
+        self.w.lock().unwrap().now_ms
+    }
+
+    fn phase(&mut self, name: &str) {
+        let t = {
+            let mut g = self.w.lock().unwrap();
+            g.now_ms = crate::world::now_ms();
+            g.now_ms
+        };
+        let _ = t;
+        let t = self.now();
+        self.phases.push((name.to_string(), t));
+    }
+
+    fn setup(&mut self, cfg: &ChangefeedConfig) {
+        let mut g = self.w.lock().unwrap();
+        let now = g.now_ms;
+        for t in &self.scn.tables {
+            let id = g.upstream.create_table(now, &t.schema, &t.name, t.regions);
+            self.tables.insert(t.name.clone(), id);
+        }
+        let start = g.upstream.tso(now);
+        g.start_ts = start;
+        let cf = g.cf.clone();
+        g.meta.changefeeds.insert(cf.clone(), ChangefeedInfo { id: cf.clone(), config: cfg.clone(), epoch: 0, checkpoint_ts: start, state: FeedState::Normal, last_error: None, created: false });
+        g.persisted_checkpoint = start;
+        g.data_loss.last_checkpoint = start;
+        g.record("-", "Scenario", 0, "create changefeed", vec![("changefeed".into(), cf.to_string()), ("start_ts".into(), start.to_string())]);
+        let gw = &mut *g;
+        for t in &self.scn.tables {
+            if t.rows > 0 {
+                let id = self.tables[&t.name];
+                gw.upstream.dml(now, id, t.rows, RowOp::Insert, &mut gw.sim_rng);
+            }
+        }
+    }
+
+    fn table(&self, name: &str) -> Result<TableId, String> {
+        self.tables.get(name).copied().ok_or_else(|| format!("unknown table '{}'", name))
+    }
+
+    /// Resolve a node reference: `n<i>`, `$maintainer`, or a `[[vars]]` name.
+    fn node(&mut self, r: &str) -> Result<NodeId, String> {
+        if let Some(i) = r.strip_prefix('n').and_then(|s| s.parse::<u32>().ok()) {
+            return Ok(NodeId(i));
+        }
+        let Some(v) = r.strip_prefix('$') else { return Err(format!("bad node reference '{}'", r)) };
+        if let Some(n) = self.vars.get(v) {
+            return Ok(*n);
+        }
+        if v == "maintainer" {
+            let m = self.w.lock().unwrap().maintainer().map(|(n, _)| n).ok_or("no maintainer yet")?;
+            self.vars.insert("maintainer".into(), m);
+            return Ok(m);
+        }
+        let def = self.scn.vars.iter().find(|d| d.name == v).cloned().ok_or_else(|| format!("unknown variable ${}", v))?;
+        let mut except = Vec::new();
+        for e in &def.except {
+            except.push(self.node(e)?);
+        }
+        let mut g = self.w.lock().unwrap();
+        let cands: Vec<NodeId> = (0..self.scn.cluster.nodes).map(NodeId).filter(|n| !except.contains(n)).collect();
+        if cands.is_empty() {
+            return Err(format!("no node left for ${}", v));
+        }
+        let n = cands[g.sim_rng.random_range(0..cands.len())];
+        g.record("-", "Scenario", 0, "choose variable", vec![("var".into(), v.to_string()), ("node".into(), n.to_string())]);
+        drop(g);
+        self.vars.insert(v.to_string(), n);
+        Ok(n)
+    }
+
+    fn nodes(&mut self, r: &str) -> Result<Vec<NodeId>, String> {
+        if r == "all" {
+            return Ok((0..self.scn.cluster.nodes).map(NodeId).collect());
+        }
+        Ok(vec![self.node(r)?])
+    }
+
+    async fn run_step(&mut self, step: &Step) -> Result<(), String> {
+        let desc = format!("{:?}", step);
+        {
+            let mut g = self.w.lock().unwrap();
+            g.now_ms = crate::world::now_ms();
+            g.record("-", "Scenario", 0, "step", vec![("step".into(), desc)]);
+        }
+        match step {
+            Step::CreateTable { table, schema, regions } => {
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                let id = g.upstream.create_table(now, schema, table, *regions);
+                self.tables.insert(table.clone(), id);
+            }
+            Step::DropTable { table } => {
+                let id = self.table(table)?;
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                g.upstream.drop_table(now, id);
+            }
+            Step::TruncateTable { .. } => return Err("truncate_table is not supported yet".into()),
+            Step::AddColumn { table } => {
+                let id = self.table(table)?;
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                g.upstream.add_column(now, id);
+            }
+            Step::Insert { table, rows } | Step::Update { table, rows } | Step::Delete { table, rows } => {
+                let op = match step {
+                    Step::Insert { .. } => RowOp::Insert,
+                    Step::Update { .. } => RowOp::Update,
+                    _ => RowOp::Delete,
+                };
+                let id = self.table(table)?;
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                let gw = &mut *g;
+                gw.upstream.dml(now, id, *rows, op, &mut gw.sim_rng);
+            }
+            Step::SplitTableRegions { table, regions } => {
+                let id = self.table(table)?;
+                self.w.lock().unwrap().upstream.tables.get_mut(&id).unwrap().regions = *regions;
+            }
+            Step::MoveTable { table, to } => {
+                let id = self.table(table)?;
+                let dest = self.node(to)?;
+                self.api(|m, ctx, _| m.api_move_table(ctx, id, dest).map(|n| format!("{} move operators", n)), "move table");
+            }
+            Step::SplitTable { table } => {
+                let id = self.table(table)?;
+                self.api(|m, ctx, up| m.api_split_table(ctx, id, up).map(|n| format!("split into {}", n)), "split table");
+            }
+            Step::EnableFailpoint { name, node } | Step::DisableFailpoint { name, node } => {
+                let on = matches!(step, Step::EnableFailpoint { .. });
+                let ns = self.nodes(node)?;
+                let mut g = self.w.lock().unwrap();
+                for n in ns {
+                    if on {
+                        g.failpoints[n.0 as usize].0.insert(name.clone());
+                    } else {
+                        g.failpoints[n.0 as usize].0.remove(name);
+                    }
+                    g.record(&n.to_string(), "Failpoint", 0, if on { "enable failpoint" } else { "disable failpoint" }, vec![("name".into(), name.clone())]);
+                }
+            }
+            Step::Kill { node } => {
+                let n = self.node(node)?;
+                self.kill(n);
+            }
+            Step::Restart { node } => {
+                let n = self.node(node)?;
+                madsim::runtime::Handle::current().restart(self.handles[n.0 as usize].id());
+                madsim::time::sleep(Duration::from_millis(1)).await;
+                notify_membership(&self.w);
+            }
+            Step::Partition { a, b, symmetric } => {
+                let (a, b) = (self.node(a)?, self.node(b)?);
+                let mut g = self.w.lock().unwrap();
+                g.net.cut.insert((a.0, b.0));
+                if *symmetric {
+                    g.net.cut.insert((b.0, a.0));
+                }
+            }
+            Step::Heal => self.w.lock().unwrap().net.cut.clear(),
+            Step::Sleep { ms } => madsim::time::sleep(Duration::from_millis(*ms)).await,
+            Step::Wait { until, timeout_ms } => {
+                let deadline = self.now() + timeout_ms;
+                loop {
+                    match self.eval(until) {
+                        Ok(true) => break,
+                        Ok(false) => {}
+                        Err(e) => return Err(e),
+                    }
+                    if self.now() >= deadline {
+                        return Err(format!("wait timed out after {} ms: {:?}", timeout_ms, until));
+                    }
+                    self.budget()?;
+                    madsim::time::sleep(Duration::from_millis(WAIT_POLL_MS)).await;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn budget(&self) -> Result<(), String> {
+        let g = self.w.lock().unwrap();
+        if g.events > self.scn.limits.max_events {
+            return Err(format!("event budget of {} exhausted", self.scn.limits.max_events));
+        }
+        if g.now_ms > self.scn.limits.max_sim_time_ms {
+            return Err(format!("simulated-time limit of {} ms reached", self.scn.limits.max_sim_time_ms));
+        }
+        Ok(())
+    }
+
+    fn kill(&mut self, n: NodeId) {
+        {
+            let mut g = self.w.lock().unwrap();
+            let was_maintainer = g.maintainer().map(|(m, _)| m == n).unwrap_or(false);
+            let slot = &mut g.nodes[n.0 as usize];
+            slot.alive = false;
+            slot.state = None;
+            if was_maintainer && g.failover_at_ms.is_none() {
+                g.failover_at_ms = Some(g.now_ms);
+            }
+            g.record(&n.to_string(), "Node", 0, "capture killed", vec![("maintainer".into(), was_maintainer.to_string())]);
+        }
+        madsim::runtime::Handle::current().kill(self.handles[n.0 as usize].id());
+        let w = self.w.clone();
+        let net = self.w.lock().unwrap().net_handle.clone().unwrap();
+        net.spawn(async move {
+            madsim::time::sleep(Duration::from_millis(NODE_FAILURE_DETECTION_MS)).await;
+            notify_membership(&w);
+        });
+    }
+
+    fn api(&mut self, f: impl FnOnce(&mut core_sched::maintainer::Maintainer, &mut core_sched::effects::Ctx, &crate::upstream::Upstream) -> Result<String, String>, what: &'static str) {
+        let m = self.w.lock().unwrap().maintainer().map(|(n, _)| n);
+        let Some(n) = m else { return };
+        let cf = self.w.lock().unwrap().cf.clone();
+        step(&self.w, n, None, StepKind::Api, |ns, ctx, up, _| {
+            if let Some(m) = ns.mm.maintainers.get_mut(&cf) {
+                let r = f(m, ctx, up);
+                let fields = match r {
+                    Ok(s) => vec![("result", s)],
+                    Err(e) => vec![("error", e)],
+                };
+                ctx.trace(core_sched::effects::Role::Maintainer, m.epoch, what, fields);
+            }
+        });
+    }
+
+    fn eval(&mut self, p: &Predicate) -> Result<bool, String> {
+        let g = self.w.lock().unwrap();
+        let m = g.maintainer().map(|(_, m)| m);
+        Ok(match p {
+            Predicate::TableExistsDownstream { table } => g.storage.table_exists(self.table(table)?),
+            Predicate::ReplicationCount { table, op, count } => {
+                let c = m.filter(|m| m.initialized()).map(|m| m.replication_count(self.table(table).unwrap_or(-1))).unwrap_or(0);
+                cmp(*op, c, *count)
+            }
+            Predicate::TableScheduled { table } => {
+                let t = self.table(table)?;
+                m.map(|m| {
+                    let ts = m.sc.tasks_of_table(t);
+                    !ts.is_empty() && ts.iter().all(|r| r.node.is_some())
+                })
+                .unwrap_or(false)
+            }
+            Predicate::DispatcherCount { op, count } => cmp(*op, m.map(|m| m.sc.tasks.len()).unwrap_or(0), *count),
+            Predicate::MaintainerMoved => {
+                let before = self.vars.get("maintainer").copied();
+                match (g.maintainer(), before) {
+                    (Some((n, m)), Some(b)) => n != b && m.initialized(),
+                    _ => false,
+                }
+            }
+            Predicate::TraceSeen { event, table } => {
+                let t = table.as_ref().map(|t| self.table(t)).transpose()?.map(|t| t.to_string());
+                g.trace.iter().any(|r| r.event == *event && t.as_ref().map(|t| r.fields.iter().any(|(k, v)| k == "table" && v == t)).unwrap_or(true))
+            }
+            Predicate::CheckpointCaughtUp => g.persisted_checkpoint >= g.upstream.resolved_ts(g.now_ms).saturating_sub(ts_from_ms(self.flush_ms + 5_000)),
+        })
+    }
+
+    /// What keeps the cluster from being converged (empty = converged).
+    fn pending(&self, target: Ts) -> Vec<String> {
+        let g = self.w.lock().unwrap();
+        let mut p = Vec::new();
+        let Some((_, m)) = g.maintainer() else { return vec!["no live maintainer".into()] };
+        if !m.initialized() {
+            return vec!["maintainer not bootstrapped".into()];
+        }
+        for op in m.oc.running() {
+            p.push(format!("operator still running: {}", op.describe()));
+        }
+        for r in m.sc.tasks.values() {
+            if r.state != ReplicaState::Replicating {
+                p.push(format!("span {} of table {} is {:?}", r.id, r.span.table_id, r.state));
+            }
+        }
+        let mut working: BTreeMap<TableId, Vec<TableSpan>> = BTreeMap::new();
+        for (i, s) in g.nodes.iter().enumerate() {
+            let _ = i;
+            let Some(st) = &s.state else { continue };
+            for dm in st.orch.managers.values() {
+                for d in dm.dispatchers.values() {
+                    if d.state == ComponentState::Working && !d.try_removing && !d.is_trigger {
+                        working.entry(d.span.table_id).or_default().push(d.span);
+                    }
+                }
+            }
+        }
+        for t in g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()) {
+            if !m.sc.is_table_exists(t.id) {
+                p.push(format!("table {} ({}) has no span", t.id, t.name));
+            }
+            let holes = find_holes(t.id, working.get(&t.id).map(|v| v.as_slice()).unwrap_or(&[]));
+            if !holes.is_empty() {
+                p.push(format!("table {} ({}) not covered by Working dispatchers: {:?}", t.id, t.name, holes));
+            }
+            if g.storage.table_rows(t.id) != t.rows {
+                p.push(format!("table {} ({}) downstream differs from upstream", t.id, t.name));
+            }
+        }
+        if g.persisted_checkpoint < target {
+            p.push(format!("checkpoint {} behind upstream {}", g.persisted_checkpoint, target));
+        }
+        p
+    }
+
+    /// Faults stop, partitions heal, failpoints stay as the scenario left them; the
+    /// cluster must converge within the budget.
+    async fn converge(&mut self) {
+        let target = {
+            let mut g = self.w.lock().unwrap();
+            g.net.cut.clear();
+            let now = g.now_ms;
+            g.upstream.tso(now)
+        };
+        let deadline = self.now() + self.scn.limits.converge_timeout_ms;
+        loop {
+            let p = self.pending(target);
+            if p.is_empty() {
+                return;
+            }
+            if let Err(e) = self.budget() {
+                self.liveness.push(Violation { invariant: CONVERGES.into(), at_ms: self.now(), detail: format!("{}; pending: {}", e, p.join("; ")) });
+                return;
+            }
+            if self.now() >= deadline {
+                self.liveness.push(Violation { invariant: CONVERGES.into(), at_ms: self.now(), detail: format!("not converged within {} ms: {}", self.scn.limits.converge_timeout_ms, p.join("; ")) });
+                return;
+            }
+            madsim::time::sleep(Duration::from_millis(WAIT_POLL_MS)).await;
+            let mut g = self.w.lock().unwrap();
+            g.now_ms = crate::world::now_ms();
+        }
+    }
+
+    fn run_checks(&mut self) -> Vec<CheckResult> {
+        let mut out = Vec::new();
+        for c in self.scn.checks.clone() {
+            let c = c.into_inner();
+            let r = match &c {
+                Check::ReplicationCount { table, op, count } => {
+                    let got = self.w.lock().unwrap().maintainer().map(|(_, m)| m.replication_count(self.tables.get(table).copied().unwrap_or(-1))).unwrap_or(0);
+                    CheckResult { check: format!("replication_count {} {:?} {}", table, op, count), passed: cmp(*op, got, *count), detail: format!("replication count of {} is {}", table, got) }
+                }
+                Check::TableExists { table } | Check::TableNotExists { table } => {
+                    let want = matches!(c, Check::TableExists { .. });
+                    let id = self.w.lock().unwrap().upstream.table_id_any(table).unwrap_or(-1);
+                    let got = self.w.lock().unwrap().storage.table_exists(id);
+                    CheckResult { check: format!("table_{}exists {}", if want { "" } else { "not_" }, table), passed: got == want, detail: format!("table {} exists downstream: {}", table, got) }
+                }
+                Check::SyncDiff => {
+                    let g = self.w.lock().unwrap();
+                    let mut bad = Vec::new();
+                    for t in g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()) {
+                        let down = g.storage.table_rows(t.id);
+                        if down != t.rows {
+                            let missing = t.rows.iter().filter(|(k, v)| down.get(k) != Some(v)).count();
+                            let extra = down.keys().filter(|k| !t.rows.contains_key(k)).count();
+                            bad.push(format!("{}: {} rows differ or missing, {} extra", t.name, missing, extra));
+                        }
+                    }
+                    CheckResult { check: "sync_diff".into(), passed: bad.is_empty(), detail: if bad.is_empty() { "downstream equals upstream".into() } else { bad.join("; ") } }
+                }
+                Check::NoErrorLogged => {
+                    let g = self.w.lock().unwrap();
+                    CheckResult { check: "no_error_logged".into(), passed: g.retryable_errors.is_empty(), detail: if g.retryable_errors.is_empty() { "no error".into() } else { format!("{} retryable errors, first: {}", g.retryable_errors.len(), g.retryable_errors[0].1) } }
+                }
+            };
+            out.push(r);
+        }
+        out
+    }
+}
+
+fn cmp(op: CmpOp, got: usize, want: usize) -> bool {
+    match op {
+        CmpOp::Eq => got == want,
+        CmpOp::Ge => got >= want,
     }
 }

@@ -1,0 +1,140 @@
+//! Invariants, checked after every delivered message and state change.
+//!
+//! Stable names (used in reports and JSON): `one-dispatcher-per-key`,
+//! `one-instance-per-dispatcher-id`, `one-table-trigger`, `one-operator-per-dispatcher`,
+//! `span-partition`, `epoch-fencing`, `checkpoint-monotonic`, `no-data-loss`,
+//! `no-retryable-error-after-failover`, `converges`.
+//!
+//! Checks are incremental: the dispatcher-placement checks run only after a step that
+//! changed the set of live dispatchers; the maintainer checks only after a step of a
+//! maintainer; no-data-loss only walks the upstream changes the persisted checkpoint
+//! newly covers.
+
+use crate::storage::Storage;
+use crate::upstream::Upstream;
+use core_sched::dispatcher::DispatcherManager;
+use core_sched::maintainer::Maintainer;
+use core_sched::messages::ComponentState;
+use core_sched::types::*;
+use std::collections::BTreeMap;
+
+pub const ONE_DISPATCHER_PER_KEY: &str = "one-dispatcher-per-key";
+pub const ONE_INSTANCE_PER_ID: &str = "one-instance-per-dispatcher-id";
+pub const ONE_TABLE_TRIGGER: &str = "one-table-trigger";
+pub const ONE_OPERATOR_PER_DISPATCHER: &str = "one-operator-per-dispatcher";
+pub const SPAN_PARTITION: &str = "span-partition";
+pub const EPOCH_FENCING: &str = "epoch-fencing";
+pub const CHECKPOINT_MONOTONIC: &str = "checkpoint-monotonic";
+pub const NO_DATA_LOSS: &str = "no-data-loss";
+pub const NO_RETRYABLE_ERROR_AFTER_FAILOVER: &str = "no-retryable-error-after-failover";
+pub const CONVERGES: &str = "converges";
+pub const ALL_INVARIANTS: &[&str] = &[ONE_DISPATCHER_PER_KEY, ONE_INSTANCE_PER_ID, ONE_TABLE_TRIGGER, ONE_OPERATOR_PER_DISPATCHER, SPAN_PARTITION, EPOCH_FENCING, CHECKPOINT_MONOTONIC, NO_DATA_LOSS, NO_RETRYABLE_ERROR_AFTER_FAILOVER, CONVERGES];
+
+/// A dispatcher that can write: created, not closed, Initializing or Working, not removing.
+fn can_write(state: ComponentState, removing: bool) -> bool {
+    !removing && matches!(state, ComponentState::Initializing | ComponentState::Working)
+}
+
+/// Cluster-wide dispatcher placement checks over every live node's managers.
+pub fn check_dispatchers<'a>(managers: impl Iterator<Item = (NodeId, &'a DispatcherManager)>) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let mut by_id: BTreeMap<DispatcherId, NodeId> = BTreeMap::new();
+    let mut by_table: BTreeMap<TableId, Vec<(TableSpan, DispatcherId, NodeId)>> = BTreeMap::new();
+    let mut triggers: BTreeMap<&ChangefeedId, Vec<(DispatcherId, NodeId)>> = BTreeMap::new();
+    for (n, dm) in managers {
+        for d in dm.dispatchers.values() {
+            if let Some(other) = by_id.insert(d.id, n) {
+                out.push((ONE_INSTANCE_PER_ID, format!("dispatcher {} lives on {} and {}", d.id, other, n)));
+            }
+            if !can_write(d.state, d.try_removing) {
+                continue;
+            }
+            if d.is_trigger {
+                triggers.entry(&dm.cf).or_default().push((d.id, n));
+            } else {
+                by_table.entry(d.span.table_id).or_default().push((d.span, d.id, n));
+            }
+        }
+    }
+    for (cf, t) in triggers {
+        if t.len() > 1 {
+            out.push((ONE_TABLE_TRIGGER, format!("changefeed {} has {} live table trigger event dispatchers: {:?}", cf, t.len(), t)));
+        }
+    }
+    for (table, mut v) in by_table {
+        v.sort();
+        for i in 1..v.len() {
+            for j in 0..i {
+                if v[j].0.overlaps(&v[i].0) {
+                    out.push((ONE_DISPATCHER_PER_KEY, format!("table {}: dispatchers {} on {} {} and {} on {} {} cover the same keys", table, v[j].1, v[j].2, v[j].0, v[i].1, v[i].2, v[i].0)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Maintainer-side checks: one running operator per dispatcher; spans partition tables.
+pub fn check_maintainer(m: &Maintainer) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let mut count: BTreeMap<DispatcherId, Vec<String>> = BTreeMap::new();
+    for op in m.oc.running() {
+        count.entry(op.id()).or_default().push(op.describe());
+    }
+    for (id, ops) in count {
+        if ops.len() > 1 {
+            out.push((ONE_OPERATOR_PER_DISPATCHER, format!("dispatcher {} has {} running operators: {}", id, ops.len(), ops.join("; "))));
+        }
+    }
+    if m.initialized() {
+        for &t in m.sc.by_table.keys() {
+            if t == DDL_SPAN_TABLE_ID {
+                continue;
+            }
+            let (overlaps, holes) = m.sc.table_partition_problems(t);
+            if !overlaps.is_empty() {
+                out.push((SPAN_PARTITION, format!("table {}: overlapping spans {:?}", t, overlaps)));
+            }
+            if !holes.is_empty() {
+                out.push((SPAN_PARTITION, format!("table {}: holes {:?}", t, holes)));
+            }
+        }
+    }
+    out
+}
+
+/// Incremental no-data-loss: per table, how far the upstream change list is verified.
+#[derive(Debug, Default)]
+pub struct DataLossChecker {
+    verified: BTreeMap<TableId, usize>,
+    pub last_checkpoint: Ts,
+}
+
+impl DataLossChecker {
+    /// Every upstream change after `start_ts` and at or below `checkpoint` of an
+    /// existing table must be durable downstream.
+    pub fn advance(&mut self, up: &Upstream, st: &Storage, start_ts: Ts, checkpoint: Ts) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if checkpoint <= self.last_checkpoint {
+            return out;
+        }
+        self.last_checkpoint = checkpoint;
+        for (t, changes) in &up.changes {
+            let Some(tab) = up.tables.get(t) else { continue };
+            if tab.dropped_ts.is_some() {
+                continue;
+            }
+            let i = self.verified.entry(*t).or_insert(0);
+            while *i < changes.len() && changes[*i].commit_ts <= checkpoint {
+                let c = &changes[*i];
+                if c.commit_ts > start_ts && !st.durable.contains(&(c.table_id, c.commit_ts, c.key)) {
+                    out.push((NO_DATA_LOSS, format!("table {} row key={} commit_ts={} is at or below the persisted checkpoint {} but not durable downstream", t, c.key, c.commit_ts, checkpoint)));
+                    *i += 1;
+                    break;
+                }
+                *i += 1;
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,94 @@
+//! The tasks of one capture. TiCDC's goroutines that share state run as separate
+//! madsim tasks, so the seeded scheduler interleaves them.
+
+use crate::world::*;
+use core_sched::dispatcher::manager::HEARTBEAT_INTERVAL_MS;
+use core_sched::maintainer::manager::MAINTAINER_HEARTBEAT_MS;
+use core_sched::maintainer::scheduler::BASIC_SCHEDULER_INTERVAL_MS;
+use core_sched::maintainer::{CHECKPOINT_INTERVAL_MS, MAINTAINER_TICK_MS};
+use core_sched::types::*;
+use std::time::Duration;
+
+/// Event collector poll period. Simplification: TiCDC pushes events as they arrive;
+/// a 50 ms poll bounds the number of simulation steps.
+pub const EVENT_POLL_MS: u64 = 50;
+/// Events fed to a dispatcher per poll at most (bounds the queue).
+pub const FEED_WINDOW_MS: u64 = 1000;
+
+async fn periodic(w: W, n: NodeId, gen: u64, period_ms: u64, kind: StepKind, f: fn(&mut NodeState, &mut core_sched::effects::Ctx, &mut crate::upstream::Upstream, &mut core_sched::coordinator::MetaStore)) {
+    // Desynchronise the loops of different nodes.
+    madsim::time::sleep(Duration::from_millis(1 + (n.0 as u64 * 7) % period_ms.max(1))).await;
+    loop {
+        if !step(&w, n, Some(gen), kind, f) {
+            return;
+        }
+        madsim::time::sleep(Duration::from_millis(period_ms)).await;
+    }
+}
+
+/// Spawn every loop of node `n` (generation `gen`) on the current madsim node.
+pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, flush_ms: u64) {
+    let sp = |p: u64, k: StepKind, f: fn(&mut NodeState, &mut core_sched::effects::Ctx, &mut crate::upstream::Upstream, &mut core_sched::coordinator::MetaStore)| {
+        madsim::task::spawn(periodic(w.clone(), n, gen, p, k, f));
+    };
+    sp(MAINTAINER_TICK_MS, StepKind::MaintainerTick, |ns, ctx, up, _| {
+        for m in ns.mm.maintainers.values_mut() {
+            m.on_tick(ctx, &*up);
+        }
+    });
+    sp(200, StepKind::Operators, |ns, ctx, _, _| {
+        for m in ns.mm.maintainers.values_mut() {
+            m.execute_operators(ctx);
+        }
+    });
+    sp(BASIC_SCHEDULER_INTERVAL_MS, StepKind::Scheduler, |ns, ctx, _, _| {
+        for m in ns.mm.maintainers.values_mut() {
+            m.run_basic_scheduler(ctx);
+        }
+    });
+    // The insert half of the historical two-step admission runs as its own step, so
+    // another goroutine (an API call) can run in between.
+    sp(BASIC_SCHEDULER_INTERVAL_MS, StepKind::Scheduler, |ns, ctx, _, _| {
+        for m in ns.mm.maintainers.values_mut() {
+            m.finish_pending_admissions(ctx);
+        }
+    });
+    sp(CHECKPOINT_INTERVAL_MS, StepKind::Checkpoint, |ns, ctx, _, meta| {
+        for m in ns.mm.maintainers.values_mut() {
+            let persisted = meta.changefeeds.get(&m.cf).map(|i| i.checkpoint_ts).unwrap_or(0);
+            m.calc_checkpoint(ctx, persisted);
+        }
+    });
+    sp(MAINTAINER_HEARTBEAT_MS, StepKind::MaintainerHeartbeat, |ns, ctx, _, _| ns.mm.send_heartbeat(ctx));
+    sp(HEARTBEAT_INTERVAL_MS, StepKind::DmHeartbeat, |ns, ctx, _, _| {
+        ns.orch.poll_failpoints(ctx);
+        for dm in ns.orch.managers.values_mut() {
+            dm.heartbeat(ctx, false);
+        }
+    });
+    sp(EVENT_POLL_MS, StepKind::Events, |ns, ctx, up, _| {
+        let resolved = up.resolved_ts(ctx.now_ms);
+        for dm in ns.orch.managers.values_mut() {
+            for (id, span, fed, trig, qlen) in dm.event_cursors() {
+                if qlen > 4096 || fed >= resolved {
+                    continue;
+                }
+                let to = resolved.min(fed + ts_from_ms(FEED_WINDOW_MS));
+                let evs = up.events_for(&span, trig, fed, to);
+                dm.feed(id, evs, to);
+            }
+            dm.process(ctx);
+        }
+    });
+    let flush = flush_ms.max(10);
+    madsim::task::spawn(periodic(w.clone(), n, gen, flush, StepKind::Flush, |ns, ctx, _, _| {
+        for dm in ns.orch.managers.values_mut() {
+            dm.flush_sink(ctx);
+        }
+    }));
+    sp(200, StepKind::Coordinator, |ns, ctx, _, meta| {
+        if let Some(c) = ns.coord.as_mut() {
+            c.tick(ctx, meta);
+        }
+    });
+}

@@ -1,0 +1,95 @@
+//! External storage (the cloud-storage sink's bucket) and the downstream consumer
+//! that rebuilds each table from the durable files.
+
+use core_sched::effects::{ObjectContent, StorageError};
+use core_sched::types::*;
+use core_sched::upstream::{DdlKind, RowChange, RowOp};
+use std::collections::{BTreeMap, HashSet};
+
+#[derive(Debug, Default)]
+pub struct Storage {
+    pub objects: BTreeMap<String, ObjectContent>,
+    /// Durable row changes (table, commit ts, key), for the no-data-loss check.
+    pub durable: HashSet<(TableId, Ts, u64)>,
+    /// DDL files made durable: (commit ts, table) -> writers (paths).
+    pub ddl_writes: BTreeMap<(Ts, TableId), u32>,
+}
+
+impl Storage {
+    pub fn put(&mut self, path: &str, content: ObjectContent) -> Result<(), StorageError> {
+        self.objects.insert(path.to_string(), content);
+        Ok(())
+    }
+
+    /// Rename a temporary object to its final name; returns the content made durable.
+    pub fn rename(&mut self, from: &str, to: &str) -> Result<Option<ObjectContent>, StorageError> {
+        let Some(c) = self.objects.remove(from) else { return Err(StorageError::NotFound(from.to_string())) };
+        match &c {
+            ObjectContent::Rows(rows) => {
+                for r in rows {
+                    self.durable.insert((r.table_id, r.commit_ts, r.key));
+                }
+            }
+            ObjectContent::Ddl(d) => {
+                *self.ddl_writes.entry((d.commit_ts, d.table_id)).or_insert(0) += 1;
+            }
+        }
+        self.objects.insert(to.to_string(), c.clone());
+        Ok(Some(c))
+    }
+
+    pub fn delete(&mut self, paths: &[String]) {
+        for p in paths {
+            self.objects.remove(p);
+        }
+    }
+
+    fn final_objects(&self) -> impl Iterator<Item = (&String, &ObjectContent)> {
+        self.objects.iter().filter(|(p, _)| !p.contains(".tmp."))
+    }
+
+    /// Whether the consumer sees the table: any data or a CREATE, and no later DROP.
+    pub fn table_exists(&self, table: TableId) -> bool {
+        let mut last_ddl: Option<(Ts, DdlKind)> = None;
+        let mut has_data = false;
+        for (_, c) in self.final_objects() {
+            match c {
+                ObjectContent::Ddl(d) if d.table_id == table => {
+                    if last_ddl.map(|(t, _)| d.commit_ts > t).unwrap_or(true) {
+                        last_ddl = Some((d.commit_ts, d.kind));
+                    }
+                }
+                ObjectContent::Rows(rows) if rows.first().map(|r| r.table_id == table).unwrap_or(false) => has_data = true,
+                _ => {}
+            }
+        }
+        match last_ddl {
+            Some((_, DdlKind::DropTable)) => false,
+            Some(_) => true,
+            None => has_data,
+        }
+    }
+
+    /// The consumer's view of a table: apply durable row changes in commit-ts order.
+    pub fn table_rows(&self, table: TableId) -> BTreeMap<u64, u64> {
+        let mut all: Vec<&RowChange> = Vec::new();
+        for (_, c) in self.final_objects() {
+            if let ObjectContent::Rows(rows) = c {
+                all.extend(rows.iter().filter(|r| r.table_id == table));
+            }
+        }
+        all.sort_by_key(|r| (r.commit_ts, r.key));
+        let mut m = BTreeMap::new();
+        for r in all {
+            match r.op {
+                RowOp::Delete => {
+                    m.remove(&r.key);
+                }
+                _ => {
+                    m.insert(r.key, r.value);
+                }
+            }
+        }
+        m
+    }
+}

@@ -1,0 +1,210 @@
+//! The upstream TiDB cluster: a TSO, tables with key ranges and region counts, a
+//! multi-version schema store with DDL history, committed row changes, and the event
+//! service that serves a dispatcher its span's changes after its start ts in
+//! commit-ts order plus resolved-ts progress.
+
+use core_sched::messages::{InfluenceType, InfluencedTables, TableRef};
+use core_sched::types::*;
+use core_sched::upstream::*;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug)]
+pub struct UTable {
+    pub id: TableId,
+    pub name: String,
+    pub schema_id: SchemaId,
+    pub schema_name: String,
+    pub regions: u64,
+    pub created_ts: Ts,
+    pub dropped_ts: Option<Ts>,
+    /// Current rows (key -> value).
+    pub rows: BTreeMap<u64, u64>,
+    pub next_key: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct Upstream {
+    pub tables: BTreeMap<TableId, UTable>,
+    pub schemas: BTreeMap<String, SchemaId>,
+    pub changes: BTreeMap<TableId, Vec<RowChange>>,
+    pub ddls: Vec<DdlEvent>,
+    last_ts: Ts,
+    next_table_id: TableId,
+    next_schema_id: SchemaId,
+}
+
+impl Upstream {
+    pub fn new() -> Self {
+        Upstream { next_table_id: 100, next_schema_id: 2, ..Default::default() }
+    }
+
+    /// PD TSO: strictly increasing, physical part from simulated time.
+    pub fn tso(&mut self, now_ms: u64) -> Ts {
+        let t = ts_from_ms(now_ms).max(self.last_ts + 1);
+        self.last_ts = t;
+        t
+    }
+
+    /// Everything at or below this ts is committed and visible to the event service.
+    pub fn resolved_ts(&self, now_ms: u64) -> Ts {
+        ts_from_ms(now_ms).saturating_sub(1).max(self.last_ts)
+    }
+
+    pub fn table_by_name(&self, name: &str) -> Option<&UTable> {
+        self.tables.values().filter(|t| t.name == name).max_by_key(|t| t.created_ts).filter(|t| t.dropped_ts.is_none())
+    }
+
+    pub fn table_id_any(&self, name: &str) -> Option<TableId> {
+        self.tables.values().filter(|t| t.name == name).max_by_key(|t| t.created_ts).map(|t| t.id)
+    }
+
+    fn schema_id(&mut self, schema: &str) -> SchemaId {
+        if let Some(s) = self.schemas.get(schema) {
+            return *s;
+        }
+        let id = self.next_schema_id;
+        self.next_schema_id += 1;
+        self.schemas.insert(schema.to_string(), id);
+        id
+    }
+
+    pub fn create_table(&mut self, now_ms: u64, schema: &str, name: &str, regions: u64) -> TableId {
+        let sid = self.schema_id(schema);
+        let id = self.next_table_id;
+        self.next_table_id += 2;
+        let ts = self.tso(now_ms);
+        self.tables.insert(id, UTable { id, name: name.into(), schema_id: sid, schema_name: schema.into(), regions: regions.max(1), created_ts: ts, dropped_ts: None, rows: BTreeMap::new(), next_key: 1 });
+        self.ddls.push(DdlEvent {
+            commit_ts: ts,
+            kind: DdlKind::CreateTable,
+            schema_id: sid,
+            schema_name: schema.into(),
+            table_id: id,
+            table_name: name.into(),
+            query: format!("CREATE TABLE {}.{}", schema, name),
+            blocked_tables: InfluencedTables { influence_type: InfluenceType::Normal, table_ids: vec![DDL_SPAN_TABLE_ID], schema_id: sid },
+            need_dropped_tables: None,
+            need_added_tables: vec![TableRef { table_id: id, schema_id: sid, splitable: true }],
+        });
+        id
+    }
+
+    pub fn drop_table(&mut self, now_ms: u64, id: TableId) {
+        let ts = self.tso(now_ms);
+        let t = self.tables.get_mut(&id).unwrap();
+        t.dropped_ts = Some(ts);
+        let (sid, sname, name) = (t.schema_id, t.schema_name.clone(), t.name.clone());
+        self.ddls.push(DdlEvent {
+            commit_ts: ts,
+            kind: DdlKind::DropTable,
+            schema_id: sid,
+            schema_name: sname.clone(),
+            table_id: id,
+            table_name: name.clone(),
+            query: format!("DROP TABLE {}.{}", sname, name),
+            blocked_tables: InfluencedTables { influence_type: InfluenceType::Normal, table_ids: vec![id, DDL_SPAN_TABLE_ID], schema_id: sid },
+            need_dropped_tables: Some(InfluencedTables { influence_type: InfluenceType::Normal, table_ids: vec![id], schema_id: sid }),
+            need_added_tables: vec![],
+        });
+    }
+
+    pub fn add_column(&mut self, now_ms: u64, id: TableId) {
+        let ts = self.tso(now_ms);
+        let t = &self.tables[&id];
+        let (sid, sname, name) = (t.schema_id, t.schema_name.clone(), t.name.clone());
+        self.ddls.push(DdlEvent {
+            commit_ts: ts,
+            kind: DdlKind::AddColumn,
+            schema_id: sid,
+            schema_name: sname.clone(),
+            table_id: id,
+            table_name: name.clone(),
+            query: format!("ALTER TABLE {}.{} ADD COLUMN c{}", sname, name, ts),
+            blocked_tables: InfluencedTables { influence_type: InfluenceType::Normal, table_ids: vec![id], schema_id: sid },
+            need_dropped_tables: None,
+            need_added_tables: vec![],
+        });
+    }
+
+    /// Insert `n` rows in one transaction per row; keys spread over the key space.
+    pub fn dml(&mut self, now_ms: u64, id: TableId, n: u64, op: RowOp, rng: &mut dyn rand::RngCore) -> usize {
+        let mut done = 0;
+        for _ in 0..n {
+            let ts = self.tso(now_ms);
+            let t = self.tables.get_mut(&id).unwrap();
+            let (key, value) = match op {
+                RowOp::Insert => {
+                    // Spread keys over regions: scatter the sequence across the key space.
+                    let k = (t.next_key.wrapping_mul(0x9E37_79B9) % (TABLE_KEY_END - 1)) + 1;
+                    t.next_key += 1;
+                    (k, rng.next_u64() % 1_000_000)
+                }
+                RowOp::Update | RowOp::Delete => {
+                    if t.rows.is_empty() {
+                        continue;
+                    }
+                    let idx = (rng.next_u64() % t.rows.len() as u64) as usize;
+                    (*t.rows.keys().nth(idx).unwrap(), rng.next_u64() % 1_000_000)
+                }
+            };
+            match op {
+                RowOp::Delete => {
+                    t.rows.remove(&key);
+                }
+                _ => {
+                    t.rows.insert(key, value);
+                }
+            }
+            self.changes.entry(id).or_default().push(RowChange { table_id: id, key, commit_ts: ts, op, value });
+            done += 1;
+        }
+        done
+    }
+
+    /// Events for a dispatcher in `(from, to]`.
+    pub fn events_for(&self, span: &TableSpan, is_trigger: bool, from: Ts, to: Ts) -> Vec<UpstreamEvent> {
+        let mut evs: Vec<(Ts, u8, UpstreamEvent)> = Vec::new();
+        for d in self.ddls.iter().filter(|d| d.commit_ts > from && d.commit_ts <= to) {
+            let relevant = is_trigger
+                || match d.blocked_tables.influence_type {
+                    InfluenceType::All => true,
+                    InfluenceType::Db => self.tables.get(&span.table_id).map(|t| t.schema_id == d.blocked_tables.schema_id).unwrap_or(false),
+                    InfluenceType::Normal => d.blocked_tables.table_ids.contains(&span.table_id),
+                };
+            if relevant {
+                evs.push((d.commit_ts, 0, UpstreamEvent::Ddl(d.clone())));
+            }
+        }
+        if !is_trigger {
+            if let Some(ch) = self.changes.get(&span.table_id) {
+                let start = ch.partition_point(|c| c.commit_ts <= from);
+                for c in &ch[start..] {
+                    if c.commit_ts > to {
+                        break;
+                    }
+                    if span.contains_key(c.key) {
+                        evs.push((c.commit_ts, 1, UpstreamEvent::Dml(c.clone())));
+                    }
+                }
+            }
+        }
+        evs.sort_by_key(|(ts, k, _)| (*ts, *k));
+        evs.into_iter().map(|(_, _, e)| e).collect()
+    }
+
+    pub fn info(&self, t: &UTable) -> TableInfo {
+        TableInfo { table_id: t.id, schema_id: t.schema_id, schema_name: t.schema_name.clone(), name: t.name.clone(), splitable: true }
+    }
+}
+
+impl SchemaView for Upstream {
+    fn tables_at(&self, ts: Ts) -> Vec<TableInfo> {
+        self.tables.values().filter(|t| t.created_ts <= ts && t.dropped_ts.map(|d| d > ts).unwrap_or(true)).map(|t| self.info(t)).collect()
+    }
+    fn ddl_history(&self, from: Ts, to: Ts) -> Vec<DdlEvent> {
+        self.ddls.iter().filter(|d| d.commit_ts > from && d.commit_ts <= to).cloned().collect()
+    }
+    fn region_count(&self, t: TableId) -> u64 {
+        self.tables.get(&t).map(|t| t.regions).unwrap_or(1)
+    }
+}

@@ -1,0 +1,435 @@
+//! The simulated world: nodes (captures) with their roles, the network, the persisted
+//! metadata (etcd), the upstream cluster, external storage, failpoints, the trace and
+//! the invariant checkers. Everything lives behind one mutex that each madsim task
+//! takes for one protocol step; madsim's seeded scheduler decides the interleaving.
+
+use crate::invariants::{self, DataLossChecker};
+use crate::result::{TraceRecord, Violation};
+use crate::storage::Storage;
+use crate::trace::TraceHash;
+use crate::upstream::Upstream;
+use core_sched::bugs::Bugs;
+use core_sched::coordinator::{Coordinator, MetaStore};
+use core_sched::dispatcher::DispatcherOrchestrator;
+use core_sched::effects::*;
+use core_sched::maintainer::manager::MaintainerManager;
+use core_sched::messages::{Envelope, Message, Topic};
+use core_sched::types::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub type W = Arc<Mutex<World>>;
+
+/// Upper bound of trace records kept in memory (the hash covers all of them).
+pub const TRACE_CAP: usize = 400_000;
+/// Upper bound of messages queued on one link.
+pub const LINK_QUEUE_CAP: usize = 100_000;
+
+/// A capture's volatile state: lost when the node is killed.
+#[derive(Debug)]
+pub struct NodeState {
+    pub mm: MaintainerManager,
+    pub orch: DispatcherOrchestrator,
+    pub coord: Option<Coordinator>,
+}
+
+#[derive(Debug)]
+pub struct NodeSlot {
+    pub alive: bool,
+    pub generation: u64,
+    pub state: Option<NodeState>,
+}
+
+#[derive(Debug, Default)]
+pub struct Net {
+    pub delay_ms: [u64; 2],
+    pub links: BTreeMap<(u32, u32), VecDeque<(u64, Envelope)>>,
+    pub last_delivery: BTreeMap<(u32, u32), u64>,
+    /// Directed (from, to) pairs that drop messages.
+    pub cut: BTreeSet<(u32, u32)>,
+    pub delivered: u64,
+    pub dropped: u64,
+}
+
+pub struct World {
+    pub seed: u64,
+    pub bugs: Bugs,
+    pub core_rng: ChaCha8Rng,
+    pub sim_rng: ChaCha8Rng,
+    pub nodes: Vec<NodeSlot>,
+    pub failpoints: Vec<Failpoints>,
+    pub meta: MetaStore,
+    pub upstream: Upstream,
+    pub storage: Storage,
+    pub net: Net,
+    pub cf: ChangefeedId,
+    pub start_ts: Ts,
+    pub now_ms: u64,
+    pub trace: Vec<TraceRecord>,
+    pub hash: TraceHash,
+    pub events: u64,
+    pub violations: Vec<Violation>,
+    seen_violation: BTreeSet<(String, String)>,
+    pub data_loss: DataLossChecker,
+    pub persisted_checkpoint: Ts,
+    pub verbose: bool,
+    pub node_handles: Vec<Option<madsim::runtime::NodeHandle>>,
+    pub net_handle: Option<madsim::runtime::NodeHandle>,
+    pub failover_at_ms: Option<u64>,
+    pub check_retryable_after_failover: bool,
+    pub retryable_errors: Vec<(u64, String)>,
+    pub orch_instances: u64,
+}
+
+impl World {
+    pub fn new(seed: u64, bugs: Bugs, nodes: u32, delay_ms: [u64; 2]) -> Self {
+        let mut master = ChaCha8Rng::seed_from_u64(seed);
+        let core_rng = ChaCha8Rng::seed_from_u64(master.random());
+        let sim_rng = ChaCha8Rng::seed_from_u64(master.random());
+        World {
+            seed,
+            bugs,
+            core_rng,
+            sim_rng,
+            nodes: (0..nodes).map(|_| NodeSlot { alive: false, generation: 0, state: None }).collect(),
+            failpoints: (0..nodes).map(|_| Failpoints::default()).collect(),
+            meta: MetaStore::default(),
+            upstream: Upstream::new(),
+            storage: Storage::default(),
+            net: Net { delay_ms, ..Default::default() },
+            cf: ChangefeedId("test-cf".into()),
+            start_ts: 0,
+            now_ms: 0,
+            trace: Vec::new(),
+            hash: TraceHash::default(),
+            events: 0,
+            violations: Vec::new(),
+            seen_violation: BTreeSet::new(),
+            data_loss: DataLossChecker::default(),
+            persisted_checkpoint: 0,
+            verbose: false,
+            node_handles: (0..nodes).map(|_| None).collect(),
+            net_handle: None,
+            failover_at_ms: None,
+            check_retryable_after_failover: false,
+            retryable_errors: Vec::new(),
+            orch_instances: 0,
+        }
+    }
+
+    pub fn alive(&self) -> BTreeSet<NodeId> {
+        self.nodes.iter().enumerate().filter(|(_, s)| s.alive).map(|(i, _)| NodeId(i as u32)).collect()
+    }
+
+    /// The owner (coordinator) node: the lowest live node (election simplified).
+    pub fn owner(&self) -> Option<NodeId> {
+        self.alive().into_iter().next()
+    }
+
+    pub fn record(&mut self, node: &str, role: &str, epoch: u64, event: &str, fields: Vec<(String, String)>) {
+        self.hash.u64(self.now_ms);
+        self.hash.str(node);
+        self.hash.str(role);
+        self.hash.u64(epoch);
+        self.hash.str(event);
+        for (k, v) in &fields {
+            self.hash.str(k);
+            self.hash.str(v);
+        }
+        let r = TraceRecord { at_ms: self.now_ms, node: node.to_string(), role: role.to_string(), epoch, event: event.to_string(), fields };
+        if self.verbose {
+            eprintln!("{}", r.line());
+        }
+        if self.trace.len() < TRACE_CAP {
+            self.trace.push(r);
+        }
+    }
+
+    pub fn violate(&mut self, inv: &str, detail: String) {
+        // Report each distinct violation once (it usually persists for many steps).
+        let key = (inv.to_string(), detail.clone());
+        if !self.seen_violation.insert(key) {
+            return;
+        }
+        self.record("-", "checker", 0, "INVARIANT VIOLATED", vec![("invariant".into(), inv.to_string()), ("detail".into(), detail.clone())]);
+        self.violations.push(Violation { invariant: inv.to_string(), at_ms: self.now_ms, detail });
+    }
+
+    pub fn node_state(&self, n: NodeId) -> Option<&NodeState> {
+        self.nodes.get(n.0 as usize).and_then(|s| s.state.as_ref())
+    }
+
+    /// The live maintainer of the changefeed, if any (not stopped).
+    pub fn maintainer(&self) -> Option<(NodeId, &core_sched::maintainer::Maintainer)> {
+        let mut best: Option<(NodeId, &core_sched::maintainer::Maintainer)> = None;
+        for (i, s) in self.nodes.iter().enumerate() {
+            let Some(st) = &s.state else { continue };
+            if let Some(m) = st.mm.maintainers.get(&self.cf) {
+                if m.state != core_sched::maintainer::MaintainerState::Stopped && best.map(|(_, b)| m.epoch > b.epoch).unwrap_or(true) {
+                    best = Some((NodeId(i as u32), m));
+                }
+            }
+        }
+        best
+    }
+}
+
+/// Which kind of step ran, for incremental checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepKind {
+    Message,
+    MaintainerTick,
+    Operators,
+    Scheduler,
+    Checkpoint,
+    MaintainerHeartbeat,
+    DmHeartbeat,
+    Events,
+    Flush,
+    Storage,
+    Coordinator,
+    Membership,
+    Api,
+}
+
+pub fn now_ms() -> u64 {
+    madsim::time::Instant::now().duration_since(START.with(|s| *s)).as_millis() as u64
+}
+
+thread_local! {
+    static START: madsim::time::Instant = madsim::time::Instant::now();
+}
+
+pub fn init_clock() {
+    START.with(|_| {});
+}
+
+/// Run one protocol step on node `n` (if alive and of generation `gen`).
+pub fn step(w: &W, n: NodeId, gen: Option<u64>, kind: StepKind, f: impl FnOnce(&mut NodeState, &mut Ctx, &mut Upstream, &mut MetaStore)) -> bool {
+    let mut g = w.lock().unwrap();
+    let wd = &mut *g;
+    wd.now_ms = now_ms();
+    let slot = &mut wd.nodes[n.0 as usize];
+    if !slot.alive || gen.map(|x| x != slot.generation).unwrap_or(false) {
+        return false;
+    }
+    let Some(ns) = slot.state.as_mut() else { return false };
+    let mut out = Out::default();
+    {
+        let mut ctx = Ctx { now_ms: wd.now_ms, node: n, rng: &mut wd.core_rng, bugs: &wd.bugs, failpoints: &wd.failpoints[n.0 as usize], out: &mut out };
+        f(ns, &mut ctx, &mut wd.upstream, &mut wd.meta);
+    }
+    wd.events += 1;
+    apply_out(w, wd, n, kind, out);
+    true
+}
+
+fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
+    let node_name = n.to_string();
+    let mut dispatchers_changed = kind == StepKind::Membership;
+    for t in out.trace {
+        if matches!(t.kind, "create dispatcher" | "create table trigger event dispatcher" | "remove dispatcher" | "dispatcher stopped" | "dispatcher manager closed" | "replace mismatched table trigger" | "dispatcher working") {
+            dispatchers_changed = true;
+        }
+        if t.kind == "cloud storage write failed" && t.fields.iter().any(|(k, v)| *k == "escalated" && v == "true") {
+            let detail: Vec<String> = t.fields.iter().map(|(k, v)| format!("{}={}", k, v)).collect();
+            wd.retryable_errors.push((wd.now_ms, detail.join(" ")));
+            if wd.check_retryable_after_failover && wd.failover_at_ms.is_some() {
+                wd.violate(invariants::NO_RETRYABLE_ERROR_AFTER_FAILOVER, format!("retryable sink error on {} after failover: {}", n, detail.join(" ")));
+            }
+        }
+        let fields = t.fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        wd.record(&node_name, &format!("{:?}", t.role), t.epoch, t.kind, fields);
+    }
+    for env in out.msgs {
+        send(w, wd, env);
+    }
+    for req in out.storage {
+        storage_request(w, wd, n, req);
+    }
+    check(wd, n, kind, dispatchers_changed);
+}
+
+/// Invariant checks after a step.
+fn check(wd: &mut World, n: NodeId, kind: StepKind, dispatchers_changed: bool) {
+    if dispatchers_changed {
+        let found = {
+            let iter = wd.nodes.iter().enumerate().filter(|(_, s)| s.alive).filter_map(|(i, s)| s.state.as_ref().map(|st| (NodeId(i as u32), st))).flat_map(|(id, st)| st.orch.managers.values().map(move |dm| (id, dm)));
+            invariants::check_dispatchers(iter)
+        };
+        for (inv, d) in found {
+            wd.violate(inv, d);
+        }
+    }
+    if matches!(kind, StepKind::Message | StepKind::Operators | StepKind::Scheduler | StepKind::Api | StepKind::Membership) {
+        let found = wd.node_state(n).map(|st| st.mm.maintainers.values().flat_map(invariants::check_maintainer).collect::<Vec<_>>()).unwrap_or_default();
+        for (inv, d) in found {
+            wd.violate(inv, d);
+        }
+    }
+    if let Some(info) = wd.meta.changefeeds.get(&wd.cf) {
+        let cp = info.checkpoint_ts;
+        if cp < wd.persisted_checkpoint {
+            let d = format!("persisted checkpoint went back from {} to {}", wd.persisted_checkpoint, cp);
+            wd.violate(invariants::CHECKPOINT_MONOTONIC, d);
+        }
+        if cp > wd.persisted_checkpoint {
+            wd.persisted_checkpoint = cp;
+            let found = wd.data_loss.advance(&wd.upstream, &wd.storage, wd.start_ts, cp);
+            for (inv, d) in found {
+                wd.violate(inv, d);
+            }
+        }
+    }
+}
+
+/// Put a message on the wire: latency from the seed, FIFO per link.
+pub fn send(w: &W, wd: &mut World, env: Envelope) {
+    let (a, b) = (env.from.0, env.to.0);
+    if wd.net.cut.contains(&(a, b)) {
+        wd.net.dropped += 1;
+        return;
+    }
+    let [lo, hi] = wd.net.delay_ms;
+    let delay = if a == b { 0 } else { wd.sim_rng.random_range(lo..=hi) };
+    let at = (wd.now_ms + delay).max(*wd.net.last_delivery.get(&(a, b)).unwrap_or(&0));
+    wd.net.last_delivery.insert((a, b), at);
+    let q = wd.net.links.entry((a, b)).or_default();
+    if q.len() >= LINK_QUEUE_CAP {
+        wd.net.dropped += 1;
+        return;
+    }
+    q.push_back((at, env));
+    let w2 = w.clone();
+    let wait = at - wd.now_ms;
+    let fut = async move {
+        madsim::time::sleep(Duration::from_millis(wait)).await;
+        deliver(&w2, (a, b));
+    };
+    match &wd.net_handle {
+        Some(h) => {
+            h.spawn(fut);
+        }
+        None => {
+            madsim::task::spawn(fut);
+        }
+    }
+}
+
+/// Deliver the head of a link to its destination node.
+fn deliver(w: &W, link: (u32, u32)) {
+    let env = {
+        let mut g = w.lock().unwrap();
+        let Some((_, env)) = g.net.links.get_mut(&link).and_then(|q| q.pop_front()) else { return };
+        let dest = &g.nodes[env.to.0 as usize];
+        if !dest.alive || g.net.cut.contains(&link) {
+            g.net.dropped += 1;
+            return;
+        }
+        g.net.delivered += 1;
+        let t = now_ms();
+        g.now_ms = t;
+        g.hash.u64(t);
+        g.hash.u64(((link.0 as u64) << 32) | link.1 as u64);
+        g.hash.str(env.msg.name());
+        env
+    };
+    let (from, to) = (env.from, env.to);
+    step(w, to, None, StepKind::Message, |ns, ctx, up, meta| handle_message(ns, ctx, up, meta, from, env.msg));
+}
+
+fn handle_message(ns: &mut NodeState, ctx: &mut Ctx, up: &mut Upstream, meta: &mut MetaStore, from: NodeId, msg: Message) {
+    match msg.topic() {
+        Topic::Coordinator => {
+            if let Some(c) = ns.coord.as_mut() {
+                c.handle_message(ctx, from, msg, meta);
+            }
+        }
+        Topic::MaintainerManager => ns.mm.handle_message(ctx, from, msg, &*up),
+        Topic::DispatcherManagerManager | Topic::HeartbeatCollector => ns.orch.handle_message(ctx, from, msg),
+    }
+}
+
+/// Carry out a storage request issued by node `n` (completions return to that node).
+fn storage_request(w: &W, wd: &mut World, n: NodeId, req: StorageRequest) {
+    match req {
+        StorageRequest::Delete { paths } => {
+            wd.storage.delete(&paths);
+            wd.record(&n.to_string(), "Storage", 0, "delete temporary objects", vec![("paths".into(), paths.join(","))]);
+        }
+        StorageRequest::Put { op_id, path, content } => {
+            let lat = wd.sim_rng.random_range(2..=20u64);
+            let w2 = w.clone();
+            let gen = wd.nodes[n.0 as usize].generation;
+            spawn_on(wd, n, async move {
+                madsim::time::sleep(Duration::from_millis(lat)).await;
+                let res = w2.lock().unwrap().storage.put(&path, content);
+                storage_done(&w2, n, gen, op_id, res);
+            });
+        }
+        StorageRequest::Rename { op_id, from, to } => {
+            let lat = wd.sim_rng.random_range(1..=10u64);
+            let w2 = w.clone();
+            let gen = wd.nodes[n.0 as usize].generation;
+            spawn_on(wd, n, async move {
+                madsim::time::sleep(Duration::from_millis(lat)).await;
+                let res = w2.lock().unwrap().storage.rename(&from, &to).map(|_| ());
+                storage_done(&w2, n, gen, op_id, res);
+            });
+        }
+    }
+}
+
+fn storage_done(w: &W, n: NodeId, gen: u64, op_id: u64, res: Result<(), StorageError>) {
+    step(w, n, Some(gen), StepKind::Storage, |ns, ctx, _, _| {
+        for dm in ns.orch.managers.values_mut() {
+            if dm.sink.instance == op_id >> 32 {
+                dm.on_storage_result(ctx, op_id, res);
+                break;
+            }
+        }
+    });
+}
+
+fn spawn_on(wd: &World, n: NodeId, fut: impl std::future::Future<Output = ()> + Send + 'static) {
+    match &wd.node_handles[n.0 as usize] {
+        Some(h) => {
+            h.spawn(fut);
+        }
+        None => {
+            madsim::task::spawn(fut);
+        }
+    }
+}
+
+/// Tell every live node's roles about the membership.
+pub fn notify_membership(w: &W) {
+    let (alive, owner) = {
+        let g = w.lock().unwrap();
+        (g.alive(), g.owner())
+    };
+    for n in alive.iter().copied() {
+        step(w, n, None, StepKind::Membership, |ns, ctx, _, meta| {
+            ns.mm.coordinator = owner;
+            ns.mm.on_node_change(ctx, &alive);
+            if Some(n) == owner {
+                let c = ns.coord.get_or_insert_with(|| Coordinator::new(n, alive.clone()));
+                c.on_node_change(ctx, &alive, meta);
+            } else {
+                ns.coord = None;
+            }
+        });
+    }
+}
+
+/// Fresh volatile state for a (re)started node.
+pub fn fresh_node_state(wd: &mut World, n: NodeId) -> NodeState {
+    wd.orch_instances += 1;
+    let mut mm = MaintainerManager::new(n);
+    mm.alive = wd.alive();
+    mm.coordinator = wd.owner();
+    NodeState { mm, orch: DispatcherOrchestrator::new(n, wd.orch_instances), coord: None }
+}
