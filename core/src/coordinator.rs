@@ -63,11 +63,22 @@ pub struct Coordinator {
     pub node: NodeId,
     pub alive: BTreeSet<NodeId>,
     runtime: BTreeMap<ChangefeedId, Runtime>,
+    /// A new owner first learns running maintainers from node heartbeats: it places no
+    /// changefeed until every live node has reported or the discovery window ends.
+    discovering_until_ms: u64,
+    reported: BTreeSet<NodeId>,
 }
 
+/// How long a new owner waits for maintainer heartbeats before placing changefeeds.
+pub const COORDINATOR_DISCOVERY_MS: u64 = 1_000;
+
 impl Coordinator {
-    pub fn new(node: NodeId, alive: BTreeSet<NodeId>) -> Self {
-        Coordinator { node, alive, runtime: BTreeMap::new() }
+    pub fn new(node: NodeId, alive: BTreeSet<NodeId>, now_ms: u64) -> Self {
+        Coordinator { node, alive, runtime: BTreeMap::new(), discovering_until_ms: now_ms + COORDINATOR_DISCOVERY_MS, reported: BTreeSet::new() }
+    }
+
+    fn discovering(&self, now_ms: u64) -> bool {
+        now_ms < self.discovering_until_ms && !self.alive.is_subset(&self.reported)
     }
 
     /// Current maintainer node of a changefeed, as the coordinator sees it.
@@ -81,6 +92,9 @@ impl Coordinator {
 
     /// Periodic work: place changefeeds without a maintainer.
     pub fn tick(&mut self, ctx: &mut Ctx, meta: &mut MetaStore) {
+        if self.discovering(ctx.now_ms) {
+            return;
+        }
         let cfs: Vec<ChangefeedId> = meta.changefeeds.keys().cloned().collect();
         for cf in cfs {
             let info = meta.changefeeds[&cf].clone();
@@ -116,8 +130,17 @@ impl Coordinator {
 
     pub fn handle_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Message, meta: &mut MetaStore) {
         let Message::MaintainerHeartbeat { statuses } = msg else { return };
+        self.reported.insert(from);
         for st in statuses {
-            let Some(rt) = self.runtime.get_mut(&st.changefeed) else { continue };
+            // Discovery: adopt a running maintainer of the current (persisted) epoch.
+            let persisted_epoch = meta.changefeeds.get(&st.changefeed).map(|i| i.epoch);
+            let rt = self.runtime.entry(st.changefeed.clone()).or_default();
+            if rt.node.is_none() && !rt.stopping && !st.removed && persisted_epoch == Some(st.maintainer_epoch) {
+                rt.node = Some(from);
+                rt.epoch = st.maintainer_epoch;
+                trace_ev!(ctx, Role::Coordinator, st.maintainer_epoch, "discover running maintainer", changefeed = st.changefeed, node = from);
+            }
+            let rt = self.runtime.get_mut(&st.changefeed).unwrap();
             if rt.node != Some(from) || rt.epoch != st.maintainer_epoch {
                 continue; // status of another node or generation
             }

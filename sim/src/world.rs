@@ -82,6 +82,7 @@ pub struct World {
     pub check_retryable_after_failover: bool,
     pub retryable_errors: Vec<(u64, String)>,
     pub orch_instances: u64,
+    pub owner_node: Option<NodeId>,
 }
 
 impl World {
@@ -117,6 +118,7 @@ impl World {
             check_retryable_after_failover: false,
             retryable_errors: Vec::new(),
             orch_instances: 0,
+            owner_node: None,
         }
     }
 
@@ -124,9 +126,13 @@ impl World {
         self.nodes.iter().enumerate().filter(|(_, s)| s.alive).map(|(i, _)| NodeId(i as u32)).collect()
     }
 
-    /// The owner (coordinator) node: the lowest live node (election simplified).
+    /// The owner (coordinator) node. Ownership is sticky while the owner lives; when it
+    /// dies the lowest live node wins the election (etcd campaign simplified).
     pub fn owner(&self) -> Option<NodeId> {
-        self.alive().into_iter().next()
+        match self.owner_node {
+            Some(o) if self.nodes[o.0 as usize].alive => Some(o),
+            _ => self.alive().into_iter().next(),
+        }
     }
 
     pub fn record(&mut self, node: &str, role: &str, epoch: u64, event: &str, fields: Vec<(String, String)>) {
@@ -395,7 +401,10 @@ fn storage_done(w: &W, n: NodeId, gen: u64, op_id: u64, res: Result<(), StorageE
 }
 
 fn spawn_on(wd: &World, n: NodeId, fut: impl std::future::Future<Output = ()> + Send + 'static) {
-    match &wd.node_handles[n.0 as usize] {
+    // Look the node up afresh: a restarted node has a new task table, and a handle
+    // taken before the kill would spawn into the dead one.
+    let h = wd.node_handles[n.0 as usize].as_ref().and_then(|h| madsim::runtime::Handle::current().get_node(h.id()));
+    match h {
         Some(h) => {
             h.spawn(fut);
         }
@@ -408,15 +417,21 @@ fn spawn_on(wd: &World, n: NodeId, fut: impl std::future::Future<Output = ()> + 
 /// Tell every live node's roles about the membership.
 pub fn notify_membership(w: &W) {
     let (alive, owner) = {
-        let g = w.lock().unwrap();
-        (g.alive(), g.owner())
+        let mut g = w.lock().unwrap();
+        let o = g.owner();
+        if o != g.owner_node {
+            g.owner_node = o;
+            g.record(&o.map(|n| n.to_string()).unwrap_or_default(), "Node", 0, "campaign owner success", vec![]);
+        }
+        (g.alive(), o)
     };
     for n in alive.iter().copied() {
         step(w, n, None, StepKind::Membership, |ns, ctx, _, meta| {
             ns.mm.coordinator = owner;
             ns.mm.on_node_change(ctx, &alive);
             if Some(n) == owner {
-                let c = ns.coord.get_or_insert_with(|| Coordinator::new(n, alive.clone()));
+                let now = ctx.now_ms;
+                let c = ns.coord.get_or_insert_with(|| Coordinator::new(n, alive.clone(), now));
                 c.on_node_change(ctx, &alive, meta);
             } else {
                 ns.coord = None;
