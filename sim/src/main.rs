@@ -1,5 +1,8 @@
 //! `ticdc-sim`: see `ticdc-sim --help` and the README.
 
 fn main() {
+    // Log lines carry simulated time (each trace record starts with it); RUST_LOG filters
+    // them, e.g. RUST_LOG=ticdc_sim=debug prints the whole protocol trace on stderr.
+    tracing_subscriber::fmt().without_time().with_target(false).with_writer(std::io::stderr).with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).init();
     std::process::exit(ticdc_sim::cli::main_with_args(std::env::args_os()));
 }

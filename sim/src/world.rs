@@ -148,6 +148,8 @@ impl World {
         let r = TraceRecord { at_ms: self.now_ms, node: node.to_string(), role: role.to_string(), epoch, event: event.to_string(), fields };
         if self.verbose {
             eprintln!("{}", r.line());
+        } else if tracing::enabled!(tracing::Level::DEBUG) {
+            tracing::debug!("{}", r.line());
         }
         if self.trace.len() < TRACE_CAP {
             self.trace.push(r);
