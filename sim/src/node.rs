@@ -53,10 +53,9 @@ pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, flush_ms: u64) {
             m.finish_pending_admissions(ctx);
         }
     });
-    sp(CHECKPOINT_INTERVAL_MS, StepKind::Checkpoint, |ns, ctx, _, meta| {
+    sp(CHECKPOINT_INTERVAL_MS, StepKind::Checkpoint, |ns, _, _, _| {
         for m in ns.mm.maintainers.values_mut() {
-            let persisted = meta.changefeeds.get(&m.cf).map(|i| i.checkpoint_ts).unwrap_or(0);
-            m.calc_checkpoint(ctx, persisted);
+            m.calc_checkpoint();
         }
     });
     sp(MAINTAINER_HEARTBEAT_MS, StepKind::MaintainerHeartbeat, |ns, ctx, _, _| ns.mm.send_heartbeat(ctx));

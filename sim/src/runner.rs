@@ -215,8 +215,6 @@ impl Driver {
             g.now_ms = crate::world::now_ms();
             g.now_ms
         };
-        let _ = t;
-        let t = self.now();
         self.phases.push((name.to_string(), t));
     }
 

@@ -370,25 +370,25 @@ fn storage_request(w: &W, wd: &mut World, n: NodeId, req: StorageRequest) {
         }
         StorageRequest::Put { op_id, path, content } => {
             let lat = wd.sim_rng.random_range(2..=20u64);
-            let w2 = w.clone();
-            let gen = wd.nodes[n.0 as usize].generation;
-            spawn_on(wd, n, async move {
-                madsim::time::sleep(Duration::from_millis(lat)).await;
-                let res = w2.lock().unwrap().storage.put(&path, content);
-                storage_done(&w2, n, gen, op_id, res);
-            });
+            complete_storage_later(w, wd, n, op_id, lat, move |st| st.put(&path, content));
         }
         StorageRequest::Rename { op_id, from, to } => {
             let lat = wd.sim_rng.random_range(1..=10u64);
-            let w2 = w.clone();
-            let gen = wd.nodes[n.0 as usize].generation;
-            spawn_on(wd, n, async move {
-                madsim::time::sleep(Duration::from_millis(lat)).await;
-                let res = w2.lock().unwrap().storage.rename(&from, &to).map(|_| ());
-                storage_done(&w2, n, gen, op_id, res);
-            });
+            complete_storage_later(w, wd, n, op_id, lat, move |st| st.rename(&from, &to).map(|_| ()));
         }
     }
+}
+
+/// Apply a storage operation after `lat` ms on node `n`, then hand its result back to
+/// the node's sink (if the node was not restarted meanwhile).
+fn complete_storage_later(w: &W, wd: &World, n: NodeId, op_id: u64, lat: u64, op: impl FnOnce(&mut Storage) -> Result<(), StorageError> + Send + 'static) {
+    let w2 = w.clone();
+    let gen = wd.nodes[n.0 as usize].generation;
+    spawn_on(wd, n, async move {
+        madsim::time::sleep(Duration::from_millis(lat)).await;
+        let res = op(&mut w2.lock().unwrap().storage);
+        storage_done(&w2, n, gen, op_id, res);
+    });
 }
 
 fn storage_done(w: &W, n: NodeId, gen: u64, op_id: u64, res: Result<(), StorageError>) {

@@ -368,7 +368,7 @@ impl Maintainer {
     }
 
     /// Checkpoint goroutine (§9).
-    pub fn calc_checkpoint(&mut self, ctx: &mut Ctx, persisted: Ts) -> Option<Ts> {
+    pub fn calc_checkpoint(&mut self) -> Option<Ts> {
         if !self.initialized() || self.state == MaintainerState::Removing {
             return None;
         }
@@ -393,11 +393,10 @@ impl Maintainer {
         if cp == u64::MAX {
             return None;
         }
-        let _ = persisted;
+        // Monotonic commit: never below what is already committed.
         if cp > self.committed_checkpoint {
             self.committed_checkpoint = cp;
             self.sc.committed_checkpoint = cp;
-            let _ = ctx;
         }
         Some(self.committed_checkpoint)
     }
@@ -493,14 +492,14 @@ impl Maintainer {
         let tasks: Vec<_> = self.sc.tasks_of_table(table).iter().map(|r| (r.id, r.span, r.node, r.state)).collect();
         let [(id, span, Some(node), ReplicaState::Replicating)] = tasks[..] else { return Err(format!("table {} is not one replicating span", table)) };
         let regions = schema.region_count(table);
-        let pieces = self.sc.split_by_region_count(&span, regions, 0);
+        // By region count first; a table under the threshold is cut into two.
+        let mut pieces = self.sc.split_by_region_count(&span, regions, 0);
         if pieces.len() < 2 {
-            let pieces = self.sc.split_by_region_count(&span, regions, 2);
-            if pieces.len() < 2 {
-                return Err("table cannot be split".into());
-            }
+            pieces = self.sc.split_by_region_count(&span, regions, 2);
         }
-        let pieces = if pieces.len() < 2 { self.sc.split_by_region_count(&span, regions, 2) } else { pieces };
+        if pieces.len() < 2 {
+            return Err("table cannot be split".into());
+        }
         let n = pieces.len();
         if self.admit(ctx, Operator::Split(SplitDispatcherOperator::new(id, span, node, pieces, vec![]))) {
             Ok(n)
