@@ -30,6 +30,8 @@ pub struct RunOptions {
 
 static NONDETERMINISM: AtomicU64 = AtomicU64::new(1);
 
+/// How long API steps (move/split/merge table) retry before the run fails.
+const API_RETRY_TIMEOUT_MS: u64 = 60_000;
 /// Poll period of `wait` predicates.
 const WAIT_POLL_MS: u64 = 100;
 /// Delay before the cluster notices a killed node (etcd session TTL).
@@ -95,6 +97,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     init_clock();
     let nodes = scn.cluster.nodes;
     let mut world = World::new(seed, bugs.clone(), nodes, scn.faults.net_delay_ms);
+    world.storage_latency_ms = scn.faults.storage_latency_ms;
     if opts.inject_nondeterminism {
         use rand::SeedableRng;
         world.sim_rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ NONDETERMINISM.fetch_add(0x9E37, Ordering::Relaxed));
@@ -107,6 +110,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         format!("bugs = [{}]", bugs.names().join(", ")),
         format!("nodes = {}", nodes),
         format!("net.delay_ms = {:?}", scn.faults.net_delay_ms),
+        format!("storage.latency_ms = {:?}", scn.faults.storage_latency_ms),
         format!("changefeed.scheduler = {:?}", cfg.scheduler),
         format!("changefeed.sink.flush_interval_ms = {}", cfg.sink.flush_interval_ms),
         format!("node_failure_detection_ms = {}", NODE_FAILURE_DETECTION_MS),
@@ -329,11 +333,15 @@ impl Driver {
             Step::MoveTable { table, to } => {
                 let id = self.table(table)?;
                 let dest = self.node(to)?;
-                self.api(|m, ctx, _| m.api_move_table(ctx, id, dest).map(|n| format!("{} move operators", n)), "move table");
+                self.api_retry(&mut |m, ctx, _| m.api_move_table(ctx, id, dest).map(|n| format!("{} move operators", n)), "move table").await?;
             }
             Step::SplitTable { table } => {
                 let id = self.table(table)?;
-                self.api(|m, ctx, up| m.api_split_table(ctx, id, up).map(|n| format!("split into {}", n)), "split table");
+                self.api_retry(&mut |m, ctx, up| m.api_split_table(ctx, id, up).map(|n| format!("split into {}", n)), "split table").await?;
+            }
+            Step::MergeTable { table } => {
+                let id = self.table(table)?;
+                self.api_retry(&mut |m, ctx, _| m.api_merge_table(ctx, id), "merge table").await?;
             }
             Step::EnableFailpoint { name, node } | Step::DisableFailpoint { name, node } => {
                 let on = matches!(step, Step::EnableFailpoint { .. });
@@ -419,23 +427,51 @@ impl Driver {
         });
     }
 
-    fn api(&mut self, f: impl FnOnce(&mut core_sched::maintainer::Maintainer, &mut core_sched::effects::Ctx, &crate::upstream::Upstream) -> Result<String, String>, what: &'static str) {
+    /// Call a maintainer API handler on the current maintainer's node (one protocol
+    /// step). None when there is no live maintainer.
+    fn api(&mut self, f: &mut dyn FnMut(&mut core_sched::maintainer::Maintainer, &mut core_sched::effects::Ctx, &crate::upstream::Upstream) -> Result<String, String>, what: &'static str) -> Option<Result<String, String>> {
         let m = self.w.lock().unwrap().maintainer().map(|(n, _)| n);
-        let Some(n) = m else { return };
+        let n = m?;
         let cf = self.w.lock().unwrap().cf.clone();
+        let mut res = None;
         step(&self.w, n, None, StepKind::Api, |ns, ctx, up, _| {
             if let Some(m) = ns.mm.maintainers.get_mut(&cf) {
                 let r = f(m, ctx, up);
-                let fields = match r {
-                    Ok(s) => vec![("result", s)],
-                    Err(e) => vec![("error", e)],
+                let fields = match &r {
+                    Ok(s) => vec![("result", s.clone())],
+                    Err(e) => vec![("error", e.clone())],
                 };
                 ctx.trace(core_sched::effects::Role::Maintainer, m.epoch, what, fields);
+                res = Some(r);
             }
         });
+        res
+    }
+
+    /// The integration tests' `*_with_retry` helpers: call the API every 500 ms until it
+    /// succeeds, for at most `API_RETRY_TIMEOUT_MS`.
+    async fn api_retry(&mut self, f: &mut dyn FnMut(&mut core_sched::maintainer::Maintainer, &mut core_sched::effects::Ctx, &crate::upstream::Upstream) -> Result<String, String>, what: &'static str) -> Result<(), String> {
+        let deadline = self.now() + API_RETRY_TIMEOUT_MS;
+        let mut last = String::from("no live maintainer");
+        loop {
+            match self.api(f, what) {
+                Some(Ok(_)) => return Ok(()),
+                Some(Err(e)) => last = e,
+                None => {}
+            }
+            if self.now() >= deadline {
+                return Err(format!("{} did not succeed within {} ms: {}", what, API_RETRY_TIMEOUT_MS, last));
+            }
+            self.budget()?;
+            madsim::time::sleep(Duration::from_millis(500)).await;
+        }
     }
 
     fn eval(&mut self, p: &Predicate) -> Result<bool, String> {
+        let on_node = match p {
+            Predicate::TableOnNode { node, .. } => Some(self.node(node)?),
+            _ => None,
+        };
         let g = self.w.lock().unwrap();
         let m = g.maintainer().map(|(_, m)| m);
         Ok(match p {
@@ -452,11 +488,20 @@ impl Driver {
                 })
                 .unwrap_or(false)
             }
+            Predicate::TableOnNode { table, .. } => {
+                let t = self.table(table)?;
+                m.filter(|m| m.initialized())
+                    .map(|m| {
+                        let ts = m.sc.tasks_of_table(t);
+                        !ts.is_empty() && ts.iter().all(|r| r.node == on_node && r.state == ReplicaState::Replicating)
+                    })
+                    .unwrap_or(false)
+            }
             Predicate::DispatcherCount { op, count } => cmp(*op, m.map(|m| m.sc.tasks.len()).unwrap_or(0), *count),
             Predicate::MaintainerMoved => {
                 let before = self.vars.get("maintainer").copied();
                 match (g.maintainer(), before) {
-                    (Some((n, m)), Some(b)) => n != b && m.initialized(),
+                    (Some((n, _)), Some(b)) => n != b,
                     _ => false,
                 }
             }
@@ -464,6 +509,7 @@ impl Driver {
                 let t = table.as_ref().map(|t| self.table(t)).transpose()?.map(|t| t.to_string());
                 g.trace.iter().any(|r| r.event == *event && t.as_ref().map(|t| r.fields.iter().any(|(k, v)| k == "table" && v == t)).unwrap_or(true))
             }
+            Predicate::DownstreamSynced => g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()).all(|t| g.storage.table_rows(t.id) == t.rows),
             Predicate::CheckpointCaughtUp => g.persisted_checkpoint >= g.upstream.resolved_ts(g.now_ms).saturating_sub(ts_from_ms(self.flush_ms + 5_000)),
         })
     }
@@ -510,6 +556,34 @@ impl Driver {
         }
         if g.persisted_checkpoint < target {
             p.push(format!("checkpoint {} behind upstream {}", g.persisted_checkpoint, target));
+            // Name the slowest dispatchers and what holds them back.
+            let mut slow: Vec<(Ts, String)> = Vec::new();
+            for (i, s) in g.nodes.iter().enumerate() {
+                let Some(st) = &s.state else { continue };
+                for dm in st.orch.managers.values() {
+                    for d in dm.dispatchers.values() {
+                        let cp = d.checkpoint_ts();
+                        if cp < target {
+                            let why = format!(
+                                "dispatcher {} (table {}) on {} {:?} checkpoint {}{}{}{}{}{}",
+                                d.id,
+                                d.span.table_id,
+                                NodeId(i as u32),
+                                d.state,
+                                cp,
+                                if d.block.is_some() { ", blocked on a DDL" } else { "" },
+                                if d.ddl_writing.is_some() { ", writing a DDL" } else { "" },
+                                if !d.progress.is_empty() { format!(", {} unflushed commit ts", d.progress.len()) } else { String::new() },
+                                if d.try_removing { ", removing" } else { "" },
+                                if !d.registered { ", not registered" } else { "" },
+                            );
+                            slow.push((cp, why));
+                        }
+                    }
+                }
+            }
+            slow.sort();
+            p.extend(slow.into_iter().take(3).map(|(_, w)| w));
         }
         p
     }

@@ -34,7 +34,18 @@ impl Storage {
                 *self.ddl_writes.entry((d.commit_ts, d.table_id)).or_insert(0) += 1;
             }
         }
-        self.objects.insert(to.to_string(), c.clone());
+        // Renaming onto an existing object replaces it: its rows are no longer durable
+        // (no-data-loss then sees the loss).
+        if let Some(ObjectContent::Rows(old)) = self.objects.insert(to.to_string(), c.clone()) {
+            for r in old {
+                self.durable.remove(&(r.table_id, r.commit_ts, r.key));
+            }
+            if let ObjectContent::Rows(rows) = &c {
+                for r in rows {
+                    self.durable.insert((r.table_id, r.commit_ts, r.key));
+                }
+            }
+        }
         Ok(Some(c))
     }
 

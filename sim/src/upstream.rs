@@ -165,12 +165,17 @@ impl Upstream {
     pub fn events_for(&self, span: &TableSpan, is_trigger: bool, from: Ts, to: Ts) -> Vec<UpstreamEvent> {
         let mut evs: Vec<(Ts, u8, UpstreamEvent)> = Vec::new();
         for d in self.ddls.iter().filter(|d| d.commit_ts > from && d.commit_ts <= to) {
-            let relevant = is_trigger
-                || match d.blocked_tables.influence_type {
+            // The table trigger gets the DDLs that block the DDL span (DB/All, or table 0
+            // listed: CREATE/DROP/TRUNCATE...); a single-table ALTER goes to that table only.
+            let relevant = if is_trigger {
+                d.blocked_tables.influence_type != InfluenceType::Normal || d.blocked_tables.table_ids.contains(&DDL_SPAN_TABLE_ID) || d.need_dropped_tables.is_some() || !d.need_added_tables.is_empty()
+            } else {
+                match d.blocked_tables.influence_type {
                     InfluenceType::All => true,
                     InfluenceType::Db => self.tables.get(&span.table_id).map(|t| t.schema_id == d.blocked_tables.schema_id).unwrap_or(false),
                     InfluenceType::Normal => d.blocked_tables.table_ids.contains(&span.table_id),
-                };
+                }
+            };
             if relevant {
                 evs.push((d.commit_ts, 0, UpstreamEvent::Ddl(d.clone())));
             }

@@ -83,6 +83,7 @@ pub struct World {
     pub retryable_errors: Vec<(u64, String)>,
     pub orch_instances: u64,
     pub owner_node: Option<NodeId>,
+    pub storage_latency_ms: [u64; 2],
 }
 
 impl World {
@@ -119,6 +120,7 @@ impl World {
             retryable_errors: Vec::new(),
             orch_instances: 0,
             owner_node: None,
+            storage_latency_ms: [2, 20],
         }
     }
 
@@ -369,11 +371,13 @@ fn storage_request(w: &W, wd: &mut World, n: NodeId, req: StorageRequest) {
             wd.record(&n.to_string(), "Storage", 0, "delete temporary objects", vec![("paths".into(), paths.join(","))]);
         }
         StorageRequest::Put { op_id, path, content } => {
-            let lat = wd.sim_rng.random_range(2..=20u64);
+            let [lo, hi] = wd.storage_latency_ms;
+            let lat = wd.sim_rng.random_range(lo..=hi.max(lo));
             complete_storage_later(w, wd, n, op_id, lat, move |st| st.put(&path, content));
         }
         StorageRequest::Rename { op_id, from, to } => {
-            let lat = wd.sim_rng.random_range(1..=10u64);
+            let [lo, hi] = wd.storage_latency_ms;
+            let lat = wd.sim_rng.random_range(lo..=hi.max(lo));
             complete_storage_later(w, wd, n, op_id, lat, move |st| st.rename(&from, &to).map(|_| ()));
         }
     }

@@ -64,6 +64,8 @@ pub struct Dispatcher {
     /// Commit ts of the last block event this dispatcher passed (for idempotent DONE).
     pub last_passed_block: Option<(Ts, bool)>,
     pub try_removing: bool,
+    /// A merge source detached from the event collector while its merge closes it.
+    pub merging: bool,
     // --- table trigger event dispatcher only ---
     pub pending_acks: BTreeMap<Ts, PendingNonBlocking>,
     pub add_table_blockers: BTreeSet<Ts>,
@@ -91,6 +93,7 @@ impl Dispatcher {
             block: None,
             last_passed_block: None,
             try_removing: false,
+            merging: false,
             pending_acks: BTreeMap::new(),
             add_table_blockers: BTreeSet::new(),
             nonblocking_written: None,
@@ -149,7 +152,7 @@ impl Dispatcher {
 
     /// Process queued events until the queue is empty or the dispatcher must wait.
     pub fn handle_events(&mut self, now_ms: u64, sink_has_buffered: bool, fx: &mut DispatcherEffects) {
-        if self.try_removing {
+        if self.try_removing || self.merging || matches!(self.state, ComponentState::Preparing | ComponentState::MergeReady) {
             return;
         }
         while let Some(ev) = self.queue.front() {

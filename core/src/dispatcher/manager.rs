@@ -27,6 +27,15 @@ pub const HEARTBEAT_INTERVAL_MS: u64 = 200;
 pub const COMPLETE_STATUS_INTERVAL_MS: u64 = 10_000;
 /// The first error is resent every 5 s until the manager is closed.
 pub const ERROR_RESEND_MS: u64 = 5_000;
+/// Period of a merge's check task (`MergeCheckTask`).
+pub const MERGE_CHECK_INTERVAL_MS: u64 = 1_000;
+
+/// A merge in progress on this manager (`MergeCheckTask`).
+#[derive(Clone, Debug)]
+pub struct MergeTask {
+    pub sources: Vec<DispatcherId>,
+    pub next_check_ms: u64,
+}
 
 #[derive(Clone, Debug)]
 pub struct JournalEntry {
@@ -52,7 +61,10 @@ pub struct DispatcherManager {
     pub dispatchers: BTreeMap<DispatcherId, Dispatcher>,
     pub trigger_id: Option<DispatcherId>,
     pub current_operator_map: BTreeMap<DispatcherId, JournalEntry>,
+    /// Merge journal (`mergeOperatorMap`): in-flight merge requests, reported at every
+    /// bootstrap whatever their epoch, kept while any source still exists.
     pub merge_operator_map: BTreeMap<DispatcherId, (MergeDispatcherRequest, NodeId, Epoch)>,
+    pub merge_tasks: BTreeMap<DispatcherId, MergeTask>,
     pub seq: u64,
     pub sink: CloudStorageSink,
     pub errors: Vec<RunningError>,
@@ -80,6 +92,7 @@ impl DispatcherManager {
             trigger_id: None,
             current_operator_map: BTreeMap::new(),
             merge_operator_map: BTreeMap::new(),
+            merge_tasks: BTreeMap::new(),
             seq: 0,
             sink: CloudStorageSink::new(sink_instance),
             errors: Vec::new(),
@@ -161,8 +174,13 @@ impl DispatcherManager {
             Message::MaintainerPostBootstrapRequest { table_trigger_event_dispatcher_id, maintainer_epoch, .. } => self.handle_post_bootstrap(ctx, from, maintainer_epoch, table_trigger_event_dispatcher_id),
             Message::MaintainerCloseRequest { maintainer_epoch, .. } => self.handle_close(ctx, from, maintainer_epoch),
             Message::MergeDispatcherRequest { req, .. } => {
-                if self.request_allowed(ctx, from, req.maintainer_epoch) {
-                    self.merge_operator_map.insert(req.merged_dispatcher_id, (req.clone(), from, req.maintainer_epoch));
+                if !self.request_allowed(ctx, from, req.maintainer_epoch) {
+                    self.trace(ctx, "drop stale merge dispatcher request", vec![("dispatcher", req.merged_dispatcher_id.to_string()), ("from", from.to_string()), ("epoch", req.maintainer_epoch.to_string())]);
+                    return None;
+                }
+                self.merge_operator_map.insert(req.merged_dispatcher_id, (req.clone(), from, req.maintainer_epoch));
+                if !self.merge_dispatcher(ctx, &req) {
+                    self.maybe_cleanup_merge_operator(&req);
                 }
                 None
             }
@@ -252,7 +270,21 @@ impl DispatcherManager {
                 d.try_removing = true;
                 d.registered = false;
                 d.queue.clear();
-                self.sink.close_dispatcher(id, &mut ctx.out.storage);
+                // Rows still buffered are abandoned: release their progress so TryClose
+                // can succeed, and keep the reported checkpoint below them (the next
+                // owner of the span restarts from that checkpoint).
+                let dropped = self.sink.close_dispatcher(id, &mut ctx.out.storage);
+                if let Some(&min) = dropped.iter().min() {
+                    d.lost_floor = Some(d.lost_floor.map_or(min, |l| l.min(min)));
+                }
+                for ts in dropped {
+                    if let Some(c) = d.progress.get_mut(&ts) {
+                        *c -= 1;
+                        if *c == 0 {
+                            d.progress.remove(&ts);
+                        }
+                    }
+                }
                 self.trace(ctx, "remove dispatcher", vec![("dispatcher", id.to_string()), ("table", self.dispatchers[&id].span.table_id.to_string())]);
             }
             None => {
@@ -323,7 +355,8 @@ impl DispatcherManager {
                 operators.push(e.req.clone());
             }
         }
-        let merge_operators = self.merge_operator_map.values().filter(|(_, f, e)| *f == self.maintainer_id && *e == self.maintainer_epoch).map(|(r, _, _)| r.clone()).collect();
+        // The merge journal is reported whatever the request's epoch (`GetMergeOperators`).
+        let merge_operators = self.merge_operator_map.values().map(|(r, _, _)| r.clone()).collect();
         let checkpoint_ts = self.trigger_id.and_then(|t| self.dispatchers.get(&t)).map(|d| d.start_ts).unwrap_or(0);
         Some(Message::MaintainerBootstrapResponse { cf: self.cf.clone(), spans, checkpoint_ts, operators, merge_operators, err: None, maintainer_epoch: epoch })
     }
@@ -360,6 +393,7 @@ impl DispatcherManager {
             self.sink.close_dispatcher(id, &mut ctx.out.storage);
         }
         self.dispatchers.clear();
+        self.merge_tasks.clear();
         self.trigger_id = None;
         self.closed = true;
         self.trace(ctx, "dispatcher manager closed", vec![]);
@@ -390,6 +424,168 @@ impl DispatcherManager {
         }
         for (id, fx) in fx_all {
             self.apply_effects(ctx, id, fx);
+        }
+    }
+
+    // ------------------------------------------------------------------ merge
+
+    /// `mergeEventDispatcher`: validate the sources (>= 2, existing, Working, one table,
+    /// consecutive), create the merged dispatcher in Preparing and mark the sources
+    /// WaitingMerge. Returns false when no merge task was started.
+    fn merge_dispatcher(&mut self, ctx: &mut Ctx, req: &MergeDispatcherRequest) -> bool {
+        let merged = req.merged_dispatcher_id;
+        if req.dispatcher_ids.len() < 2 || merged.is_zero() {
+            return false;
+        }
+        if let Some(d) = self.dispatchers.get(&merged) {
+            // Outdated request: report Working again, or let the running merge go on.
+            if d.state == ComponentState::Working {
+                self.status_changed.push(d.status());
+            }
+            return false;
+        }
+        let mut span: Option<TableSpan> = None;
+        let mut start = u64::MAX;
+        let mut schema_id = 0;
+        for id in &req.dispatcher_ids {
+            let ok = match self.dispatchers.get(id) {
+                Some(d) if d.state == ComponentState::Working && !d.try_removing && !d.is_trigger => match span {
+                    None => {
+                        span = Some(d.span);
+                        schema_id = d.schema_id;
+                        true
+                    }
+                    Some(s) if s.table_id == d.span.table_id && s.end == d.span.start => {
+                        span = Some(TableSpan { table_id: s.table_id, start: s.start, end: d.span.end });
+                        true
+                    }
+                    _ => false,
+                },
+                _ => false,
+            };
+            if !ok {
+                self.trace(ctx, "merge dispatcher failed", vec![("dispatcher", merged.to_string()), ("source", id.to_string())]);
+                return false;
+            }
+            start = start.min(self.dispatchers[id].checkpoint_ts());
+        }
+        let span = span.unwrap();
+        let mut d = Dispatcher::new(merged, span, schema_id, start, false, false);
+        d.state = ComponentState::Preparing;
+        d.registered = false;
+        self.dispatchers.insert(merged, d);
+        self.seq += 1;
+        for id in &req.dispatcher_ids {
+            self.dispatchers.get_mut(id).unwrap().state = ComponentState::WaitingMerge;
+        }
+        self.merge_tasks.insert(merged, MergeTask { sources: req.dispatcher_ids.clone(), next_check_ms: ctx.now_ms + MERGE_CHECK_INTERVAL_MS });
+        self.trace(ctx, "new dispatcher created(merge dispatcher)", vec![("dispatcher", merged.to_string()), ("table", span.table_id.to_string()), ("span", span.to_string()), ("sources", format!("{:?}", req.dispatcher_ids.iter().map(|d| d.to_string()).collect::<Vec<_>>()))]);
+        true
+    }
+
+    /// Run due merge check tasks: abort when a side is missing or removing; otherwise
+    /// (once the merged dispatcher is MergeReady) detach the sources and, when every
+    /// source can close, commit: the merged dispatcher starts at the sources' minimum
+    /// checkpoint as Initializing and the sources are removed.
+    ///
+    /// Simplification: TiCDC's `doMerge` loops every 10 ms inside the task until all
+    /// sources close; here the check repeats every `MERGE_CHECK_INTERVAL_MS`. The
+    /// merged start ts is the plain minimum checkpoint (no shared-pending-block
+    /// adjustment): a source blocked on a DDL has checkpoint `blockTs-1`, so the merged
+    /// dispatcher replays the DDL and reports it itself.
+    fn run_merge_checks(&mut self, ctx: &mut Ctx) {
+        let due: Vec<DispatcherId> = self.merge_tasks.iter().filter(|(_, t)| ctx.now_ms >= t.next_check_ms).map(|(id, _)| *id).collect();
+        for merged in due {
+            let sources = self.merge_tasks[&merged].sources.clone();
+            self.merge_tasks.get_mut(&merged).unwrap().next_check_ms = ctx.now_ms + MERGE_CHECK_INTERVAL_MS;
+            let abort = match self.dispatchers.get(&merged) {
+                None => Some("merged_dispatcher_missing"),
+                Some(d) if d.try_removing => Some("merged_dispatcher_removing"),
+                _ => sources.iter().find_map(|s| match self.dispatchers.get(s) {
+                    None => Some("source_dispatcher_missing"),
+                    Some(d) if d.try_removing => Some("source_dispatcher_removing"),
+                    _ => None,
+                }),
+            };
+            if let Some(reason) = abort {
+                self.merge_tasks.remove(&merged);
+                for s in &sources {
+                    if let Some(d) = self.dispatchers.get_mut(s) {
+                        if d.try_removing {
+                            continue;
+                        }
+                        if d.state == ComponentState::WaitingMerge {
+                            d.state = ComponentState::Working;
+                        }
+                        d.merging = false;
+                        d.registered = true;
+                    }
+                }
+                self.trace(ctx, "abort merge", vec![("dispatcher", merged.to_string()), ("reason", reason.to_string())]);
+                if self.dispatchers.contains_key(&merged) {
+                    self.remove_dispatcher(ctx, merged);
+                }
+                self.merge_operator_map.remove(&merged);
+                continue;
+            }
+            let d = self.dispatchers.get_mut(&merged).unwrap();
+            if d.state == ComponentState::Preparing {
+                d.state = ComponentState::MergeReady;
+            }
+            let not_ready = ctx.fp(FP_NOT_READY_TO_CLOSE_DISPATCHER);
+            let mut all_closed = true;
+            let mut min_cp = u64::MAX;
+            for s in &sources {
+                let d = self.dispatchers.get_mut(s).unwrap();
+                if !d.merging {
+                    d.merging = true;
+                    d.registered = false;
+                    d.queue.clear();
+                }
+                if not_ready || !d.can_close() {
+                    all_closed = false;
+                }
+                min_cp = min_cp.min(d.checkpoint_ts());
+            }
+            if !all_closed {
+                continue;
+            }
+            self.merge_tasks.remove(&merged);
+            let d = self.dispatchers.get_mut(&merged).unwrap();
+            d.start_ts = min_cp;
+            d.fed_ts = min_cp;
+            d.resolved_ts = min_cp;
+            d.state = ComponentState::Initializing;
+            d.registered = true;
+            let table = d.span.table_id;
+            self.seq += 1;
+            self.trace(ctx, "merge dispatcher commit", vec![("dispatcher", merged.to_string()), ("table", table.to_string()), ("start_ts", min_cp.to_string())]);
+            for s in &sources {
+                self.remove_dispatcher(ctx, *s);
+            }
+        }
+    }
+
+    fn merge_finished(&self, req: &MergeDispatcherRequest) -> bool {
+        if req.dispatcher_ids.len() < 2 || req.dispatcher_ids.iter().any(|s| self.dispatchers.contains_key(s)) {
+            return req.dispatcher_ids.len() < 2;
+        }
+        self.dispatchers.get(&req.merged_dispatcher_id).map(|d| d.state == ComponentState::Working).unwrap_or(true)
+    }
+
+    /// `MaybeCleanupMergeOperator`: drop the journal entry of a finished merge, or of one
+    /// whose merged dispatcher does not exist.
+    fn maybe_cleanup_merge_operator(&mut self, req: &MergeDispatcherRequest) {
+        if self.merge_finished(req) || !self.dispatchers.contains_key(&req.merged_dispatcher_id) {
+            self.merge_operator_map.remove(&req.merged_dispatcher_id);
+        }
+    }
+
+    /// `cleanupFinishedMergeOperators`, run with every heartbeat.
+    fn cleanup_finished_merge_operators(&mut self) {
+        let done: Vec<DispatcherId> = self.merge_operator_map.iter().filter(|(_, (r, _, _))| self.merge_finished(r)).map(|(id, _)| *id).collect();
+        for id in done {
+            self.merge_operator_map.remove(&id);
         }
     }
 
@@ -445,7 +641,13 @@ impl DispatcherManager {
         if fx.became_working {
             let st = self.dispatchers[&id].status();
             self.trace(ctx, "dispatcher working", vec![("dispatcher", id.to_string()), ("table", span.table_id.to_string())]);
-            self.status_changed.push(st);
+            // The Working transition goes out at once through the status channel, in a
+            // HeartBeatRequest of its own, to whoever owns the manager right now.
+            let to = self.maintainer_id;
+            if !(to == NodeId::default() && self.maintainer_epoch == 0) {
+                let wm = self.watermark();
+                ctx.send(to, Message::HeartBeatRequest { cf: self.cf.clone(), watermark: wm, statuses: vec![st], complete_status: false, err: None });
+            }
         }
         if !fx.block_statuses.is_empty() {
             let statuses = fx.block_statuses.into_iter().map(|state| TableSpanBlockStatus { id, state }).collect();
@@ -508,6 +710,7 @@ impl DispatcherManager {
         if self.closed {
             return;
         }
+        self.run_merge_checks(ctx);
         let not_ready = ctx.fp(FP_NOT_READY_TO_CLOSE_DISPATCHER);
         let closable: Vec<DispatcherId> = self.dispatchers.values().filter(|d| d.try_removing && !not_ready && d.can_close()).map(|d| d.id).collect();
         let mut statuses = std::mem::take(&mut self.status_changed);
@@ -520,6 +723,7 @@ impl DispatcherManager {
             self.trace(ctx, "dispatcher stopped", vec![("dispatcher", id.to_string()), ("table", d.span.table_id.to_string()), ("checkpoint_ts", d.checkpoint_ts().to_string())]);
             statuses.push(TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: d.checkpoint_ts() });
         }
+        self.cleanup_finished_merge_operators();
         let mut resend = Vec::new();
         for d in self.dispatchers.values_mut() {
             let mut v = Vec::new();

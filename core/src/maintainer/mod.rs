@@ -319,7 +319,11 @@ impl Maintainer {
             }
         }
         for (n, req) in msgs {
-            ctx.send(n, Message::ScheduleDispatcherRequest { cf: self.cf.clone(), req });
+            let msg = match req {
+                operator::OpRequest::Schedule(req) => Message::ScheduleDispatcherRequest { cf: self.cf.clone(), req },
+                operator::OpRequest::Merge(req) => Message::MergeDispatcherRequest { cf: self.cf.clone(), req },
+            };
+            ctx.send(n, msg);
         }
     }
 
@@ -476,10 +480,20 @@ impl Maintainer {
             return Err(format!("table {} not found", table));
         }
         let mut n = 0;
+        let mut pending = 0;
         for (id, origin) in tasks {
+            let settled = origin == Some(dest) && self.sc.get(&id).map(|r| r.state == ReplicaState::Replicating).unwrap_or(false) && !self.oc.has(&id);
+            if settled {
+                continue;
+            }
             if self.admit(ctx, Operator::Move(MoveDispatcherOperator::new(id, origin, dest))) {
                 n += 1;
+            } else {
+                pending += 1;
             }
+        }
+        if pending > 0 {
+            return Err(format!("{} spans of table {} have a running operator", pending, table));
         }
         Ok(n)
     }
@@ -506,6 +520,34 @@ impl Maintainer {
         } else {
             Err("operator exists".into())
         }
+    }
+
+    /// `mergeTable` (test API): merge the first two consecutive spans of the table that
+    /// are on one node. If no such pair exists, move the second span to the first span's
+    /// node (the caller retries, as the integration test's helper does).
+    pub fn api_merge_table(&mut self, ctx: &mut Ctx, table: TableId) -> Result<String, String> {
+        if !self.initialized() {
+            return Err("maintainer not initialized".into());
+        }
+        let mut reps: Vec<(DispatcherId, TableSpan, Option<NodeId>)> = self.sc.tasks_of_table(table).iter().map(|r| (r.id, r.span, r.node)).collect();
+        if reps.is_empty() {
+            return Err(format!("table {} not found", table));
+        }
+        if reps.len() == 1 {
+            return Ok("only one replication, nothing to merge".into());
+        }
+        reps.sort_by_key(|r| r.1.start);
+        let pair = reps.windows(2).find(|w| w[0].2.is_some() && w[0].2 == w[1].2 && w[0].1.end == w[1].1.start).map(|w| (w[0].0, w[1].0));
+        let Some((a, b)) = pair else {
+            let Some(dest) = reps[0].2 else { return Err("first span is not scheduled".into()) };
+            self.admit(ctx, Operator::Move(MoveDispatcherOperator::new(reps[1].0, reps[1].2, dest)));
+            return Err(format!("no two consecutive spans on one node; moving {} to {}", reps[1].0, dest));
+        };
+        let merged = ctx.new_dispatcher_id();
+        let now = ctx.now_ms;
+        self.oc.add_merge_operator(vec![a, b], merged, &mut self.sc, &self.alive, now)?;
+        self.trace(ctx, "add merge operator", vec![("dispatcher", merged.to_string()), ("table", table.to_string()), ("sources", format!("[{}, {}]", a, b))]);
+        Ok(format!("merging {} and {} into {}", a, b, merged))
     }
 
     /// Replication count of a table (`GET /api/v2/changefeeds/{id}/tables`): tasks of any state.

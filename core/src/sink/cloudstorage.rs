@@ -7,7 +7,9 @@
 //! between the put and the rename then fails with "no such file or directory".
 //!
 //! Simplification: TiCDC's writer shards, encoder group and index files are collapsed
-//! into one writer per dispatcher; file indexes are per dispatcher.
+//! into one writer per dispatcher. TiCDC continues a dispatcher's file numbering after
+//! a move by reading its index file; here the writer instance is part of the file name
+//! instead, so a dispatcher moved to another node never overwrites its earlier files.
 
 use crate::effects::{ObjectContent, StorageError, StorageRequest};
 use crate::types::*;
@@ -95,7 +97,7 @@ impl CloudStorageSink {
             };
             let idx = self.file_index.entry(d).or_insert(0);
             *idx += 1;
-            let target = format!("{}/t{}/CDC_{}_{:06}.json", schema, span.table_id, d, idx);
+            let target = format!("{}/t{}/CDC_{}_{:x}_{:06}.json", schema, span.table_id, d, self.instance, idx);
             let tmp = self.tmp_name(&target, rng);
             let op_id = self.op_id();
             let commit_ts = rows.iter().map(|r| r.commit_ts).collect();
@@ -141,14 +143,16 @@ impl CloudStorageSink {
     }
 
     /// Close a dispatcher's writer: drop its buffer and remove its temporary objects.
-    /// Flushes still between put and rename will fail with NotFound.
-    pub fn close_dispatcher(&mut self, d: DispatcherId, out: &mut Vec<StorageRequest>) {
-        self.buffers.remove(&d);
+    /// Flushes still between put and rename will fail with NotFound. Returns the commit
+    /// ts of the buffered rows it dropped (never written).
+    pub fn close_dispatcher(&mut self, d: DispatcherId, out: &mut Vec<StorageRequest>) -> Vec<Ts> {
+        let dropped = self.buffers.remove(&d).map(|b| b.2.iter().map(|r| r.commit_ts).collect()).unwrap_or_default();
         self.closed_writers.insert(d);
         let paths: Vec<String> = self.inflight.values().filter(|f| f.dispatcher == d).map(|f| f.tmp.clone()).collect();
         if !paths.is_empty() {
             out.push(StorageRequest::Delete { paths });
         }
+        dropped
     }
 }
 

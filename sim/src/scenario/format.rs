@@ -11,6 +11,12 @@ fn d_schema() -> String {
 fn d_one() -> u64 {
     1
 }
+fn d_net_delay() -> [u64; 2] {
+    [1, 10]
+}
+fn d_storage_latency() -> [u64; 2] {
+    [2, 20]
+}
 fn d_true() -> bool {
     true
 }
@@ -118,6 +124,8 @@ pub enum Step {
     SplitTableRegions { table: String, regions: u64 },
     MoveTable { table: String, to: String },
     SplitTable { table: String },
+    /// `merge_table`: merge two consecutive spans of the table on one node (test API).
+    MergeTable { table: String },
     EnableFailpoint { name: String, node: String },
     DisableFailpoint { name: String, node: String },
     Kill { node: String },
@@ -141,10 +149,14 @@ pub enum Predicate {
     TableExistsDownstream { table: String },
     ReplicationCount { table: String, op: CmpOp, count: usize },
     TableScheduled { table: String },
+    /// Every span of the table is Replicating on `node` (`ensure_table_on_addr`).
+    TableOnNode { table: String, node: String },
     DispatcherCount { op: CmpOp, count: usize },
     MaintainerMoved,
     TraceSeen { event: String, table: Option<String> },
     CheckpointCaughtUp,
+    /// Downstream equals upstream for every existing table (sync-diff would pass).
+    DownstreamSynced,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -169,19 +181,25 @@ pub struct InvariantConfig {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct FaultConfig {
     /// Per-message latency range [min, max] in ms.
+    #[serde(default = "d_net_delay")]
     pub net_delay_ms: [u64; 2],
+    /// Latency range [min, max] in ms of each external-storage operation (the put of a
+    /// temporary object and its rename). Default [2, 20]. Wider ranges widen the window
+    /// in which closing a writer races its in-flight flush.
+    #[serde(default = "d_storage_latency")]
+    pub storage_latency_ms: [u64; 2],
     /// Draw extra fault families from the seed (swarm).
     #[serde(default)]
     pub swarm: bool,
 }
 impl Default for FaultConfig {
     fn default() -> Self {
-        FaultConfig { net_delay_ms: [1, 10], swarm: false }
+        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), swarm: false }
     }
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Limits {
     /// Simulated-time limit of the whole run.
     pub max_sim_time_ms: u64,

@@ -264,6 +264,7 @@ pub fn step_action(s: &Step) -> &'static str {
         Step::SplitTableRegions { .. } => "split_table_regions",
         Step::MoveTable { .. } => "move_table",
         Step::SplitTable { .. } => "split_table",
+        Step::MergeTable { .. } => "merge_table",
         Step::EnableFailpoint { .. } => "enable_failpoint",
         Step::DisableFailpoint { .. } => "disable_failpoint",
         Step::Kill { .. } => "kill",
@@ -288,9 +289,9 @@ pub fn check_kind(c: &Check) -> &'static str {
 
 fn predicate_table(p: &Predicate) -> Option<&str> {
     match p {
-        Predicate::TableExistsDownstream { table } | Predicate::ReplicationCount { table, .. } | Predicate::TableScheduled { table } => Some(table),
+        Predicate::TableExistsDownstream { table } | Predicate::ReplicationCount { table, .. } | Predicate::TableScheduled { table } | Predicate::TableOnNode { table, .. } => Some(table),
         Predicate::TraceSeen { table, .. } => table.as_deref(),
-        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp => None,
+        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced => None,
     }
 }
 
@@ -312,11 +313,13 @@ fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
         | Step::Update { table, .. }
         | Step::Delete { table, .. }
         | Step::SplitTableRegions { table, .. }
-        | Step::SplitTable { table } => (Some(table), vec![], None),
+        | Step::SplitTable { table }
+        | Step::MergeTable { table } => (Some(table), vec![], None),
         Step::MoveTable { table, to } => (Some(table), vec![(to, false)], None),
         Step::EnableFailpoint { name, node } | Step::DisableFailpoint { name, node } => (None, vec![(node, true)], Some(name)),
         Step::Kill { node } | Step::Restart { node } => (None, vec![(node, false)], None),
         Step::Partition { a, b, .. } => (None, vec![(a, false), (b, false)], None),
+        Step::Wait { until: Predicate::TableOnNode { table, node }, .. } => (Some(table), vec![(node, false)], None),
         Step::Wait { until, .. } => (predicate_table(until), vec![], None),
     }
 }

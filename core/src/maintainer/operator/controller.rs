@@ -132,18 +132,98 @@ impl OperatorController {
     /// Cancel the operator of a task that is being removed (barrier drop path).
     pub fn on_task_removed(&mut self, id: &DispatcherId, sc: &mut SpanController) {
         if let Some(slot) = self.by_id.remove(id) {
+            let mut occupied = Vec::new();
             if let Some(s) = self.slots.get_mut(&slot) {
                 s.op.on_task_removed(sc);
                 s.done = true;
                 let _ = s.op.post_finish(sc, &mut || DispatcherId(0));
+                if let Operator::Merge(m) = &s.op {
+                    occupied = m.sources.clone();
+                }
             }
             self.slots.remove(&slot);
+            self.finish_occupy(&occupied);
+        }
+    }
+
+    /// A merge's occupy operators are finished after the merge's own post-finish, so
+    /// late statuses of its sources still find an operator until then.
+    fn finish_occupy(&mut self, sources: &[DispatcherId]) {
+        for id in sources {
+            if let Some(s) = self.by_id.get(id).and_then(|slot| self.slots.get_mut(slot)) {
+                if let Operator::Occupy(o) = &mut s.op {
+                    o.finished = true;
+                }
+            }
+        }
+    }
+
+    /// `AddMergeOperator`: check the sources (>= 2, consecutive, one node), occupy each
+    /// (rolling back on failure), insert the merged task as Scheduling on the node, then
+    /// admit the merge operator keyed by the merged ID.
+    pub fn add_merge_operator(&mut self, sources: Vec<DispatcherId>, merged: DispatcherId, sc: &mut SpanController, alive: &BTreeSet<NodeId>, now: u64) -> Result<(), String> {
+        let (node, span) = merge::check_merge(sc, &sources)?;
+        if sc.get(&merged).is_some() {
+            return Err(format!("merged dispatcher {} already exists", merged));
+        }
+        self.occupy_all(&sources, sc, alive, now)?;
+        let first = sc.get(&sources[0]).unwrap().clone();
+        let cp = sources.iter().filter_map(|s| sc.get(s)).map(|r| r.checkpoint_ts).min().unwrap_or(1).max(1);
+        sc.insert(crate::maintainer::span_controller::SpanReplication { id: merged, span, schema_id: first.schema_id, node: Some(node), state: crate::maintainer::span_controller::ReplicaState::Scheduling, checkpoint_ts: cp, last_state: None, block_state: None });
+        let op = Operator::Merge(MergeDispatcherOperator::new(merged, sources.clone(), node, false));
+        if let Err(e) = self.add_operator(op, sc, alive, now) {
+            self.cancel_occupy(&sources);
+            sc.remove(&merged);
+            return Err(format!("merge operator not admitted: {:?}", e));
+        }
+        Ok(())
+    }
+
+    /// `AddRestoredMergeOperator`: like [`Self::add_merge_operator`] with a merged task
+    /// that already exists (rebuilt at bootstrap from the merge journal).
+    pub fn add_restored_merge_operator(&mut self, sources: Vec<DispatcherId>, merged: DispatcherId, sc: &mut SpanController, alive: &BTreeSet<NodeId>, now: u64) -> Result<(), String> {
+        let (node, _) = merge::check_merge(sc, &sources)?;
+        if sc.get(&merged).is_none() {
+            return Err(format!("merged task {} missing", merged));
+        }
+        self.occupy_all(&sources, sc, alive, now)?;
+        let op = Operator::Merge(MergeDispatcherOperator::new(merged, sources.clone(), node, true));
+        if let Err(e) = self.add_operator(op, sc, alive, now) {
+            self.cancel_occupy(&sources);
+            return Err(format!("restored merge operator not admitted: {:?}", e));
+        }
+        sc.mark_scheduling(&merged);
+        Ok(())
+    }
+
+    fn occupy_all(&mut self, sources: &[DispatcherId], sc: &mut SpanController, alive: &BTreeSet<NodeId>, now: u64) -> Result<(), String> {
+        let mut done = Vec::new();
+        for id in sources {
+            let node = sc.get(id).and_then(|r| r.node);
+            if let Err(e) = self.add_operator(Operator::Occupy(OccupyDispatcherOperator::new(*id, node)), sc, alive, now) {
+                self.cancel_occupy(&done);
+                return Err(format!("cannot occupy {}: {:?}", id, e));
+            }
+            done.push(*id);
+        }
+        Ok(())
+    }
+
+    /// `cancelOperator` for occupy operators, by identity: only an Occupy is cancelled,
+    /// never a later operator that took the same ID (PR #6070).
+    fn cancel_occupy(&mut self, ids: &[DispatcherId]) {
+        for id in ids {
+            let Some(&slot) = self.by_id.get(id) else { continue };
+            if matches!(self.slots.get(&slot).map(|s| &s.op), Some(Operator::Occupy(_))) {
+                self.by_id.remove(id);
+                self.slots.remove(&slot);
+            }
         }
     }
 
     /// One `Execute()` round: finalize finished operators, schedule due ones.
     /// Returns messages to send and follow-up operators to admit.
-    pub fn execute(&mut self, sc: &mut SpanController, now: u64, epoch: Epoch, new_id: &mut dyn FnMut() -> DispatcherId) -> (Vec<OpMessage>, Vec<(Operator, &'static str)>, Vec<Operator>) {
+    pub fn execute(&mut self, sc: &mut SpanController, now: u64, epoch: Epoch, new_id: &mut dyn FnMut() -> DispatcherId) -> (Vec<(NodeId, OpRequest)>, Vec<(Operator, &'static str)>, Vec<Operator>) {
         let mut msgs = Vec::new();
         let mut finished = Vec::new();
         let mut follow = Vec::new();
@@ -160,6 +240,10 @@ impl OperatorController {
                 let s = self.slots.remove(&slot).unwrap();
                 if self.by_id.get(&id) == Some(&slot) {
                     self.by_id.remove(&id);
+                }
+                if let Operator::Merge(m) = &s.op {
+                    let sources = m.sources.clone();
+                    self.finish_occupy(&sources);
                 }
                 finished.push((s.op, "finished"));
                 continue;
@@ -215,7 +299,7 @@ mod tests {
         assert_eq!(oc.running().count(), 2, "both operators are running");
         assert_eq!(oc.size(), 1, "the map holds only the last one");
         let (msgs, _, _) = oc.execute(&mut sc, 0, 1, &mut || DispatcherId(77));
-        let creates: BTreeSet<NodeId> = msgs.iter().filter(|(_, r)| r.action == ScheduleAction::Create).map(|(n, _)| *n).collect();
+        let creates: BTreeSet<NodeId> = msgs.iter().filter(|(_, r)| matches!(r, OpRequest::Schedule(r) if r.action == ScheduleAction::Create)).map(|(n, _)| *n).collect();
         assert_eq!(creates, [NodeId(1), NodeId(2)].into_iter().collect(), "Create for one dispatcher ID sent to two nodes");
     }
 

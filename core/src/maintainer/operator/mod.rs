@@ -7,12 +7,14 @@
 
 pub mod add;
 pub mod controller;
+pub mod merge;
 pub mod move_op;
 pub mod remove;
 pub mod split;
 
 pub use add::AddDispatcherOperator;
 pub use controller::OperatorController;
+pub use merge::{MergeDispatcherOperator, OccupyDispatcherOperator};
 pub use move_op::MoveDispatcherOperator;
 pub use remove::{RemoveDispatcherOperator, RemovePostFinish};
 pub use split::SplitDispatcherOperator;
@@ -50,10 +52,19 @@ pub enum Operator {
     Remove(RemoveDispatcherOperator),
     Move(MoveDispatcherOperator),
     Split(SplitDispatcherOperator),
+    Merge(MergeDispatcherOperator),
+    Occupy(OccupyDispatcherOperator),
 }
 
-/// A message an operator wants sent.
+/// A schedule request an operator wants sent.
 pub type OpMessage = (NodeId, ScheduleDispatcherRequest);
+
+/// Any request an operator sends to a dispatcher manager.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpRequest {
+    Schedule(ScheduleDispatcherRequest),
+    Merge(MergeDispatcherRequest),
+}
 
 impl Operator {
     pub fn id(&self) -> DispatcherId {
@@ -62,6 +73,8 @@ impl Operator {
             Operator::Remove(o) => o.id,
             Operator::Move(o) => o.id,
             Operator::Split(o) => o.id,
+            Operator::Merge(o) => o.id,
+            Operator::Occupy(o) => o.id,
         }
     }
     pub fn kind(&self) -> &'static str {
@@ -70,6 +83,8 @@ impl Operator {
             Operator::Remove(_) => "remove",
             Operator::Move(_) => "move",
             Operator::Split(_) => "split",
+            Operator::Merge(_) => "merge",
+            Operator::Occupy(_) => "occupy",
         }
     }
     pub fn describe(&self) -> String {
@@ -78,6 +93,8 @@ impl Operator {
             Operator::Remove(o) => format!("remove {} from {}", o.id, o.node),
             Operator::Move(o) => format!("move {} {} -> {}", o.id, o.origin.map(|n| n.to_string()).unwrap_or_else(|| "\"\"".into()), o.dest),
             Operator::Split(o) => format!("split {} into {}", o.id, o.split_spans.len()),
+            Operator::Merge(o) => format!("merge {:?} into {} on {}{}", o.sources.iter().map(|s| s.to_string()).collect::<Vec<_>>(), o.id, o.origin, if o.restored { " (restored)" } else { "" }),
+            Operator::Occupy(o) => format!("occupy {}", o.id),
         }
     }
     pub fn start(&mut self, sc: &mut SpanController) {
@@ -86,15 +103,20 @@ impl Operator {
             Operator::Remove(_) => {}
             Operator::Move(o) => o.start(sc),
             Operator::Split(o) => o.start(sc),
+            Operator::Merge(o) => o.start(sc),
+            Operator::Occupy(_) => {}
         }
     }
-    pub fn schedule(&mut self, sc: &SpanController, now: u64, epoch: Epoch) -> Option<OpMessage> {
-        match self {
+    pub fn schedule(&mut self, sc: &SpanController, now: u64, epoch: Epoch) -> Option<(NodeId, OpRequest)> {
+        let m = match self {
             Operator::Add(o) => o.schedule(sc, now, epoch),
             Operator::Remove(o) => o.schedule(now, epoch),
             Operator::Move(o) => o.schedule(sc, now, epoch),
             Operator::Split(o) => o.schedule(sc, now, epoch),
-        }
+            Operator::Merge(o) => return o.schedule(now, epoch).map(|(n, r)| (n, OpRequest::Merge(r))),
+            Operator::Occupy(_) => None,
+        };
+        m.map(|(n, r)| (n, OpRequest::Schedule(r)))
     }
     pub fn check(&mut self, from: NodeId, st: &TableSpanStatus, sc: &mut SpanController) {
         match self {
@@ -102,6 +124,8 @@ impl Operator {
             Operator::Remove(o) => o.check(from, st),
             Operator::Move(o) => o.check(from, st, sc),
             Operator::Split(o) => o.check(from, st),
+            Operator::Merge(o) => o.check(from, st),
+            Operator::Occupy(_) => {}
         }
     }
     pub fn on_node_remove(&mut self, n: NodeId, sc: &mut SpanController) {
@@ -110,6 +134,8 @@ impl Operator {
             Operator::Remove(o) => o.on_node_remove(n),
             Operator::Move(o) => o.on_node_remove(n, sc),
             Operator::Split(o) => o.on_node_remove(n),
+            Operator::Merge(o) => o.on_node_remove(n),
+            Operator::Occupy(o) => o.on_node_remove(n, sc),
         }
     }
     pub fn on_task_removed(&mut self, sc: &mut SpanController) {
@@ -118,6 +144,8 @@ impl Operator {
             Operator::Remove(o) => o.on_task_removed(),
             Operator::Move(o) => o.on_task_removed(sc),
             Operator::Split(o) => o.on_task_removed(),
+            Operator::Merge(o) => o.on_task_removed(),
+            Operator::Occupy(o) => o.finished = true,
         }
     }
     pub fn is_finished(&self) -> bool {
@@ -126,6 +154,8 @@ impl Operator {
             Operator::Remove(o) => o.finished,
             Operator::Move(o) => o.is_finished(),
             Operator::Split(o) => o.finished,
+            Operator::Merge(o) => o.finished,
+            Operator::Occupy(o) => o.finished,
         }
     }
     /// Returns follow-up operators (e.g. Add operators of a split's new spans).
@@ -144,10 +174,18 @@ impl Operator {
                 vec![]
             }
             Operator::Split(o) => o.post_finish(sc, new_id),
+            Operator::Merge(o) => {
+                o.post_finish(sc);
+                vec![]
+            }
+            Operator::Occupy(_) => vec![],
         }
     }
+    /// Whether the task's checkpoint caps the changefeed checkpoint while this runs.
+    /// Remove and Merge do not (the merge's sources are Scheduling, which the
+    /// non-replicating tracker covers); Occupy is a placeholder.
     pub fn block_ts_forward(&self) -> bool {
-        !matches!(self, Operator::Remove(_))
+        !matches!(self, Operator::Remove(_) | Operator::Merge(_) | Operator::Occupy(_))
     }
     /// Nodes whose loss affects this operator (an empty origin counts as dead).
     pub fn affected_nodes(&self) -> Vec<Option<NodeId>> {
@@ -156,6 +194,8 @@ impl Operator {
             Operator::Remove(o) => vec![Some(o.node)],
             Operator::Move(o) => vec![o.origin, Some(o.dest)],
             Operator::Split(o) => vec![Some(o.origin)],
+            Operator::Merge(o) => vec![Some(o.origin)],
+            Operator::Occupy(o) => vec![o.node],
         }
     }
 }
