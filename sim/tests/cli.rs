@@ -358,3 +358,14 @@ fn failing_scenario_writes_a_report_by_default() {
     let md = std::fs::read_to_string(reports.join("minimal-2.md")).unwrap();
     assert!(md.contains("VIOLATION check:table_not_exists t1"), "{md}");
 }
+
+#[test]
+fn fuzz_stop_after_stops_scheduling() {
+    let d = temp_dir();
+    let failing = write(&d, "fails.toml", &format!("{MINIMAL}[[checks]]\nkind = \"table_not_exists\"\ntable = \"t1\"\n"));
+    // One worker: the cut is exact (with more, seeds already running still finish).
+    let o = run(&["fuzz", failing.to_str().unwrap(), "--seeds", "0..50", "--stop-after", "2", "--jobs", "1", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!((v["runs"].as_u64(), v["failures"].as_u64(), v["stopped_early"].as_bool()), (Some(2), Some(2), Some(true)), "{v}");
+}
