@@ -247,13 +247,13 @@ impl ProgressBar {
             }
             self.last_draw = Some(Instant::now());
             const W: u64 = 30;
-            let filled = if p.total == 0 { W } else { p.done * W / p.total };
+            let filled = (p.done * W).checked_div(p.total).unwrap_or(W);
             let bar: String = (0..W).map(|i| if i < filled { '#' } else { '.' }).collect();
             let _ = write!(err, "\r\x1b[2K{} [{}] {}/{}  failures {}  {:.0} seeds/s  ETA {}", self.label, bar, p.done, p.total, p.failures, rate, fmt_secs(eta));
             let _ = err.flush();
             self.drawn = true;
         } else {
-            let pct = if p.total == 0 { 100 } else { p.done * 100 / p.total };
+            let pct = (p.done * 100).checked_div(p.total).unwrap_or(100);
             if pct < self.next_pct && p.done != p.total {
                 return;
             }
@@ -374,38 +374,6 @@ pub fn format_summary(s: &Summary) -> String {
     o
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ranges_parse() {
-        assert_eq!(parse_range("0..10"), Ok(SeedRange { start: 0, end: 10 }));
-        for bad in ["10..10", "10..3", "a..3", "3", "-1..4", "0..18446744073709551616", ""] {
-            assert!(parse_range(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn shards_parse_and_partition() {
-        assert_eq!(parse_shard("1/3"), Ok(Shard { index: 1, count: 3 }));
-        for bad in ["3/3", "0/0", "1", "a/2", "-1/2"] {
-            assert!(parse_shard(bad).is_err(), "{bad}");
-        }
-        let range = SeedRange { start: 5, end: 15 };
-        let mut all = Vec::new();
-        for i in 0..3 {
-            let l = SeedList { range, shard: Shard { index: i, count: 3 } };
-            let seeds: Vec<u64> = (0..l.len()).map(|k| l.get(k)).collect();
-            assert!(seeds.iter().all(|s| (s - 5) % 3 == i));
-            all.extend(seeds);
-        }
-        all.sort();
-        assert_eq!(all, (5..15).collect::<Vec<_>>());
-        assert_eq!(SeedList { range: SeedRange { start: 0, end: 1 }, shard: Shard { index: 1, count: 2 } }.len(), 0);
-    }
-}
-
 /// The `fuzz` command.
 pub fn cli_fuzz(a: &crate::cli::FuzzArgs) -> Result<(String, i32), String> {
     use crate::cli::{parse_bugs, parse_jobs, reproduce_command};
@@ -455,4 +423,36 @@ pub fn cli_fuzz(a: &crate::cli::FuzzArgs) -> Result<(String, i32), String> {
         out.push_str(&format!("saved {} seed file{} to {}\n", s.failures, if s.failures == 1 { "" } else { "s" }, dir.display()));
     }
     Ok((out, if s.failures == 0 { 0 } else { 1 }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_parse() {
+        assert_eq!(parse_range("0..10"), Ok(SeedRange { start: 0, end: 10 }));
+        for bad in ["10..10", "10..3", "a..3", "3", "-1..4", "0..18446744073709551616", ""] {
+            assert!(parse_range(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn shards_parse_and_partition() {
+        assert_eq!(parse_shard("1/3"), Ok(Shard { index: 1, count: 3 }));
+        for bad in ["3/3", "0/0", "1", "a/2", "-1/2"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
+        let range = SeedRange { start: 5, end: 15 };
+        let mut all = Vec::new();
+        for i in 0..3 {
+            let l = SeedList { range, shard: Shard { index: i, count: 3 } };
+            let seeds: Vec<u64> = (0..l.len()).map(|k| l.get(k)).collect();
+            assert!(seeds.iter().all(|s| (s - 5) % 3 == i));
+            all.extend(seeds);
+        }
+        all.sort();
+        assert_eq!(all, (5..15).collect::<Vec<_>>());
+        assert_eq!(SeedList { range: SeedRange { start: 0, end: 1 }, shard: Shard { index: 1, count: 2 } }.len(), 0);
+    }
 }

@@ -46,7 +46,8 @@ impl SeedFile {
         })?;
         // A crash has no trace hash; everything else must carry one to compare against.
         let hex = f.trace_hash.len() == 16 && f.trace_hash.chars().all(|c| c.is_ascii_hexdigit());
-        if !hex && !(f.expect.outcome == Outcome::Crash && f.trace_hash.is_empty()) {
+        let crash_without_hash = f.expect.outcome == Outcome::Crash && f.trace_hash.is_empty();
+        if !hex && !crash_without_hash {
             return Err(format!("{}: trace_hash '{}' is not 16 hex digits", path.display(), f.trace_hash));
         }
         if f.expect.outcome == Outcome::Pass && f.expect.invariant.is_some() {
