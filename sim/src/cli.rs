@@ -1,4 +1,4 @@
-//! The `ticdc-sim` command line: `list`, `scenario`, `bugs`.
+//! The `ticdc-sim` command line: `list`, `scenario`, `bugs`, `fuzz`, `replay`, `zoo`.
 //!
 //! Exit codes: 0 pass, 1 safety, 2 usage error or bad input, 3 liveness, 4 crash,
 //! 5 nondeterminism. Bad input is reported as one `error: ...` line on stderr.
@@ -30,6 +30,60 @@ pub enum Command {
     Scenario(ScenarioArgs),
     /// List the historical bugs that `--bug` can switch back on.
     Bugs,
+    /// Run a range of seeds of one scenario in parallel and summarize the failures.
+    Fuzz(FuzzArgs),
+    /// Rerun seed files (a file, or every *.json in a directory) and check them.
+    Replay(ReplayArgs),
+    /// Run every historical bug against its scenario and tabulate detection.
+    Zoo(ZooArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct FuzzArgs {
+    /// Scenario name (from scenarios/) or path to a .toml file.
+    #[arg(value_name = "NAME|PATH")]
+    pub scenario: String,
+    /// Seed range A..B (B exclusive).
+    #[arg(long, value_name = "A..B")]
+    pub seeds: String,
+    /// Worker threads (default: available parallelism).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Re-introduce a historical bug (repeatable; see `ticdc-sim bugs`).
+    #[arg(long = "bug", value_name = "NAME")]
+    pub bugs: Vec<String>,
+    /// Write every failing seed as a seed file into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub save: Option<std::path::PathBuf>,
+    /// Stop scheduling new seeds after K failures.
+    #[arg(long, value_name = "K")]
+    pub stop_after: Option<usize>,
+    /// Run only shard I of N: the seeds s with (s - A) % N == I.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Print one JSON object instead of the human summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// A seed file, or a directory whose *.json files are replayed in name order.
+    #[arg(value_name = "FILE|DIR")]
+    pub path: String,
+}
+
+#[derive(Args, Debug)]
+pub struct ZooArgs {
+    /// Seeds per bug (seeds 0..N).
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub seeds: u64,
+    /// Worker threads (default: available parallelism).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Where to write bug-zoo.md and bug-zoo.json.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub report_dir: std::path::PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -52,6 +106,16 @@ pub struct ScenarioArgs {
     /// Print the full trace before the report.
     #[arg(short, long)]
     pub verbose: bool,
+    /// Write reports/<scenario>-<seed>.{md,json} even if the run passes (a failing run
+    /// always writes them unless --no-report).
+    #[arg(long, conflicts_with = "no_report")]
+    pub report: bool,
+    /// Do not write a report for a failing run.
+    #[arg(long)]
+    pub no_report: bool,
+    /// Directory for reports (default: reports/ in the current directory).
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub report_dir: std::path::PathBuf,
     /// Test hook: make runs differ (to exercise --check-determinism).
     #[arg(long, hide = true)]
     pub inject_nondeterminism: bool,
@@ -105,6 +169,18 @@ pub fn run(cli: Cli) -> Result<(String, i32), String> {
         Command::List => Ok((format_list(&load::list()), 0)),
         Command::Bugs => Ok((format_bugs(), 0)),
         Command::Scenario(a) => run_scenario(&a),
+        Command::Fuzz(a) => crate::fuzz::cli_fuzz(&a),
+        Command::Replay(a) => crate::replay::cli_replay(&a.path),
+        Command::Zoo(a) => crate::zoo::cli_zoo(a.seeds, parse_jobs(a.jobs)?, &a.report_dir),
+    }
+}
+
+/// `--jobs`: at least 1; by default one worker per available core.
+pub fn parse_jobs(jobs: Option<usize>) -> Result<usize, String> {
+    match jobs {
+        Some(0) => Err("invalid --jobs 0: need at least one worker".into()),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
     }
 }
 
@@ -162,6 +238,16 @@ fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), String> {
         result.outcome = Outcome::Nondeterminism;
     }
     let reproduce = (result.outcome != Outcome::Pass).then(|| reproduce_line(a, seed, &bugs));
+    if a.report || (result.outcome != Outcome::Pass && !a.no_report) {
+        let rep = reproduce.clone().unwrap_or_else(|| reproduce_line(a, seed, &bugs));
+        match crate::report::write(&a.report_dir, &result, &rep) {
+            Ok((md, json)) => eprintln!("report: {} {}", md.display(), json.display()),
+            // Asked for explicitly, a report that cannot be written is an error; written
+            // by default for a failure, it must not hide the run's own exit code.
+            Err(e) if a.report => return Err(e),
+            Err(e) => eprintln!("warning: {}", e),
+        }
+    }
     let out = if a.json {
         let report = JsonReport { result: &result, reproduce, determinism };
         serde_json::to_string(&report).map_err(|e| format!("cannot serialize the report: {}", e))? + "\n"
@@ -189,10 +275,7 @@ pub fn first_divergence(a: &[TraceRecord], b: &[TraceRecord]) -> Option<Divergen
 
 /// A copy-pasteable command that reruns this seed.
 fn reproduce_line(a: &ScenarioArgs, seed: u64, bugs: &Bugs) -> String {
-    let mut s = format!("cargo run --release -- scenario {} --seed {}", shell_quote(&a.scenario), seed);
-    for b in bugs.names() {
-        let _ = write!(s, " --bug {}", b);
-    }
+    let mut s = reproduce_command(&a.scenario, seed, &bugs.names());
     if a.check_determinism {
         s.push_str(" --check-determinism");
     }
@@ -202,7 +285,16 @@ fn reproduce_line(a: &ScenarioArgs, seed: u64, bugs: &Bugs) -> String {
     s
 }
 
-fn shell_quote(s: &str) -> String {
+/// `cargo run --release -- scenario NAME --seed N [--bug X]...`
+pub fn reproduce_command(scenario: &str, seed: u64, bugs: &[&str]) -> String {
+    let mut s = format!("cargo run --release -- scenario {} --seed {}", shell_quote(scenario), seed);
+    for b in bugs {
+        let _ = write!(s, " --bug {}", b);
+    }
+    s
+}
+
+pub fn shell_quote(s: &str) -> String {
     if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-./+,:=@".contains(c)) {
         s.to_string()
     } else {

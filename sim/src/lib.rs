@@ -16,3 +16,8 @@ pub mod upstream;
 pub mod world;
 pub mod runner;
 pub mod scenario;
+pub mod fuzz;
+pub mod seedfile;
+pub mod replay;
+pub mod report;
+pub mod zoo;

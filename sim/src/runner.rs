@@ -49,22 +49,48 @@ pub fn run_seed(scn: &Scenario, seed: u64, bugs: &Bugs, opts: &RunOptions) -> Ru
 }
 
 /// Run one seed on a fresh OS thread (std hash seeds and thread-local RNG state must
-/// not leak from one seed into the next). A panic becomes a `crash` outcome.
+/// not leak from one seed into the next). A panic becomes a `crash` outcome, and so does
+/// a failure to spawn the thread: a tool sweeping seeds must keep going either way.
 pub fn run_on_fresh_thread(scn: &Scenario, seed: u64, bugs: &Bugs, opts: &RunOptions) -> RunResult {
+    quiet_seed_panics();
     let (s, b, o) = (scn.clone(), bugs.clone(), opts.clone());
-    let name = scn.name.clone();
-    let bug_names: Vec<String> = bugs.names().iter().map(|s| s.to_string()).collect();
-    let prev = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let res = std::thread::Builder::new().name(format!("seed-{}", seed)).stack_size(64 << 20).spawn(move || run_seed(&s, seed, &b, &o)).expect("spawn seed thread").join();
-    std::panic::set_hook(prev);
+    let res = std::thread::Builder::new().name(format!("{}{}", SEED_THREAD_PREFIX, seed)).stack_size(64 << 20).spawn(move || run_seed(&s, seed, &b, &o));
+    let res = match res {
+        Ok(h) => h.join(),
+        Err(e) => return crash_result(scn, seed, bugs, format!("cannot spawn the seed thread: {}", e)),
+    };
     match res {
         Ok(r) => r,
         Err(p) => {
             let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "panic".into());
-            RunResult { scenario: name, seed, bugs: bug_names, outcome: Outcome::Crash, violations: vec![], trace_hash: String::new(), sim_time_ms: 0, wall_ms: 0, events: 0, config: vec![], phases: vec![], checks: vec![], trace: vec![], crash: Some(msg) }
+            crash_result(scn, seed, bugs, msg)
         }
     }
+}
+
+/// Name prefix of the threads that run one seed.
+const SEED_THREAD_PREFIX: &str = "seed-";
+
+/// Silence the default panic message on seed threads (the panic becomes a `crash`
+/// outcome with its message), once per process. Swapping the hook around every run
+/// instead would race when several threads run seeds at once (`fuzz --jobs`, `cargo
+/// test`) and could leave the silent hook installed for the whole process.
+fn quiet_seed_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !std::thread::current().name().is_some_and(|n| n.starts_with(SEED_THREAD_PREFIX)) {
+                prev(info);
+            }
+        }));
+    });
+}
+
+/// The result of a run that crashed before producing one.
+pub fn crash_result(scn: &Scenario, seed: u64, bugs: &Bugs, msg: String) -> RunResult {
+    let bug_names: Vec<String> = bugs.names().iter().map(|s| s.to_string()).collect();
+    RunResult { scenario: scn.name.clone(), seed, bugs: bug_names, outcome: Outcome::Crash, violations: vec![], trace_hash: String::new(), sim_time_ms: 0, wall_ms: 0, events: 0, config: vec![], phases: vec![], checks: vec![], trace: vec![], crash: Some(msg) }
 }
 
 struct Driver {

@@ -164,7 +164,7 @@ fn unknown_table_in_step_names_file_and_line() {
 fn json_report_has_required_keys() {
     let d = temp_dir();
     let p = write(&d, "minimal.toml", MINIMAL);
-    let o = run(&["scenario", p.to_str().unwrap(), "--seed", "3", "--json", "--bug", "no-epoch-fencing"]);
+    let o = run(&["scenario", p.to_str().unwrap(), "--seed", "3", "--json", "--bug", "no-epoch-fencing", "--no-report"]);
     let out = stdout(&o);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("not one JSON object ({e}): {out}"));
     for key in ["scenario", "seed", "bugs", "outcome", "violations", "trace_hash", "sim_time_ms", "wall_ms", "events", "config", "checks"] {
@@ -195,11 +195,177 @@ fn basic_replication_is_deterministic() {
 
 #[test]
 fn injected_nondeterminism_is_caught() {
-    let o = run(&["scenario", "basic_replication", "--seed", "7", "--check-determinism", "--inject-nondeterminism"]);
+    let o = run(&["scenario", "basic_replication", "--seed", "7", "--check-determinism", "--inject-nondeterminism", "--no-report"]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(5), "stdout: {out}\nstderr: {}", stderr(&o));
     assert!(out.contains("outcome: nondeterminism"), "{out}");
     assert!(out.contains("first divergent trace record: #"), "{out}");
     assert!(out.contains("    run 1: ") && out.contains("    run 2: "), "{out}");
     assert!(out.contains("reproduce: cargo run --release -- scenario basic_replication --seed 7"), "{out}");
+}
+
+// ---------------------------------------------------------------------------------
+// fuzz, replay, reports
+// ---------------------------------------------------------------------------------
+
+fn json(o: &Output) -> serde_json::Value {
+    let out = stdout(o);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("not one JSON object ({e}): {out}\nstderr: {}", stderr(o)))
+}
+
+#[test]
+fn fuzz_small_range_passes_with_json_summary() {
+    let o = run(&["fuzz", "basic_replication", "--seeds", "0..4", "--jobs", "2", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    for key in ["scenario", "seeds", "bugs", "runs", "passes", "failures", "by_outcome", "by_invariant", "failing_seeds", "seeds_per_sec", "sim_wall_ratio"] {
+        assert!(v.get(key).is_some(), "missing key {key}: {v}");
+    }
+    assert_eq!((v["runs"].as_u64(), v["passes"].as_u64(), v["failures"].as_u64()), (Some(4), Some(4), Some(0)));
+    assert_eq!(v["scenario"], "basic_replication");
+    assert_eq!(v["seeds"], "0..4");
+    // Not a terminal: plain progress lines, never the in-place bar.
+    assert!(!stderr(&o).contains('\r'), "{}", stderr(&o));
+}
+
+#[test]
+fn fuzz_human_summary() {
+    let o = run(&["fuzz", "basic_replication", "--seeds", "10..12", "--jobs", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("runs: 2  passes: 2  failures: 0") && out.contains("seeds/s"), "{out}");
+}
+
+#[test]
+fn fuzz_shard_runs_the_right_seeds() {
+    let d = temp_dir();
+    let p = write(&d, "minimal.toml", MINIMAL);
+    let o = run(&["fuzz", p.to_str().unwrap(), "--seeds", "3..9", "--shard", "1/2", "--jobs", "2", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["runs"], 3, "{v}");
+    assert_eq!(v["shard"], "1/2");
+    // Which seeds: a scenario that fails on every seed lists them all as failing seeds.
+    let failing = write(&d, "fails.toml", &format!("{MINIMAL}[[checks]]\nkind = \"table_not_exists\"\ntable = \"t1\"\n"));
+    let o = run(&["fuzz", failing.to_str().unwrap(), "--seeds", "3..9", "--shard", "1/2", "--jobs", "2", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let seeds: Vec<u64> = json(&o)["failing_seeds"].as_array().unwrap().iter().map(|f| f["seed"].as_u64().unwrap()).collect();
+    assert_eq!(seeds, vec![4, 6, 8]);
+}
+
+#[test]
+fn fuzz_bad_seeds_and_shard_are_usage_errors() {
+    for seeds in ["5..5", "9..2", "abc", "1..x", "7"] {
+        let err = assert_bad_input(&run(&["fuzz", "basic_replication", "--seeds", seeds]));
+        assert!(err.contains("--seeds"), "{err}");
+    }
+    for shard in ["2/2", "0/0", "x/3", "1"] {
+        let err = assert_bad_input(&run(&["fuzz", "basic_replication", "--seeds", "0..4", "--shard", shard]));
+        assert!(err.contains("--shard"), "{err}");
+    }
+    let err = assert_bad_input(&run(&["fuzz", "basic_replication", "--seeds", "0..4", "--jobs", "0"]));
+    assert!(err.contains("--jobs"), "{err}");
+}
+
+/// `fuzz --save` records the same trace hash that `scenario --seed N --json` computes:
+/// a seed found by a parallel campaign reproduces bit-identically on its own.
+#[test]
+fn fuzz_save_reproduces_bit_identically_and_replays() {
+    let d = temp_dir();
+    let failing = write(&d, "fails.toml", &format!("{MINIMAL}[[checks]]\nkind = \"table_not_exists\"\ntable = \"t1\"\n"));
+    let save = d.join("saved");
+    let o = run(&["fuzz", failing.to_str().unwrap(), "--seeds", "0..3", "--jobs", "2", "--save", save.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains("saved 3 seed files"), "{}", stdout(&o));
+    for seed in 0..3u64 {
+        let f = save.join(format!("fails-nobug-{seed}.json"));
+        let sf: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        assert_eq!(sf["expect"]["outcome"], "liveness", "{sf}");
+        assert_eq!(sf["expect"]["invariant"], "check:table_not_exists t1", "{sf}");
+        assert!(sf["note"].as_str().unwrap().starts_with("found by fuzz "), "{sf}");
+        let single = run(&["scenario", failing.to_str().unwrap(), "--seed", &seed.to_string(), "--json", "--no-report"]);
+        assert_eq!(json(&single)["trace_hash"], sf["trace_hash"], "seed {seed}");
+    }
+    let o = run(&["replay", save.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    assert_eq!(stdout(&o).lines().filter(|l| l.starts_with("ok ")).count(), 3, "{}", stdout(&o));
+}
+
+fn seed_file(outcome: &str, hash: &str) -> String {
+    format!("{{\"scenario\": \"basic_replication\", \"seed\": 7, \"bugs\": [], \"expect\": {{\"outcome\": \"{outcome}\"}}, \"trace_hash\": \"{hash}\", \"note\": \"test\"}}\n")
+}
+
+fn hash_of_basic_replication_7() -> String {
+    json(&run(&["scenario", "basic_replication", "--seed", "7", "--json"]))["trace_hash"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn replay_good_file_exits_zero_and_changed_hash_warns() {
+    let d = temp_dir();
+    let good = write(&d, "good.json", &seed_file("pass", &hash_of_basic_replication_7()));
+    let o = run(&["replay", good.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).starts_with("ok "), "{}", stdout(&o));
+    let stale = write(&d, "stale.json", &seed_file("pass", "0000000000000000"));
+    let o = run(&["replay", stale.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("warning: ") && stdout(&o).contains("trace hash changed (code changed?)"), "{}", stdout(&o));
+}
+
+#[test]
+fn replay_wrong_expected_outcome_fails() {
+    let d = temp_dir();
+    let wrong = write(&d, "wrong.json", &seed_file("safety", &hash_of_basic_replication_7()));
+    let o = run(&["replay", wrong.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("FAIL ") && out.contains("expected safety, got pass"), "{out}");
+}
+
+#[test]
+fn replay_malformed_file_is_bad_input_naming_the_file() {
+    let d = temp_dir();
+    let bad = write(&d, "bad.json", "{\n  \"scenario\": \"basic_replication\",\n  \"seed\": \"seven\"\n}\n");
+    let err = assert_bad_input(&run(&["replay", d.to_str().unwrap()]));
+    assert!(err.starts_with(&format!("error: {}: line 3 column", bad.display())), "{err}");
+    let missing = d.join("nope.json");
+    let err = assert_bad_input(&run(&["replay", missing.to_str().unwrap()]));
+    assert!(err.contains("nope.json"), "{err}");
+}
+
+#[test]
+fn scenario_report_writes_markdown_and_json() {
+    let d = temp_dir();
+    let reports = d.join("reports");
+    let o = run(&["scenario", "basic_replication", "--seed", "7", "--report", "--report-dir", reports.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let md = std::fs::read_to_string(reports.join("basic_replication-7.md")).unwrap();
+    for part in ["# basic_replication seed 7: pass", "reproduce: `cargo run --release -- scenario basic_replication --seed 7`", "## Configuration", "## Causal slice", "## Checks", "capture started"] {
+        assert!(md.contains(part), "missing {part:?} in:\n{md}");
+    }
+    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(reports.join("basic_replication-7.json")).unwrap()).unwrap();
+    assert_eq!(j["outcome"], "pass");
+    assert!(j["causal_slice"]["lines"].as_array().is_some_and(|l| !l.is_empty()), "{j}");
+}
+
+#[test]
+fn failing_scenario_writes_a_report_by_default() {
+    let d = temp_dir();
+    let failing = write(&d, "fails.toml", &format!("{MINIMAL}[[checks]]\nkind = \"table_not_exists\"\ntable = \"t1\"\n"));
+    let reports = d.join("out");
+    let o = run(&["scenario", failing.to_str().unwrap(), "--seed", "2", "--report-dir", reports.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let md = std::fs::read_to_string(reports.join("minimal-2.md")).unwrap();
+    assert!(md.contains("VIOLATION check:table_not_exists t1"), "{md}");
+}
+
+#[test]
+fn fuzz_stop_after_stops_scheduling() {
+    let d = temp_dir();
+    let failing = write(&d, "fails.toml", &format!("{MINIMAL}[[checks]]\nkind = \"table_not_exists\"\ntable = \"t1\"\n"));
+    // One worker: the cut is exact (with more, seeds already running still finish).
+    let o = run(&["fuzz", failing.to_str().unwrap(), "--seeds", "0..50", "--stop-after", "2", "--jobs", "1", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!((v["runs"].as_u64(), v["failures"].as_u64(), v["stopped_early"].as_bool()), (Some(2), Some(2), Some(true)), "{v}");
 }

@@ -1,0 +1,458 @@
+//! `fuzz`: run a range of seeds of one scenario on worker threads and summarize.
+//!
+//! Every seed still runs on its own fresh OS thread ([`run_on_fresh_thread`]), exactly
+//! as `scenario --seed` runs it, so a failing seed reproduces bit-identically from its
+//! reproduce command. Workers only decide *which* seed runs *when*; the summary is
+//! sorted by seed, so it does not depend on `--jobs` (except which seeds ran when
+//! `--stop-after` cut the campaign short).
+
+use crate::result::{Outcome, RunResult};
+use crate::runner::{run_on_fresh_thread, RunOptions};
+use crate::scenario::Scenario;
+use core_sched::bugs::Bugs;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write as _};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// A half-open seed range `A..B`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeedRange {
+    pub start: u64,
+    pub end: u64,
+}
+
+impl std::fmt::Display for SeedRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}..{}", self.start, self.end)
+    }
+}
+
+/// Parse `A..B` (unsigned 64-bit, `A < B`).
+pub fn parse_range(s: &str) -> Result<SeedRange, String> {
+    let bad = || format!("invalid --seeds '{}': expected A..B with unsigned 64-bit integers A < B, e.g. 0..1000", s);
+    let (a, b) = s.split_once("..").ok_or_else(bad)?;
+    let (start, end) = (a.trim().parse::<u64>().map_err(|_| bad())?, b.trim().parse::<u64>().map_err(|_| bad())?);
+    if end <= start {
+        return Err(format!("invalid --seeds '{}': the range is empty (B must be greater than A)", s));
+    }
+    Ok(SeedRange { start, end })
+}
+
+/// Shard `I/N` of a seed range: the seeds `s` with `(s - A) % N == I`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Default for Shard {
+    fn default() -> Self {
+        Shard { index: 0, count: 1 }
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+pub fn parse_shard(s: &str) -> Result<Shard, String> {
+    let bad = || format!("invalid --shard '{}': expected I/N with integers 0 <= I < N, e.g. 0/4", s);
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (index, count) = (i.trim().parse::<u64>().map_err(|_| bad())?, n.trim().parse::<u64>().map_err(|_| bad())?);
+    if count == 0 {
+        return Err(format!("invalid --shard '{}': N must be greater than 0", s));
+    }
+    if index >= count {
+        return Err(format!("invalid --shard '{}': I must be less than N (shards are numbered 0..N)", s));
+    }
+    Ok(Shard { index, count })
+}
+
+/// The seeds of one shard of a range, computed by index so a huge range costs nothing.
+#[derive(Clone, Copy, Debug)]
+pub struct SeedList {
+    pub range: SeedRange,
+    pub shard: Shard,
+}
+
+impl SeedList {
+    pub fn len(&self) -> u64 {
+        let span = self.range.end - self.range.start;
+        if span <= self.shard.index {
+            0
+        } else {
+            (span - self.shard.index - 1) / self.shard.count + 1
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn get(&self, i: u64) -> u64 {
+        self.range.start + self.shard.index + i * self.shard.count
+    }
+}
+
+/// What the campaign keeps of one run (the trace is dropped right away: a campaign over
+/// a million seeds must not hold a million traces).
+#[derive(Clone, Debug, Serialize)]
+pub struct SeedOutcome {
+    pub seed: u64,
+    pub outcome: Outcome,
+    /// The first violation's invariant (`None` for a pass or a crash).
+    pub invariant: Option<String>,
+    pub trace_hash: String,
+    pub sim_time_ms: u64,
+    pub wall_ms: u64,
+    pub crash: Option<String>,
+}
+
+impl SeedOutcome {
+    pub fn of(r: &RunResult) -> SeedOutcome {
+        SeedOutcome { seed: r.seed, outcome: r.outcome, invariant: first_invariant(r), trace_hash: r.trace_hash.clone(), sim_time_ms: r.sim_time_ms, wall_ms: r.wall_ms, crash: r.crash.clone() }
+    }
+    pub fn failed(&self) -> bool {
+        self.outcome != Outcome::Pass
+    }
+}
+
+/// The invariant of a run's first violation.
+pub fn first_invariant(r: &RunResult) -> Option<String> {
+    r.violations.first().map(|v| v.invariant.clone())
+}
+
+/// One campaign: a scenario, the seeds, the bugs switched on, how to run.
+pub struct Campaign<'a> {
+    pub scenario: &'a Scenario,
+    pub seeds: SeedList,
+    pub bugs: Bugs,
+    pub jobs: usize,
+    /// Stop scheduling new seeds once this many have failed.
+    pub stop_after: Option<usize>,
+}
+
+/// Progress of a running campaign, for [`ProgressBar`].
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub done: u64,
+    pub total: u64,
+    pub failures: u64,
+    pub elapsed: Duration,
+}
+
+pub struct CampaignResult {
+    /// Every seed that ran, in seed order.
+    pub runs: Vec<SeedOutcome>,
+    /// `--stop-after` ended the campaign before every seed ran.
+    pub stopped_early: bool,
+    pub wall: Duration,
+}
+
+impl CampaignResult {
+    pub fn failures(&self) -> impl Iterator<Item = &SeedOutcome> {
+        self.runs.iter().filter(|r| r.failed())
+    }
+    pub fn seeds_per_sec(&self) -> f64 {
+        self.runs.len() as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+    /// Simulated time of all runs over the campaign's wall time (so with `--jobs N` it
+    /// counts every worker): how much faster than real time the campaign explores.
+    pub fn sim_wall_ratio(&self) -> f64 {
+        let sim: u64 = self.runs.iter().map(|r| r.sim_time_ms).sum();
+        sim as f64 / (self.wall.as_secs_f64() * 1000.0).max(1e-9)
+    }
+}
+
+/// Run every seed of the campaign on `jobs` worker threads. `progress` is called on the
+/// calling thread after every finished seed.
+pub fn run_campaign(c: &Campaign, progress: &mut dyn FnMut(&Progress)) -> CampaignResult {
+    let total = c.seeds.len();
+    let jobs = c.jobs.max(1).min(total.max(1) as usize);
+    let next = AtomicU64::new(0);
+    let failures = AtomicUsize::new(0);
+    let stopped = AtomicBool::new(false);
+    let opts = RunOptions::default();
+    let start = Instant::now();
+    let mut runs: Vec<SeedOutcome> = Vec::new();
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::channel::<SeedOutcome>();
+        for _ in 0..jobs {
+            let tx = tx.clone();
+            let (next, failures, stopped, opts) = (&next, &failures, &stopped, &opts);
+            scope.spawn(move || loop {
+                if c.stop_after.is_some_and(|k| failures.load(Ordering::SeqCst) >= k) {
+                    stopped.store(true, Ordering::SeqCst);
+                    return;
+                }
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= total {
+                    return;
+                }
+                let seed = c.seeds.get(i);
+                // run_on_fresh_thread already maps a panic in the seed to `crash`; this
+                // also covers a panic in the runner's own plumbing, so one bad seed
+                // never takes the campaign down.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| SeedOutcome::of(&run_on_fresh_thread(c.scenario, seed, &c.bugs, opts))))
+                    .unwrap_or_else(|_| SeedOutcome { seed, outcome: Outcome::Crash, invariant: None, trace_hash: String::new(), sim_time_ms: 0, wall_ms: 0, crash: Some("panic outside the seed thread".into()) });
+                if r.failed() {
+                    failures.fetch_add(1, Ordering::SeqCst);
+                }
+                if tx.send(r).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(tx);
+        let mut failed = 0;
+        for r in rx {
+            failed += r.failed() as u64;
+            runs.push(r);
+            progress(&Progress { done: runs.len() as u64, total, failures: failed, elapsed: start.elapsed() });
+        }
+    });
+    runs.sort_by_key(|r| r.seed);
+    let stopped_early = stopped.load(Ordering::SeqCst) && (runs.len() as u64) < total;
+    CampaignResult { runs, stopped_early, wall: start.elapsed() }
+}
+
+/// Progress on stderr: a bar redrawn in place on a terminal, otherwise a plain line at
+/// most every 10% (CI logs should not get one line per seed).
+pub struct ProgressBar {
+    label: String,
+    tty: bool,
+    last_draw: Option<Instant>,
+    next_pct: u64,
+    drawn: bool,
+}
+
+impl ProgressBar {
+    pub fn new(label: &str) -> ProgressBar {
+        ProgressBar { label: label.to_string(), tty: std::io::stderr().is_terminal(), last_draw: None, next_pct: 10, drawn: false }
+    }
+
+    pub fn update(&mut self, p: &Progress) {
+        let rate = p.done as f64 / p.elapsed.as_secs_f64().max(1e-9);
+        let eta = if p.done == 0 { 0.0 } else { (p.total - p.done) as f64 / rate };
+        let mut err = std::io::stderr().lock();
+        if self.tty {
+            // Redrawing costs a syscall; ~10 per second is plenty for a human.
+            let due = self.last_draw.is_none_or(|t| t.elapsed() >= Duration::from_millis(100)) || p.done == p.total;
+            if !due {
+                return;
+            }
+            self.last_draw = Some(Instant::now());
+            const W: u64 = 30;
+            let filled = (p.done * W).checked_div(p.total).unwrap_or(W);
+            let bar: String = (0..W).map(|i| if i < filled { '#' } else { '.' }).collect();
+            let _ = write!(err, "\r\x1b[2K{} [{}] {}/{}  failures {}  {:.0} seeds/s  ETA {}", self.label, bar, p.done, p.total, p.failures, rate, fmt_secs(eta));
+            let _ = err.flush();
+            self.drawn = true;
+        } else {
+            let pct = (p.done * 100).checked_div(p.total).unwrap_or(100);
+            if pct < self.next_pct && p.done != p.total {
+                return;
+            }
+            self.next_pct = (pct / 10 + 1) * 10;
+            let _ = writeln!(err, "{}: {}/{} seeds ({}%), {} failures, {:.0} seeds/s, ETA {}", self.label, p.done, p.total, pct, p.failures, rate, fmt_secs(eta));
+        }
+    }
+
+    /// Clear the in-place bar so the summary starts on a clean line.
+    pub fn finish(&mut self) {
+        if self.tty && self.drawn {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
+            self.drawn = false;
+        }
+    }
+}
+
+fn fmt_secs(s: f64) -> String {
+    if s >= 3600.0 {
+        format!("{}h{:02}m", (s / 3600.0) as u64, ((s % 3600.0) / 60.0) as u64)
+    } else if s >= 60.0 {
+        format!("{}m{:02}s", (s / 60.0) as u64, (s % 60.0) as u64)
+    } else {
+        format!("{:.0}s", s.ceil())
+    }
+}
+
+/// Count failures by outcome and by first invariant (sorted maps: stable output).
+pub fn tallies(runs: &[SeedOutcome]) -> (BTreeMap<String, u64>, BTreeMap<String, u64>) {
+    let (mut by_outcome, mut by_invariant) = (BTreeMap::new(), BTreeMap::new());
+    for r in runs.iter().filter(|r| r.failed()) {
+        *by_outcome.entry(r.outcome.as_str().to_string()).or_insert(0) += 1;
+        if let Some(i) = &r.invariant {
+            *by_invariant.entry(i.clone()).or_insert(0) += 1;
+        }
+    }
+    (by_outcome, by_invariant)
+}
+
+/// One failing seed in the summary.
+#[derive(Serialize, Debug)]
+pub struct FailingSeed {
+    pub seed: u64,
+    pub outcome: Outcome,
+    pub invariant: Option<String>,
+    pub reproduce: String,
+}
+
+/// The `--json` summary. Shards of one campaign merge by summing the counts and
+/// concatenating `failing_seeds` (see the README).
+#[derive(Serialize, Debug)]
+pub struct Summary {
+    pub scenario: String,
+    pub seeds: String,
+    pub shard: String,
+    pub bugs: Vec<String>,
+    pub jobs: usize,
+    pub runs: u64,
+    pub passes: u64,
+    pub failures: u64,
+    pub stopped_early: bool,
+    pub by_outcome: BTreeMap<String, u64>,
+    pub by_invariant: BTreeMap<String, u64>,
+    /// Every failing seed, in seed order (the human summary shows the first 10).
+    pub failing_seeds: Vec<FailingSeed>,
+    pub seeds_per_sec: f64,
+    pub sim_wall_ratio: f64,
+    pub wall_ms: u64,
+}
+
+/// Build the summary; `reproduce` makes the command line for a seed.
+pub fn summarize(scenario: &str, c: &Campaign, r: &CampaignResult, reproduce: &dyn Fn(u64) -> String) -> Summary {
+    let (by_outcome, by_invariant) = tallies(&r.runs);
+    let failing_seeds: Vec<FailingSeed> = r.failures().map(|f| FailingSeed { seed: f.seed, outcome: f.outcome, invariant: f.invariant.clone(), reproduce: reproduce(f.seed) }).collect();
+    Summary {
+        scenario: scenario.to_string(),
+        seeds: c.seeds.range.to_string(),
+        shard: c.seeds.shard.to_string(),
+        bugs: c.bugs.names().iter().map(|s| s.to_string()).collect(),
+        jobs: c.jobs,
+        runs: r.runs.len() as u64,
+        passes: r.runs.iter().filter(|x| !x.failed()).count() as u64,
+        failures: failing_seeds.len() as u64,
+        stopped_early: r.stopped_early,
+        by_outcome,
+        by_invariant,
+        failing_seeds,
+        seeds_per_sec: round1(r.seeds_per_sec()),
+        sim_wall_ratio: round1(r.sim_wall_ratio()),
+        wall_ms: r.wall.as_millis() as u64,
+    }
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+/// How many failing seeds the human summary lists.
+const SHOWN_FAILURES: usize = 10;
+
+pub fn format_summary(s: &Summary) -> String {
+    let mut o = String::new();
+    let bugs = if s.bugs.is_empty() { "none".to_string() } else { s.bugs.join(",") };
+    let shard = if s.shard == "0/1" { String::new() } else { format!("  shard {}", s.shard) };
+    let _ = writeln!(o, "fuzz {}  seeds {}{}  bugs {}  jobs {}", s.scenario, s.seeds, shard, bugs, s.jobs);
+    let _ = writeln!(o, "runs: {}  passes: {}  failures: {}{}", s.runs, s.passes, s.failures, if s.stopped_early { "  (stopped early: --stop-after reached)" } else { "" });
+    let join = |m: &BTreeMap<String, u64>| if m.is_empty() { "none".to_string() } else { m.iter().map(|(k, v)| format!("{} {}", k, v)).collect::<Vec<_>>().join(", ") };
+    let _ = writeln!(o, "by outcome: {}", join(&s.by_outcome));
+    let _ = writeln!(o, "by invariant: {}", join(&s.by_invariant));
+    if !s.failing_seeds.is_empty() {
+        let n = s.failing_seeds.len().min(SHOWN_FAILURES);
+        let _ = writeln!(o, "failing seeds (first {} of {}):", n, s.failing_seeds.len());
+        for f in &s.failing_seeds[..n] {
+            let _ = writeln!(o, "  seed {:<6} {:<9} {:<30} {}", f.seed, f.outcome.as_str(), f.invariant.as_deref().unwrap_or("-"), f.reproduce);
+        }
+    }
+    let _ = writeln!(o, "throughput: {:.1} seeds/s, simulated/wall time {:.0}x ({:.1} s wall)", s.seeds_per_sec, s.sim_wall_ratio, s.wall_ms as f64 / 1000.0);
+    o
+}
+
+/// The `fuzz` command.
+pub fn cli_fuzz(a: &crate::cli::FuzzArgs) -> Result<(String, i32), String> {
+    use crate::cli::{parse_bugs, parse_jobs, reproduce_command};
+    use crate::seedfile::SeedFile;
+    let range = parse_range(&a.seeds)?;
+    let shard = a.shard.as_deref().map(parse_shard).transpose()?.unwrap_or_default();
+    let jobs = parse_jobs(a.jobs)?;
+    let bugs = parse_bugs(&a.bugs)?;
+    if a.stop_after == Some(0) {
+        return Err("invalid --stop-after 0: need at least one failure to stop after".into());
+    }
+    let loaded = crate::scenario::load::resolve(&a.scenario).map_err(|e| e.to_string())?;
+    if let Some(dir) = &a.save {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create --save directory {}: {}", dir.display(), e))?;
+    }
+    let bug_names = bugs.names();
+    let mut note = format!("found by fuzz {} --seeds {}", a.scenario, range);
+    if shard != Shard::default() {
+        note.push_str(&format!(" --shard {}", shard));
+    }
+    for b in &bug_names {
+        note.push_str(&format!(" --bug {}", b));
+    }
+    let c = Campaign { scenario: &loaded.scenario, seeds: SeedList { range, shard }, bugs: bugs.clone(), jobs, stop_after: a.stop_after };
+    let mut bar = ProgressBar::new(&format!("fuzz {}", loaded.scenario.name));
+    let r = run_campaign(&c, &mut |p| bar.update(p));
+    bar.finish();
+    // Seed files are written after the campaign, in seed order, from what the campaign
+    // kept (outcome, first invariant, trace hash): no rerun needed.
+    if let Some(dir) = &a.save {
+        for f in r.failures() {
+            let sf = SeedFile {
+                scenario: a.scenario.clone(),
+                seed: f.seed,
+                bugs: bug_names.iter().map(|s| s.to_string()).collect(),
+                expect: crate::seedfile::Expect { outcome: f.outcome, invariant: f.invariant.clone() },
+                trace_hash: f.trace_hash.clone(),
+                note: note.clone(),
+            };
+            let path = dir.join(sf.file_name());
+            std::fs::write(&path, sf.to_json()).map_err(|e| format!("cannot write seed file {}: {}", path.display(), e))?;
+        }
+    }
+    let s = summarize(&loaded.scenario.name, &c, &r, &|seed| reproduce_command(&a.scenario, seed, &bug_names));
+    let mut out = if a.json { serde_json::to_string(&s).map_err(|e| format!("cannot serialize the summary: {}", e))? + "\n" } else { format_summary(&s) };
+    if let (Some(dir), false, true) = (&a.save, a.json, s.failures > 0) {
+        out.push_str(&format!("saved {} seed file{} to {}\n", s.failures, if s.failures == 1 { "" } else { "s" }, dir.display()));
+    }
+    Ok((out, if s.failures == 0 { 0 } else { 1 }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_parse() {
+        assert_eq!(parse_range("0..10"), Ok(SeedRange { start: 0, end: 10 }));
+        for bad in ["10..10", "10..3", "a..3", "3", "-1..4", "0..18446744073709551616", ""] {
+            assert!(parse_range(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn shards_parse_and_partition() {
+        assert_eq!(parse_shard("1/3"), Ok(Shard { index: 1, count: 3 }));
+        for bad in ["3/3", "0/0", "1", "a/2", "-1/2"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
+        let range = SeedRange { start: 5, end: 15 };
+        let mut all = Vec::new();
+        for i in 0..3 {
+            let l = SeedList { range, shard: Shard { index: i, count: 3 } };
+            let seeds: Vec<u64> = (0..l.len()).map(|k| l.get(k)).collect();
+            assert!(seeds.iter().all(|s| (s - 5) % 3 == i));
+            all.extend(seeds);
+        }
+        all.sort();
+        assert_eq!(all, (5..15).collect::<Vec<_>>());
+        assert_eq!(SeedList { range: SeedRange { start: 0, end: 1 }, shard: Shard { index: 1, count: 2 } }.len(), 0);
+    }
+}

@@ -1,0 +1,114 @@
+//! `replay`: rerun seed files and compare with what they recorded.
+//!
+//! An outcome or invariant that differs from the file is a failure: the behaviour the
+//! seed pins down changed. A trace hash that differs alone is only a warning: any change
+//! to the core or the simulator reorders events, and the file still proves what it
+//! should. A file that expects a failure with bugs on also proves the bugs are the
+//! cause: the same seed with the bugs off must pass.
+
+use crate::cli::parse_bugs;
+use crate::fuzz::first_invariant;
+use crate::result::{Outcome, RunResult};
+use crate::runner::{run_on_fresh_thread, RunOptions};
+use crate::scenario::{load, Scenario};
+use crate::seedfile::SeedFile;
+use core_sched::bugs::Bugs;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// A seed file with its scenario loaded and bugs parsed: ready to run.
+pub struct Prepared {
+    pub path: PathBuf,
+    pub file: SeedFile,
+    pub scenario: Scenario,
+    pub bugs: Bugs,
+}
+
+/// Load and check one seed file (bad input is an `Err` naming the file).
+pub fn prepare(path: &Path) -> Result<Prepared, String> {
+    let file = SeedFile::load(path)?;
+    let scenario = load::resolve(&file.scenario).map_err(|e| format!("{}: {}", path.display(), e))?.scenario;
+    let bugs = parse_bugs(&file.bugs).map_err(|e| format!("{}: {}", path.display(), e))?;
+    Ok(Prepared { path: path.to_path_buf(), file, scenario, bugs })
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Ok,
+    /// Outcome and invariant as expected, only the trace hash changed.
+    Warning(String),
+    /// Something the file pins down changed; one message per mismatch.
+    Fail(Vec<String>),
+}
+
+/// Rerun a prepared seed file and judge it.
+pub fn replay(p: &Prepared) -> Verdict {
+    let opts = RunOptions::default();
+    let r = run_on_fresh_thread(&p.scenario, p.file.seed, &p.bugs, &opts);
+    let mut fails = Vec::new();
+    let (want, got) = (expected(&p.file), describe(&r));
+    if want != got {
+        fails.push(format!("expected {}, got {}", want, got));
+    }
+    if !p.bugs.0.is_empty() && p.file.expect.outcome != Outcome::Pass {
+        let clean = run_on_fresh_thread(&p.scenario, p.file.seed, &Bugs::none(), &opts);
+        if clean.outcome != Outcome::Pass {
+            fails.push(format!("with the bugs off: expected pass, got {}", describe(&clean)));
+        }
+    }
+    if !fails.is_empty() {
+        return Verdict::Fail(fails);
+    }
+    if r.trace_hash != p.file.trace_hash {
+        return Verdict::Warning(format!("trace hash changed (code changed?): recorded {}, now {}", p.file.trace_hash, r.trace_hash));
+    }
+    Verdict::Ok
+}
+
+fn expected(f: &SeedFile) -> String {
+    match &f.expect.invariant {
+        Some(i) => format!("{} ({})", f.expect.outcome.as_str(), i),
+        None => f.expect.outcome.as_str().to_string(),
+    }
+}
+
+fn describe(r: &RunResult) -> String {
+    match first_invariant(r) {
+        Some(i) => format!("{} ({})", r.outcome.as_str(), i),
+        None => r.outcome.as_str().to_string(),
+    }
+}
+
+/// One line per file: `ok`, `warning:` or `FAIL`.
+pub fn format_line(p: &Prepared, v: &Verdict) -> String {
+    let bugs = if p.file.bugs.is_empty() { "none".to_string() } else { p.file.bugs.join(",") };
+    let what = format!("{} seed {} bugs {}", p.file.scenario, p.file.seed, bugs);
+    match v {
+        Verdict::Ok => format!("ok       {}: {}: {}\n", p.path.display(), what, expected(&p.file)),
+        Verdict::Warning(w) => format!("warning: {}: {}: {}\n", p.path.display(), what, w),
+        Verdict::Fail(f) => format!("FAIL     {}: {}: {}\n", p.path.display(), what, f.join("; ")),
+    }
+}
+
+/// The `replay` command: every file is checked before any runs, so a malformed file is
+/// reported (exit 2) without waiting for the others.
+pub fn cli_replay(arg: &str) -> Result<(String, i32), String> {
+    let files = crate::seedfile::collect(Path::new(arg))?;
+    let prepared = files.iter().map(|f| prepare(f)).collect::<Result<Vec<_>, _>>()?;
+    let (mut out, mut warnings, mut failed) = (String::new(), 0, 0);
+    let mut stdout = std::io::stdout();
+    for p in &prepared {
+        let v = replay(p);
+        let line = format_line(p, &v);
+        // Print as we go: a corpus can take a while, and CI logs should show progress.
+        let _ = std::io::Write::write_all(&mut stdout, line.as_bytes());
+        match v {
+            Verdict::Ok => {}
+            Verdict::Warning(_) => warnings += 1,
+            Verdict::Fail(_) => failed += 1,
+        }
+    }
+    let ok = prepared.len() - warnings - failed;
+    let _ = writeln!(out, "replayed {} file{} from {}: {} ok, {} warning{}, {} failed", prepared.len(), if prepared.len() == 1 { "" } else { "s" }, arg, ok, warnings, if warnings == 1 { "" } else { "s" }, failed);
+    Ok((out, if failed > 0 { 1 } else { 0 }))
+}

@@ -1,0 +1,112 @@
+//! Seed files (`seeds/*.json`): one recorded run each, replayed by `replay` and by
+//! `cargo test` (sim/tests/replay.rs). The format is documented in `seeds/README.md`.
+
+use crate::result::{Outcome, RunResult};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeedFile {
+    /// Scenario name (a file stem in `scenarios/`) or path.
+    pub scenario: String,
+    pub seed: u64,
+    #[serde(default)]
+    pub bugs: Vec<String>,
+    pub expect: Expect,
+    /// The run's trace hash (16 hex digits) when the file was written.
+    pub trace_hash: String,
+    /// Where the seed came from (free text).
+    #[serde(default)]
+    pub note: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    pub outcome: Outcome,
+    /// The first violation's invariant, if the run is expected to violate one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invariant: Option<String>,
+}
+
+impl SeedFile {
+    /// The seed file that records `r`.
+    pub fn of(r: &RunResult, scenario: &str, note: String) -> SeedFile {
+        SeedFile { scenario: scenario.to_string(), seed: r.seed, bugs: r.bugs.clone(), expect: Expect { outcome: r.outcome, invariant: r.violations.first().map(|v| v.invariant.clone()) }, trace_hash: r.trace_hash.clone(), note }
+    }
+
+    /// Parse one file's text; `path` is only used in messages.
+    pub fn parse(path: &Path, text: &str) -> Result<SeedFile, String> {
+        let f: SeedFile = serde_json::from_str(text).map_err(|e| {
+            // serde_json appends " at line L column C"; we put the position first.
+            let msg = e.to_string();
+            let suffix = format!(" at line {} column {}", e.line(), e.column());
+            format!("{}: line {} column {}: {}", path.display(), e.line(), e.column(), msg.strip_suffix(&suffix).unwrap_or(&msg))
+        })?;
+        // A crash has no trace hash; everything else must carry one to compare against.
+        let hex = f.trace_hash.len() == 16 && f.trace_hash.chars().all(|c| c.is_ascii_hexdigit());
+        let crash_without_hash = f.expect.outcome == Outcome::Crash && f.trace_hash.is_empty();
+        if !hex && !crash_without_hash {
+            return Err(format!("{}: trace_hash '{}' is not 16 hex digits", path.display(), f.trace_hash));
+        }
+        if f.expect.outcome == Outcome::Pass && f.expect.invariant.is_some() {
+            return Err(format!("{}: expect.invariant is set but expect.outcome is pass", path.display()));
+        }
+        Ok(f)
+    }
+
+    pub fn load(path: &Path) -> Result<SeedFile, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {}", path.display(), e))?;
+        SeedFile::parse(path, &text)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a seed file always serializes") + "\n"
+    }
+
+    /// File name under a seeds directory: scenario, bugs, seed.
+    pub fn file_name(&self) -> String {
+        let stem = self.scenario.rsplit('/').next().unwrap_or(&self.scenario).trim_end_matches(".toml");
+        let bugs = if self.bugs.is_empty() { "nobug".to_string() } else { self.bugs.join("+") };
+        format!("{}-{}-{}.json", stem, bugs, self.seed)
+    }
+}
+
+/// The seed files to replay for a command-line argument: the file itself, or every
+/// `*.json` directly in a directory, sorted by name.
+pub fn collect(arg: &Path) -> Result<Vec<PathBuf>, String> {
+    let meta = std::fs::metadata(arg).map_err(|e| format!("{}: cannot read: {}", arg.display(), e))?;
+    if !meta.is_dir() {
+        return Ok(vec![arg.to_path_buf()]);
+    }
+    let entries = std::fs::read_dir(arg).map_err(|e| format!("{}: cannot read directory: {}", arg.display(), e))?;
+    let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json")).collect();
+    files.sort();
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"{"scenario": "fail_over", "seed": 3, "bugs": [], "expect": {"outcome": "pass"}, "trace_hash": "f6d3fff8189935ad", "note": "x"}"#;
+
+    #[test]
+    fn parses_and_round_trips() {
+        let f = SeedFile::parse(Path::new("a.json"), GOOD).unwrap();
+        assert_eq!((f.seed, f.expect.outcome), (3, Outcome::Pass));
+        assert_eq!(SeedFile::parse(Path::new("a.json"), &f.to_json()).unwrap(), f);
+        assert_eq!(f.file_name(), "fail_over-nobug-3.json");
+    }
+
+    #[test]
+    fn errors_name_file_line_and_column() {
+        let e = SeedFile::parse(Path::new("seeds/x.json"), "{\n  \"scenario\": \"a\",\n  \"sead\": 1\n}").unwrap_err();
+        assert!(e.starts_with("seeds/x.json: line 3 column 8: unknown field `sead`"), "{e}");
+        let e = SeedFile::parse(Path::new("x.json"), &GOOD.replace("\"pass\"", "\"passed\"")).unwrap_err();
+        assert!(e.contains("unknown variant `passed`"), "{e}");
+        let e = SeedFile::parse(Path::new("x.json"), &GOOD.replace("f6d3fff8189935ad", "xyz")).unwrap_err();
+        assert!(e.contains("16 hex digits"), "{e}");
+    }
+}

@@ -1,0 +1,201 @@
+//! `zoo`: every historical bug, switched on alone, against its scenario over N seeds.
+//! Answers "does the testbed still catch each bug, how often, and by which invariant".
+//!
+//! Detection statistics (per bug, seeds `0..N`):
+//! - detection rate: failing seeds / N;
+//! - first failing seed: the smallest failing seed (from seed 0 this is also the number
+//!   of passing seeds a campaign runs before its first detection);
+//! - median seeds to detection: the median of the gaps between consecutive detections,
+//!   counting the first gap from the start (`first + 1`, then `s[i] - s[i-1]`). It
+//!   estimates how many seeds a campaign starting anywhere needs to see the bug once, and
+//!   unlike the first failing seed it does not hinge on one lucky or unlucky seed.
+
+use crate::fuzz::{run_campaign, Campaign, ProgressBar, SeedList, SeedRange, Shard};
+use crate::scenario::load;
+use core_sched::bugs::{Bug, Bugs, ALL_BUGS};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The scenario each bug is run against. One place to edit: when a scenario is ported
+/// that exercises a bug better, point the bug at it here.
+pub fn scenario_for(bug: Bug) -> &'static str {
+    match bug {
+        Bug::IgnoreUnknownWorkingTable
+        | Bug::EscalateClosingWriterError
+        | Bug::NonatomicOperatorAdmission
+        | Bug::AcceptNonownerBlockStatus
+        | Bug::NoEpochFencing
+        | Bug::ReplaceMismatchedTrigger
+        | Bug::DropStaleRemoveOperators
+        | Bug::AcceptNilTriggerBootstrap
+        | Bug::LeakFenceLockWhenFenced
+        | Bug::WritePathClosedIsError => PREFERRED,
+    }
+}
+
+/// The failover-during-operators port, where the historical bugs were found.
+const PREFERRED: &str = "maintainer_failover_when_operator";
+/// Used while [`PREFERRED`] is not in the scenarios directory yet.
+const FALLBACK: &str = "fail_over";
+
+/// [`scenario_for`], falling back to `fail_over` if the mapped scenario does not exist.
+pub fn resolve_scenario(bug: Bug) -> &'static str {
+    let want = scenario_for(bug);
+    if load::scenarios_dir().join(format!("{}.toml", want)).is_file() {
+        want
+    } else {
+        FALLBACK
+    }
+}
+
+#[derive(Serialize, Debug)]
+pub struct ZooRow {
+    pub bug: String,
+    pub origin: String,
+    pub scenario: String,
+    pub seeds: u64,
+    pub detections: u64,
+    pub detection_rate: f64,
+    pub first_failing_seed: Option<u64>,
+    pub median_seeds_to_detection: Option<f64>,
+    /// First-violation invariants of the failing seeds, with counts.
+    pub invariants: BTreeMap<String, u64>,
+    pub by_outcome: BTreeMap<String, u64>,
+    pub seeds_per_sec: f64,
+}
+
+#[derive(Serialize, Debug)]
+pub struct Zoo {
+    pub seeds: u64,
+    pub jobs: usize,
+    pub definition: &'static str,
+    pub bugs: Vec<ZooRow>,
+}
+
+const DEFINITION: &str = "median_seeds_to_detection: median of the gaps between consecutive failing seeds, the first gap counted from seed 0 (first_failing_seed + 1)";
+
+/// Median of the detection gaps of sorted failing seeds (see the module docs).
+pub fn median_gap(failing: &[u64]) -> Option<f64> {
+    let first = *failing.first()?;
+    let mut gaps: Vec<u64> = std::iter::once(first + 1).chain(failing.windows(2).map(|w| w[1] - w[0])).collect();
+    gaps.sort_unstable();
+    let n = gaps.len();
+    Some(if n % 2 == 1 { gaps[n / 2] as f64 } else { (gaps[n / 2 - 1] + gaps[n / 2]) as f64 / 2.0 })
+}
+
+/// Run the zoo. Err = bad input (a mapped scenario does not load).
+pub fn run_zoo(seeds: u64, jobs: usize) -> Result<Zoo, String> {
+    let mut rows = Vec::new();
+    for info in ALL_BUGS {
+        let name = resolve_scenario(info.bug);
+        let scn = load::resolve(name).map_err(|e| format!("bug {}: scenario {}: {}", info.name, name, e))?.scenario;
+        let c = Campaign { scenario: &scn, seeds: SeedList { range: SeedRange { start: 0, end: seeds }, shard: Shard::default() }, bugs: Bugs::none().with(info.bug), jobs, stop_after: None };
+        let mut bar = ProgressBar::new(&format!("zoo {}", info.name));
+        let r = run_campaign(&c, &mut |p| bar.update(p));
+        bar.finish();
+        let failing: Vec<u64> = r.failures().map(|f| f.seed).collect();
+        let (by_outcome, invariants) = crate::fuzz::tallies(&r.runs);
+        rows.push(ZooRow {
+            bug: info.name.to_string(),
+            origin: info.origin.to_string(),
+            scenario: name.to_string(),
+            seeds,
+            detections: failing.len() as u64,
+            detection_rate: failing.len() as f64 / seeds as f64,
+            first_failing_seed: failing.first().copied(),
+            median_seeds_to_detection: median_gap(&failing),
+            invariants,
+            by_outcome,
+            seeds_per_sec: (r.seeds_per_sec() * 10.0).round() / 10.0,
+        });
+    }
+    Ok(Zoo { seeds, jobs, definition: DEFINITION, bugs: rows })
+}
+
+/// The detection table (markdown, also printed on stdout).
+pub fn format_table(z: &Zoo) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "| bug | origin | scenario | detection rate | first failing seed | median seeds to detection | caught by | seeds/s |");
+    let _ = writeln!(o, "|---|---|---|---|---|---|---|---|");
+    for r in &z.bugs {
+        let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+        let caught = if r.invariants.is_empty() && r.by_outcome.is_empty() {
+            "NEVER CAUGHT".to_string()
+        } else if r.invariants.is_empty() {
+            r.by_outcome.iter().map(|(k, v)| format!("{} {}", k, v)).collect::<Vec<_>>().join(", ")
+        } else {
+            r.invariants.iter().map(|(k, v)| format!("{} {}", k, v)).collect::<Vec<_>>().join(", ")
+        };
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {}/{} ({:.1}%) | {} | {} | {} | {:.0} |",
+            r.bug,
+            r.origin,
+            r.scenario,
+            r.detections,
+            r.seeds,
+            r.detection_rate * 100.0,
+            opt(r.first_failing_seed.map(|s| s.to_string())),
+            opt(r.median_seeds_to_detection.map(|m| format!("{}", m))),
+            caught,
+            r.seeds_per_sec
+        );
+    }
+    o
+}
+
+pub fn format_markdown(z: &Zoo) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "# Bug zoo\n");
+    let _ = writeln!(o, "Each historical bug switched on alone, seeds 0..{} of its scenario (`ticdc-sim zoo --seeds {}`; the bug-to-scenario mapping is in `sim/src/zoo.rs`).\n", z.seeds, z.seeds);
+    let _ = writeln!(o, "- detection rate: failing seeds / seeds run.");
+    let _ = writeln!(o, "- first failing seed: the smallest failing seed.");
+    let _ = writeln!(o, "- median seeds to detection: the median gap between consecutive failing seeds, the first gap counted from seed 0; roughly how many seeds a campaign needs to catch the bug once.");
+    let _ = writeln!(o, "- caught by: the first violated invariant of each failing seed, with counts.\n");
+    o.push_str(&format_table(z));
+    o
+}
+
+/// The `zoo` command: run, write `reports/bug-zoo.{md,json}`, print the table.
+pub fn cli_zoo(seeds: u64, jobs: usize, dir: &Path) -> Result<(String, i32), String> {
+    if seeds == 0 {
+        return Err("invalid --seeds 0: the zoo needs at least one seed".into());
+    }
+    let z = run_zoo(seeds, jobs)?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create report directory {}: {}", dir.display(), e))?;
+    let (md, json) = (dir.join("bug-zoo.md"), dir.join("bug-zoo.json"));
+    std::fs::write(&md, format_markdown(&z)).map_err(|e| format!("cannot write {}: {}", md.display(), e))?;
+    let j = serde_json::to_string_pretty(&z).map_err(|e| format!("cannot serialize the zoo: {}", e))?;
+    std::fs::write(&json, j + "\n").map_err(|e| format!("cannot write {}: {}", json.display(), e))?;
+    let mut out = format_table(&z);
+    let never: Vec<&str> = z.bugs.iter().filter(|r| r.detections == 0).map(|r| r.bug.as_str()).collect();
+    let _ = writeln!(out, "wrote {} and {}", md.display(), json.display());
+    if !never.is_empty() {
+        let _ = writeln!(out, "never caught in {} seeds: {}", seeds, never.join(", "));
+    }
+    Ok((out, if never.is_empty() { 0 } else { 1 }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_gap_definition() {
+        assert_eq!(median_gap(&[]), None);
+        assert_eq!(median_gap(&[4]), Some(5.0));
+        // gaps 3, 2, 10 -> median 3
+        assert_eq!(median_gap(&[2, 4, 14]), Some(3.0));
+        // gaps 1, 1, 5, 5 -> median 3
+        assert_eq!(median_gap(&[0, 1, 6, 11]), Some(3.0));
+    }
+
+    #[test]
+    fn every_bug_has_a_scenario() {
+        for b in ALL_BUGS {
+            assert!(!scenario_for(b.bug).is_empty());
+        }
+    }
+}
