@@ -19,10 +19,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// At most this many lines in the slice (violation lines included).
-pub const SLICE_CAP: usize = 40;
+pub const SLICE_CAP: usize = 42;
 /// Of the cap, at most this many records after the first violation (the aftermath:
 /// errors, restarts).
-const AFTER_CAP: usize = 8;
+const AFTER_CAP: usize = 21;
 
 /// Something a violation can be about.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -81,9 +81,9 @@ pub fn record_entities(r: &TraceRecord) -> BTreeSet<Entity> {
 }
 
 /// Lifecycle events always belong in the slice (matched on the event name).
-const LIFECYCLE: &[&str] = &["capture", "campaign", "maintainer", "bootstrap", "changefeed failed", "changefeed stopped", "changefeed restart", "error", "failed", "failpoint", "node removed"];
+const LIFECYCLE: &[&str] = &["capture", "campaign", "maintainer", "bootstrap", "changefeed failed", "changefeed stopped", "changefeed restart", "retryable", "error", "failed", "failpoint", "node removed", "split span by region count", "restore merge operator"];
 /// Scenario steps that only feed data or wait are not part of the story.
-const QUIET_STEPS: &[&str] = &["Insert", "Update", "Delete", "Sleep", "Wait"];
+const QUIET_STEPS: &[&str] = &["Insert", "Update", "Delete", "Sleep", "Wait", "EnableFailpoint", "DisableFailpoint"];
 
 pub fn is_lifecycle(r: &TraceRecord) -> bool {
     if r.role == "Scenario" && r.event == "step" {
@@ -132,7 +132,10 @@ pub fn causal_slice(r: &RunResult) -> Slice {
     // dispatchers of that table, and records like "operator finished" name only those.
     let tables: BTreeSet<Entity> = ents.iter().filter(|e| matches!(e, Entity::Table(_))).cloned().collect();
     if !tables.is_empty() {
-        for rec in &r.trace {
+        // Only records up to the violation: later incarnations of the table (after a
+        // restart, say) are not part of the story.
+        let until = first.map(|v| v.at_ms).unwrap_or(u64::MAX);
+        for rec in r.trace.iter().take_while(|rec| rec.at_ms <= until) {
             let re = record_entities(rec);
             if re.iter().any(|e| tables.contains(e)) {
                 ents.extend(re.into_iter().filter(|e| matches!(e, Entity::Dispatcher(_))));
@@ -177,9 +180,19 @@ fn around(lines: Vec<SliceLine>, first: &Violation, all: &[Violation]) -> Vec<Sl
     let split = lines.partition_point(|l| l.at_ms() <= first.at_ms);
     let (before, after) = lines.split_at(split);
     let room = SLICE_CAP.saturating_sub(vios.len());
-    let n_after = after.len().min(AFTER_CAP).min(room);
-    let n_before = before.len().min(room - n_after);
-    let mut out: Vec<SliceLine> = before[before.len() - n_before..].iter().chain(after[..n_after].iter()).cloned().collect();
+    // The aftermath: violations and records of the involved entities first, then
+    // lifecycle records, shown in time order.
+    let rank = |l: &SliceLine| match l {
+        SliceLine::Record { reason: "violation", .. } | SliceLine::Violation(_) => 0,
+        SliceLine::Record { reason: "entity", .. } => 1,
+        _ => 2,
+    };
+    let mut idx: Vec<usize> = (0..after.len()).collect();
+    idx.sort_by_key(|i| (rank(&after[*i]), *i));
+    let mut keep: Vec<usize> = idx.into_iter().take(AFTER_CAP.min(room)).collect();
+    keep.sort();
+    let n_before = before.len().min(room - keep.len());
+    let mut out: Vec<SliceLine> = before[before.len() - n_before..].iter().cloned().chain(keep.iter().map(|i| after[*i].clone())).collect();
     for v in vios {
         let at = out.partition_point(|l| l.at_ms() <= v.at_ms);
         out.insert(at, SliceLine::Violation(v.clone()));
@@ -224,16 +237,14 @@ pub fn format_markdown(r: &RunResult, reproduce: &str, s: &Slice) -> String {
     let _ = writeln!(o, "- trace hash: `{}`", if r.trace_hash.is_empty() { "-" } else { &r.trace_hash });
     let _ = writeln!(o, "- simulated time: {:.3}s, {} events, {} trace records", r.sim_time_ms as f64 / 1000.0, r.events, r.trace.len());
     let _ = writeln!(o, "- reproduce: `{}`\n", reproduce);
-    let _ = writeln!(o, "## Configuration and fault plan\n\n```");
-    for c in &r.config {
-        let _ = writeln!(o, "{}", c);
-    }
-    let _ = writeln!(o, "```\n\n## Violations\n");
+    let _ = writeln!(o, "## Violations\n");
     if r.violations.is_empty() {
         let _ = writeln!(o, "None.");
     }
     for v in &r.violations {
-        let _ = writeln!(o, "- `{}` at {:.3}s: {}", v.invariant, v.at_ms as f64 / 1000.0, v.detail);
+        // The slice below shows each in full; keep this list to one short line each.
+        let d: String = if v.detail.chars().count() > 110 { v.detail.chars().take(107).collect::<String>() + "..." } else { v.detail.clone() };
+        let _ = writeln!(o, "- `{}` at {:.3}s: {}", v.invariant, v.at_ms as f64 / 1000.0, d);
     }
     if let Some(c) = &r.crash {
         let _ = writeln!(o, "- crash: {}", c.replace('\n', " | "));
@@ -251,13 +262,21 @@ pub fn format_markdown(r: &RunResult, reproduce: &str, s: &Slice) -> String {
     if r.checks.is_empty() {
         let _ = writeln!(o, "None ran (the steps did not finish).");
     }
-    for c in &r.checks {
-        let _ = writeln!(o, "- {} `{}`: {}", if c.passed { "PASS" } else { "FAIL" }, c.check, c.detail);
+    let passed = r.checks.iter().filter(|c| c.passed).count();
+    for c in r.checks.iter().filter(|c| !c.passed) {
+        let _ = writeln!(o, "- FAIL `{}`: {}", c.check, c.detail);
     }
-    let _ = writeln!(o, "\n## Phases\n");
-    for (p, at) in &r.phases {
-        let _ = writeln!(o, "- {} done at {:.3}s", p, *at as f64 / 1000.0);
+    if passed > 0 {
+        let names: Vec<&str> = r.checks.iter().filter(|c| c.passed).map(|c| c.check.as_str()).collect();
+        let _ = writeln!(o, "- {} passed: {}", passed, names.join(", "));
     }
+    let _ = writeln!(o, "\n## Configuration and fault plan\n\n```");
+    for c in &r.config {
+        let _ = writeln!(o, "{}", c);
+    }
+    let phases: Vec<String> = r.phases.iter().map(|(p, at)| format!("{} {:.3}s", p, *at as f64 / 1000.0)).collect();
+    let _ = writeln!(o, "phases: {}", phases.join(", "));
+    let _ = writeln!(o, "```");
     o
 }
 
@@ -300,13 +319,18 @@ mod tests {
         ];
         let mut r = crate::runner::crash_result(&toml::from_str("name = \"x\"\ndescription = \"x\"\n").unwrap(), 1, &Default::default(), String::new());
         r.trace = trace;
-        r.violations = vec![Violation { invariant: "one-dispatcher-per-key".into(), at_ms: 4, detail: "table 106: overlap".into() }];
+        r.violations = vec![Violation { invariant: "one-dispatcher-per-key".into(), at_ms: 5, detail: "table 106: overlap".into() }];
         let s = causal_slice(&r);
         let events: Vec<u64> = s.lines.iter().map(|l| l.at_ms()).collect();
-        // 1 and 5 name table 106; 3 names a dispatcher of table 106; 4 is lifecycle; the
-        // violation sits at its time.
-        assert_eq!(events, vec![1, 3, 4, 4, 5]);
-        assert!(matches!(s.lines[3], SliceLine::Violation(_)) || matches!(s.lines[2], SliceLine::Violation(_)));
+        // 1 and 5 name table 106; 3 names a dispatcher of table 106 (known from 5, which is
+        // not later than the violation); 4 is lifecycle; the violation sits at its time.
+        assert_eq!(events, vec![1, 3, 4, 5, 5]);
+        assert!(matches!(s.lines[4], SliceLine::Violation(_)));
+        // A dispatcher of the table that only appears after the violation is not pulled in.
+        r.violations[0].at_ms = 4;
+        let s = causal_slice(&r);
+        let events: Vec<u64> = s.lines.iter().map(|l| l.at_ms()).collect();
+        assert_eq!(events, vec![1, 4, 4, 5]);
         assert!(format_markdown(&r, "cmd", &s).contains("VIOLATION one-dispatcher-per-key"));
     }
 }

@@ -558,12 +558,15 @@ impl Driver {
         }
         let mut working: BTreeMap<TableId, Vec<TableSpan>> = BTreeMap::new();
         for (i, s) in g.nodes.iter().enumerate() {
-            let _ = i;
             let Some(st) = &s.state else { continue };
             for dm in st.orch.managers.values() {
                 for d in dm.dispatchers.values() {
                     if d.state == ComponentState::Working && !d.try_removing && !d.is_trigger {
                         working.entry(d.span.table_id).or_default().push(d.span);
+                    }
+                    // Every live dispatcher must be one the maintainer knows about.
+                    if !d.try_removing && !d.is_trigger && m.sc.get(&d.id).is_none() {
+                        p.push(format!("dispatcher {} of table {} on {} is unknown to the maintainer", d.id, d.span.table_id, NodeId(i as u32)));
                     }
                 }
             }

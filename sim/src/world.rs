@@ -367,8 +367,19 @@ fn handle_message(ns: &mut NodeState, ctx: &mut Ctx, up: &mut Upstream, meta: &m
 fn storage_request(w: &W, wd: &mut World, n: NodeId, req: StorageRequest) {
     match req {
         StorageRequest::Delete { paths } => {
-            wd.storage.delete(&paths);
-            wd.record(&n.to_string(), "Storage", 0, "delete temporary objects", vec![("paths".into(), paths.join(","))]);
+            // The cleanup is a storage operation like any other: it lands after its own
+            // latency, so it can fall between a flush's put and its rename.
+            let [lo, hi] = wd.storage_latency_ms;
+            let lat = wd.sim_rng.random_range(lo..=hi.max(lo));
+            let w2 = w.clone();
+            let node = n.to_string();
+            spawn_on(wd, n, async move {
+                madsim::time::sleep(Duration::from_millis(lat)).await;
+                let mut g = w2.lock().unwrap();
+                g.now_ms = now_ms();
+                g.storage.delete(&paths);
+                g.record(&node, "Storage", 0, "delete temporary objects", vec![("paths".into(), paths.join(","))]);
+            });
         }
         StorageRequest::Put { op_id, path, content } => {
             let [lo, hi] = wd.storage_latency_ms;

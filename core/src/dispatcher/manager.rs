@@ -270,21 +270,9 @@ impl DispatcherManager {
                 d.try_removing = true;
                 d.registered = false;
                 d.queue.clear();
-                // Rows still buffered are abandoned: release their progress so TryClose
-                // can succeed, and keep the reported checkpoint below them (the next
-                // owner of the span restarts from that checkpoint).
-                let dropped = self.sink.close_dispatcher(id, &mut ctx.out.storage);
-                if let Some(&min) = dropped.iter().min() {
-                    d.lost_floor = Some(d.lost_floor.map_or(min, |l| l.min(min)));
-                }
-                for ts in dropped {
-                    if let Some(c) = d.progress.get_mut(&ts) {
-                        *c -= 1;
-                        if *c == 0 {
-                            d.progress.remove(&ts);
-                        }
-                    }
-                }
+                // The writer's last flush and its cleanup race (see `close_dispatcher`);
+                // TryClose waits until the table progress has drained either way.
+                self.sink.close_dispatcher(id, &mut *ctx.rng, &mut ctx.out.storage);
                 self.trace(ctx, "remove dispatcher", vec![("dispatcher", id.to_string()), ("table", self.dispatchers[&id].span.table_id.to_string())]);
             }
             None => {
@@ -390,7 +378,7 @@ impl DispatcherManager {
     pub fn close(&mut self, ctx: &mut Ctx) {
         let ids: Vec<DispatcherId> = self.dispatchers.keys().copied().collect();
         for id in ids {
-            self.sink.close_dispatcher(id, &mut ctx.out.storage);
+            self.sink.abandon_dispatcher(id);
         }
         self.dispatchers.clear();
         self.merge_tasks.clear();

@@ -98,9 +98,15 @@ impl Maintainer {
                 }
                 self.fill_holes(ctx, t.table_id, t.schema_id, start_ts);
             } else {
-                let rng = &mut *ctx.rng;
-                let mut new_id = || new_id_from(rng);
-                self.sc.add_new_table(t, self.start_checkpoint, region_of(t.table_id), &mut new_id);
+                let regions = region_of(t.table_id);
+                let ids = {
+                    let rng = &mut *ctx.rng;
+                    let mut new_id = || new_id_from(rng);
+                    self.sc.add_new_table(t, self.start_checkpoint, regions, &mut new_id)
+                };
+                if ids.len() > 1 {
+                    self.trace(ctx, "split span by region count", vec![("table", t.table_id.to_string()), ("spans", ids.len().to_string()), ("regions", regions.to_string())]);
+                }
             }
         }
         // 4b. Merges from the merge journals (§4.4), before leftovers are judged.

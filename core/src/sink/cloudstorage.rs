@@ -142,17 +142,31 @@ impl CloudStorageSink {
         }
     }
 
-    /// Close a dispatcher's writer: drop its buffer and remove its temporary objects.
-    /// Flushes still between put and rename will fail with NotFound. Returns the commit
-    /// ts of the buffered rows it dropped (never written).
-    pub fn close_dispatcher(&mut self, d: DispatcherId, out: &mut Vec<StorageRequest>) -> Vec<Ts> {
-        let dropped = self.buffers.remove(&d).map(|b| b.2.iter().map(|r| r.commit_ts).collect()).unwrap_or_default();
+    /// Close a dispatcher's writer (the dispatcher is being removed): its buffered rows
+    /// go out in a final flush, and the writer's cleanup removes its temporary objects.
+    /// The cleanup races the flushes still in flight (the final one included): the
+    /// storage applies the removal after its own latency, so a flush whose temporary
+    /// object is removed between the put and the rename fails with "no such file or
+    /// directory". That failure is reported as `closing` (see [`FlushOutcome::Failed`]).
+    ///
+    /// Modelling choice: TiCDC's dispatcher removal waits (`TryClose`) for the table
+    /// progress to drain, and the timeline of seed 000 shows the failing write about a
+    /// second after "no span found, remove it", i.e. the writer's last flush racing its
+    /// own cleanup. A removal with nothing buffered or in flight cannot race.
+    pub fn close_dispatcher(&mut self, d: DispatcherId, rng: &mut dyn rand::RngCore, out: &mut Vec<StorageRequest>) {
+        self.flush(Some(d), rng, out);
+        self.buffers.remove(&d);
         self.closed_writers.insert(d);
         let paths: Vec<String> = self.inflight.values().filter(|f| f.dispatcher == d).map(|f| f.tmp.clone()).collect();
         if !paths.is_empty() {
             out.push(StorageRequest::Delete { paths });
         }
-        dropped
+    }
+
+    /// Drop a writer without flushing (the whole dispatcher manager is closed).
+    pub fn abandon_dispatcher(&mut self, d: DispatcherId) {
+        self.buffers.remove(&d);
+        self.closed_writers.insert(d);
     }
 }
 
@@ -194,10 +208,23 @@ mod tests {
         let StorageRequest::Put { op_id, path, .. } = out[0].clone() else { panic!() };
         s.on_result(op_id, Ok(()), &mut vec![]);
         let mut del = vec![];
-        s.close_dispatcher(d, &mut del);
+        s.close_dispatcher(d, &mut rng, &mut del);
         assert_eq!(del, vec![StorageRequest::Delete { paths: vec![path.clone()] }]);
         // The storage then answers the rename with NotFound.
         let r = s.on_result(op_id, Err(StorageError::NotFound(path)), &mut vec![]);
         assert!(matches!(r, FlushOutcome::Failed { closing: true, .. }));
+    }
+
+    #[test]
+    fn close_flushes_buffered_rows_and_cleans_their_temporary_object() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let mut s = CloudStorageSink::new(1);
+        let d = DispatcherId(9);
+        s.append_row(d, TableSpan::full(7), "test", row(10));
+        let mut out = vec![];
+        s.close_dispatcher(d, &mut rng, &mut out);
+        let [StorageRequest::Put { path, .. }, StorageRequest::Delete { paths }] = &out[..] else { panic!("{:?}", out) };
+        assert_eq!(paths, &vec![path.clone()], "the cleanup targets the final flush's temporary object");
+        assert!(!s.has_buffered(d));
     }
 }
