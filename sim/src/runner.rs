@@ -402,6 +402,9 @@ impl Driver {
             }
             Step::Heal => self.w.lock().unwrap().net.cut.clear(),
             Step::Sleep { ms } => madsim::time::sleep(Duration::from_millis(*ms)).await,
+            Step::RandomWorkload { duration_ms, interval_ms, ops, max_tables, regions } => {
+                self.random_workload(*duration_ms, (*interval_ms).max(1), ops, *max_tables, *regions).await?;
+            }
             Step::Wait { until, timeout_ms } => {
                 let deadline = self.now() + timeout_ms;
                 loop {
@@ -417,6 +420,80 @@ impl Driver {
                     madsim::time::sleep(Duration::from_millis(WAIT_POLL_MS)).await;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Draw one operation every `interval` ms from the seed until `duration` is over.
+    /// Scheduling calls go to the API once, without retry (the integration tests' random
+    /// movers ignore failures too).
+    async fn random_workload(&mut self, duration: u64, interval: u64, ops: &[WorkloadOp], max_tables: usize, regions: u64) -> Result<(), String> {
+        if ops.is_empty() {
+            return Ok(());
+        }
+        let end = self.now() + duration;
+        let nodes = self.scn.cluster.nodes;
+        let mut created = 0u32;
+        while self.now() < end {
+            self.budget()?;
+            let (op, pick, node, n, kind) = {
+                let mut g = self.w.lock().unwrap();
+                let op = ops[g.sim_rng.random_range(0..ops.len())];
+                let live: Vec<TableId> = g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()).map(|t| t.id).collect();
+                let pick = if live.is_empty() { None } else { Some(live[g.sim_rng.random_range(0..live.len())]) };
+                let node = NodeId(g.sim_rng.random_range(0..nodes));
+                let n = g.sim_rng.random_range(1..=5u64);
+                let kind = g.sim_rng.random_range(0..3u32);
+                (op, pick, node, n, kind)
+            };
+            let live_count = self.w.lock().unwrap().upstream.tables.values().filter(|t| t.dropped_ts.is_none()).count();
+            let desc = format!("{:?} table={:?} node={} n={}", op, pick, node, n);
+            {
+                let mut g = self.w.lock().unwrap();
+                g.now_ms = crate::world::now_ms();
+                g.record("-", "Scenario", 0, "workload", vec![("op".into(), desc)]);
+            }
+            match (op, pick) {
+                (WorkloadOp::CreateTable, _) if live_count < max_tables => {
+                    created += 1;
+                    let name = format!("w{}", created);
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    let id = g.upstream.create_table(now, "test", &name, regions);
+                    let gw = &mut *g;
+                    gw.upstream.dml(now, id, n, RowOp::Insert, &mut gw.sim_rng);
+                    drop(g);
+                    self.tables.insert(name, id);
+                }
+                (WorkloadOp::DropTable, Some(t)) if live_count > 1 => {
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    g.upstream.drop_table(now, t);
+                }
+                (WorkloadOp::AddColumn, Some(t)) => {
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    g.upstream.add_column(now, t);
+                }
+                (WorkloadOp::Dml, Some(t)) => {
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    let op = [RowOp::Insert, RowOp::Update, RowOp::Delete][kind as usize];
+                    let gw = &mut *g;
+                    gw.upstream.dml(now, t, n, op, &mut gw.sim_rng);
+                }
+                (WorkloadOp::MoveTable, Some(t)) => {
+                    self.api(&mut |m, ctx, _| m.api_move_table(ctx, t, node).map(|n| format!("{} move operators", n)), "move table");
+                }
+                (WorkloadOp::SplitTable, Some(t)) => {
+                    self.api(&mut |m, ctx, up| m.api_split_table(ctx, t, up).map(|n| format!("split into {}", n)), "split table");
+                }
+                (WorkloadOp::MergeTable, Some(t)) => {
+                    self.api(&mut |m, ctx, _| m.api_merge_table(ctx, t), "merge table");
+                }
+                _ => {}
+            }
+            madsim::time::sleep(Duration::from_millis(interval)).await;
         }
         Ok(())
     }

@@ -17,6 +17,12 @@ fn d_net_delay() -> [u64; 2] {
 fn d_storage_latency() -> [u64; 2] {
     [2, 20]
 }
+fn d_interval() -> u64 {
+    300
+}
+fn d_max_tables() -> usize {
+    12
+}
 fn d_true() -> bool {
     true
 }
@@ -134,6 +140,33 @@ pub enum Step {
     Heal,
     Sleep { ms: u64 },
     Wait { until: Predicate, timeout_ms: u64 },
+    /// Random DDL/DML/scheduling operations drawn from the seed, one every
+    /// `interval_ms` for `duration_ms` (the random workers of `ddl_with_random_move_table`).
+    RandomWorkload {
+        duration_ms: u64,
+        #[serde(default = "d_interval")]
+        interval_ms: u64,
+        ops: Vec<WorkloadOp>,
+        /// Upper bound of live tables (creates stop there).
+        #[serde(default = "d_max_tables")]
+        max_tables: usize,
+        /// Regions of tables the workload creates.
+        #[serde(default = "d_one")]
+        regions: u64,
+    },
+}
+
+/// Operations a `random_workload` step may draw.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadOp {
+    CreateTable,
+    DropTable,
+    AddColumn,
+    Dml,
+    MoveTable,
+    SplitTable,
+    MergeTable,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
