@@ -56,6 +56,8 @@ struct Runtime {
     next_retry_ms: u64,
     backoff_ms: u64,
     last_checkpoint_advance_ms: u64,
+    /// Destination of a maintainer move in progress (`MoveMaintainerOperator`).
+    move_to: Option<NodeId>,
 }
 
 #[derive(Debug, Default)]
@@ -71,6 +73,8 @@ pub struct Coordinator {
 
 /// How long a new owner waits for maintainer heartbeats before placing changefeeds.
 pub const COORDINATOR_DISCOVERY_MS: u64 = 1_000;
+/// Resend period of a move's remove request to the origin.
+pub const MOVE_REMOVE_RESEND_MS: u64 = 1_000;
 
 impl Coordinator {
     pub fn new(node: NodeId, alive: BTreeSet<NodeId>, now_ms: u64) -> Self {
@@ -102,12 +106,25 @@ impl Coordinator {
                 continue;
             }
             let rt = self.runtime.entry(cf.clone()).or_default();
+            if let (Some(n), true, Some(_)) = (rt.node, rt.stopping, rt.move_to) {
+                // MoveMaintainerOperator.Schedule: resend the origin's remove until it stops.
+                if ctx.now_ms >= rt.next_retry_ms {
+                    rt.next_retry_ms = ctx.now_ms + MOVE_REMOVE_RESEND_MS;
+                    let epoch = rt.epoch;
+                    ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: false, removed: false, maintainer_epoch: epoch });
+                }
+                continue;
+            }
             if rt.node.is_some() || rt.stopping || ctx.now_ms < rt.next_retry_ms || self.alive.is_empty() {
                 continue;
             }
             // Persist the new epoch before the new generation exists.
             let alive: Vec<NodeId> = self.alive.iter().copied().collect();
-            let n = alive[(ctx.rng.next_u64() % alive.len() as u64) as usize];
+            let pick = alive[(ctx.rng.next_u64() % alive.len() as u64) as usize];
+            let n = match rt.move_to.take() {
+                Some(d) if self.alive.contains(&d) => d,
+                _ => pick,
+            };
             let candidate = ctx.rng.next_u64() >> 24;
             let epoch = meta.bump_epoch(&cf, candidate);
             let info = meta.changefeeds.get_mut(&cf).unwrap();
@@ -148,6 +165,9 @@ impl Coordinator {
                 if st.removed {
                     rt.stopping = false;
                     rt.node = None;
+                    if rt.move_to.is_some() {
+                        rt.next_retry_ms = 0; // the move adds the target right away
+                    }
                     let epoch = rt.epoch;
                     self.trace(ctx, epoch, "changefeed stopped", vec![("changefeed", st.changefeed.to_string())]);
                 }
@@ -204,12 +224,21 @@ impl Coordinator {
 
     /// Move a changefeed's maintainer to another live node (`MoveMaintainerOperator`):
     /// the origin is removed non-cascade first; the destination is added by the next tick.
-    pub fn move_maintainer(&mut self, ctx: &mut Ctx, cf: &ChangefeedId) -> Option<NodeId> {
+    /// `MoveMaintainerOperator`: remove the maintainer from its node (non-cascade: the
+    /// dispatchers keep running, only the table trigger is removed), wait for it to report
+    /// removed, then add it on `dest` with a bumped epoch. Returns the origin.
+    pub fn move_maintainer(&mut self, ctx: &mut Ctx, cf: &ChangefeedId, dest: NodeId) -> Option<NodeId> {
         let rt = self.runtime.get_mut(cf)?;
         let n = rt.node?;
+        if rt.stopping || n == dest {
+            return None;
+        }
         let epoch = rt.epoch;
+        rt.stopping = true;
+        rt.move_to = Some(dest);
+        rt.next_retry_ms = ctx.now_ms + MOVE_REMOVE_RESEND_MS;
+        trace_ev!(ctx, Role::Coordinator, epoch, "move maintainer", changefeed = cf, from = n, to = dest);
         ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: false, removed: false, maintainer_epoch: epoch });
-        rt.node = None;
         Some(n)
     }
 }

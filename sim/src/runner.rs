@@ -123,6 +123,10 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     init_clock();
     let nodes = scn.cluster.nodes;
     let mut world = World::new(seed, bugs.clone(), nodes, scn.faults.net_delay_ms);
+    world.net.loss = scn.faults.loss.clamp(0.0, 1.0);
+    world.net.duplicate = scn.faults.duplicate.clamp(0.0, 1.0);
+    world.net.delay_spike = scn.faults.delay_spike.clamp(0.0, 1.0);
+    world.net.delay_spike_ms = scn.faults.delay_spike_ms;
     world.storage_latency_ms = scn.faults.storage_latency_ms;
     if opts.inject_nondeterminism {
         use rand::SeedableRng;
@@ -137,6 +141,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         format!("nodes = {}", nodes),
         format!("net.delay_ms = {:?}", scn.faults.net_delay_ms),
         format!("storage.latency_ms = {:?}", scn.faults.storage_latency_ms),
+        format!("net.loss = {}, net.duplicate = {}, net.delay_spike = {} of {:?} ms", scn.faults.loss, scn.faults.duplicate, scn.faults.delay_spike, scn.faults.delay_spike_ms),
         format!("changefeed.scheduler = {:?}", cfg.scheduler),
         format!("changefeed.sink.flush_interval_ms = {}", cfg.sink.flush_interval_ms),
         format!("node_failure_detection_ms = {}", NODE_FAILURE_DETECTION_MS),
@@ -368,6 +373,18 @@ impl Driver {
             Step::MergeTable { table } => {
                 let id = self.table(table)?;
                 self.api_retry(&mut |m, ctx, _| m.api_merge_table(ctx, id), "merge table").await?;
+            }
+            Step::MoveMaintainer { to } => {
+                let dest = self.node(to)?;
+                let owner = self.w.lock().unwrap().owner().ok_or("no owner")?;
+                let cf = self.w.lock().unwrap().cf.clone();
+                crate::world::step(&self.w, owner, None, StepKind::Api, |ns, ctx, _, _| {
+                    if let Some(c) = ns.coord.as_mut() {
+                        if c.move_maintainer(ctx, &cf, dest).is_none() {
+                            ctx.trace(core_sched::effects::Role::Coordinator, 0, "move maintainer refused", vec![("to", dest.to_string())]);
+                        }
+                    }
+                });
             }
             Step::EnableFailpoint { name, node } | Step::DisableFailpoint { name, node } => {
                 let on = matches!(step, Step::EnableFailpoint { .. });

@@ -46,6 +46,13 @@ pub struct NodeSlot {
 #[derive(Debug, Default)]
 pub struct Net {
     pub delay_ms: [u64; 2],
+    pub loss: f64,
+    pub duplicate: f64,
+    pub delay_spike: f64,
+    pub delay_spike_ms: [u64; 2],
+    pub lost: u64,
+    pub duplicated: u64,
+    pub spiked: u64,
     pub links: BTreeMap<(u32, u32), VecDeque<(u64, Envelope)>>,
     pub last_delivery: BTreeMap<(u32, u32), u64>,
     /// Directed (from, to) pairs that drop messages.
@@ -244,6 +251,10 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
         if matches!(t.kind, "create dispatcher" | "create table trigger event dispatcher" | "remove dispatcher" | "dispatcher stopped" | "dispatcher manager closed" | "replace mismatched table trigger" | "dispatcher working") {
             dispatchers_changed = true;
         }
+        if t.kind == "applied control message from older epoch" {
+            let detail: Vec<String> = t.fields.iter().map(|(k, v)| format!("{}={}", k, v)).collect();
+            wd.violate(invariants::EPOCH_FENCING, format!("dispatcher manager on {} applied a control message from an older maintainer epoch: {}", n, detail.join(" ")));
+        }
         if t.kind == "cloud storage write failed" && t.fields.iter().any(|(k, v)| *k == "escalated" && v == "true") {
             let detail: Vec<String> = t.fields.iter().map(|(k, v)| format!("{}={}", k, v)).collect();
             wd.retryable_errors.push((wd.now_ms, detail.join(" ")));
@@ -304,7 +315,30 @@ pub fn send(w: &W, wd: &mut World, env: Envelope) {
         return;
     }
     let [lo, hi] = wd.net.delay_ms;
-    let delay = if a == b { 0 } else { wd.sim_rng.random_range(lo..=hi) };
+    let mut delay = if a == b { 0 } else { wd.sim_rng.random_range(lo..=hi) };
+    if a != b {
+        // Seeded network faults (probabilities 0 draw nothing, keeping fault-free runs'
+        // random streams unchanged).
+        if wd.net.loss > 0.0 && wd.sim_rng.random_bool(wd.net.loss) {
+            wd.net.lost += 1;
+            wd.net.dropped += 1;
+            return;
+        }
+        if wd.net.delay_spike > 0.0 && wd.sim_rng.random_bool(wd.net.delay_spike) {
+            let [slo, shi] = wd.net.delay_spike_ms;
+            delay += wd.sim_rng.random_range(slo..=shi.max(slo));
+            wd.net.spiked += 1;
+        }
+        if wd.net.duplicate > 0.0 && wd.sim_rng.random_bool(wd.net.duplicate) {
+            wd.net.duplicated += 1;
+            enqueue(w, wd, env.clone(), delay);
+        }
+    }
+    enqueue(w, wd, env, delay);
+}
+
+fn enqueue(w: &W, wd: &mut World, env: Envelope, delay: u64) {
+    let (a, b) = (env.from.0, env.to.0);
     let at = (wd.now_ms + delay).max(*wd.net.last_delivery.get(&(a, b)).unwrap_or(&0));
     wd.net.last_delivery.insert((a, b), at);
     let q = wd.net.links.entry((a, b)).or_default();

@@ -136,6 +136,15 @@ impl DispatcherManager {
         !(epoch == 0 && self.maintainer_epoch != 0)
     }
 
+    /// Record that a control message from an older maintainer epoch is being applied
+    /// (only reachable with `no-epoch-fencing`); the simulator's `epoch-fencing`
+    /// invariant watches for this event.
+    fn note_if_stale(&self, ctx: &mut Ctx, what: &str, from: NodeId, epoch: Epoch) {
+        if epoch != 0 && epoch < self.maintainer_epoch {
+            self.trace(ctx, "applied control message from older epoch", vec![("message", what.to_string()), ("from", from.to_string()), ("epoch", epoch.to_string()), ("current_epoch", self.maintainer_epoch.to_string())]);
+        }
+    }
+
     fn trace(&self, ctx: &mut Ctx, kind: &'static str, mut fields: Vec<(&'static str, String)>) {
         fields.insert(0, ("changefeed", self.cf.to_string()));
         ctx.trace(Role::DispatcherManager, self.maintainer_epoch, kind, fields);
@@ -167,6 +176,7 @@ impl DispatcherManager {
                     trace_ev!(ctx, Role::DispatcherManager, self.maintainer_epoch, "drop stale heartbeat response", from = from, epoch = maintainer_epoch);
                     return None;
                 }
+                self.note_if_stale(ctx, "HeartBeatResponse", from, maintainer_epoch);
                 self.handle_heartbeat_response(ctx, statuses);
                 None
             }
@@ -178,6 +188,7 @@ impl DispatcherManager {
                     self.trace(ctx, "drop stale merge dispatcher request", vec![("dispatcher", req.merged_dispatcher_id.to_string()), ("from", from.to_string()), ("epoch", req.maintainer_epoch.to_string())]);
                     return None;
                 }
+                self.note_if_stale(ctx, "MergeDispatcherRequest", from, req.maintainer_epoch);
                 self.merge_operator_map.insert(req.merged_dispatcher_id, (req.clone(), from, req.maintainer_epoch));
                 if !self.merge_dispatcher(ctx, &req) {
                     self.maybe_cleanup_merge_operator(&req);
@@ -217,6 +228,7 @@ impl DispatcherManager {
             self.trace(ctx, "drop stale schedule request", vec![("dispatcher", id.to_string()), ("from", from.to_string()), ("epoch", req.maintainer_epoch.to_string())]);
             return;
         }
+        self.note_if_stale(ctx, "ScheduleDispatcherRequest", from, req.maintainer_epoch);
         if let Some(e) = self.current_operator_map.get(&id) {
             if e.from != self.maintainer_id || e.epoch != self.maintainer_epoch {
                 self.current_operator_map.remove(&id);
@@ -287,6 +299,7 @@ impl DispatcherManager {
             self.trace(ctx, "reject stale bootstrap", vec![("from", from.to_string()), ("epoch", epoch.to_string())]);
             return None;
         }
+        self.note_if_stale(ctx, "MaintainerBootstrapRequest", from, epoch);
         // Trigger takeover validation (PR #5436) before switching owner.
         let mut err = None;
         if let Some(cur) = self.trigger_id {
@@ -356,6 +369,7 @@ impl DispatcherManager {
             }
             return None;
         }
+        self.note_if_stale(ctx, "MaintainerPostBootstrapRequest", from, epoch);
         if let Some(d) = self.dispatchers.get_mut(&trigger) {
             if d.is_trigger && !d.registered {
                 d.registered = true;
@@ -370,6 +384,7 @@ impl DispatcherManager {
             // A stale owner is answered Success without closing.
             return Some(Message::MaintainerCloseResponse { cf: self.cf.clone(), success: true, maintainer_epoch: epoch });
         }
+        self.note_if_stale(ctx, "MaintainerCloseRequest", from, epoch);
         self.close(ctx);
         Some(Message::MaintainerCloseResponse { cf: self.cf.clone(), success: true, maintainer_epoch: epoch })
     }

@@ -440,6 +440,12 @@ impl Maintainer {
         if self.state == MaintainerState::Stopped {
             return;
         }
+        if !self.initialized() && !cascade && !removed {
+            // A move's non-cascade remove can overtake the bootstrap; the coordinator
+            // resends it until this maintainer can hand over cleanly.
+            self.trace(ctx, "ignore non-cascade remove request before bootstrap", vec![]);
+            return;
+        }
         self.state = MaintainerState::Removing;
         self.cascade = cascade;
         self.removed_feed = removed;

@@ -14,6 +14,9 @@ fn d_one() -> u64 {
 fn d_net_delay() -> [u64; 2] {
     [1, 10]
 }
+fn d_spike() -> [u64; 2] {
+    [500, 4000]
+}
 fn d_storage_latency() -> [u64; 2] {
     [2, 20]
 }
@@ -132,6 +135,8 @@ pub enum Step {
     SplitTable { table: String },
     /// `merge_table`: merge two consecutive spans of the table on one node (test API).
     MergeTable { table: String },
+    /// Move the changefeed's maintainer to another capture (coordinator API).
+    MoveMaintainer { to: String },
     EnableFailpoint { name: String, node: String },
     DisableFailpoint { name: String, node: String },
     Kill { node: String },
@@ -221,13 +226,25 @@ pub struct FaultConfig {
     /// in which closing a writer races its in-flight flush.
     #[serde(default = "d_storage_latency")]
     pub storage_latency_ms: [u64; 2],
+    /// Probability that a message between two different nodes is lost.
+    #[serde(default)]
+    pub loss: f64,
+    /// Probability that a message is delivered twice.
+    #[serde(default)]
+    pub duplicate: f64,
+    /// Probability that a message is held back by an extra `delay-spike-ms` (the link
+    /// stays FIFO, so later messages on it wait too).
+    #[serde(default)]
+    pub delay_spike: f64,
+    #[serde(default = "d_spike")]
+    pub delay_spike_ms: [u64; 2],
     /// Draw extra fault families from the seed (swarm).
     #[serde(default)]
     pub swarm: bool,
 }
 impl Default for FaultConfig {
     fn default() -> Self {
-        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), swarm: false }
+        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), loss: 0.0, duplicate: 0.0, delay_spike: 0.0, delay_spike_ms: d_spike(), swarm: false }
     }
 }
 
