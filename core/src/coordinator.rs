@@ -58,6 +58,10 @@ struct Runtime {
     last_checkpoint_advance_ms: u64,
     /// Destination of a maintainer move in progress (`MoveMaintainerOperator`).
     move_to: Option<NodeId>,
+    /// Last status from the current maintainer (or when it was added).
+    last_status_ms: u64,
+    last_send_ms: u64,
+    add_request: Option<Message>,
 }
 
 #[derive(Debug, Default)]
@@ -73,6 +77,8 @@ pub struct Coordinator {
 
 /// How long a new owner waits for maintainer heartbeats before placing changefeeds.
 pub const COORDINATOR_DISCOVERY_MS: u64 = 1_000;
+/// Resend period of the coordinator's add/remove maintainer requests.
+pub const COORDINATOR_RESEND_MS: u64 = 1_000;
 /// Resend period of a move's remove request to the origin.
 pub const MOVE_REMOVE_RESEND_MS: u64 = 1_000;
 
@@ -106,6 +112,24 @@ impl Coordinator {
                 continue;
             }
             let rt = self.runtime.entry(cf.clone()).or_default();
+            // Operators resend their request until the maintainer answers (messages can be lost).
+            if let (Some(n), false) = (rt.node, rt.stopping) {
+                if ctx.now_ms >= rt.last_status_ms.max(rt.last_send_ms) + COORDINATOR_RESEND_MS {
+                    if let Some(req) = rt.add_request.clone() {
+                        rt.last_send_ms = ctx.now_ms;
+                        ctx.send(n, req);
+                    }
+                }
+                continue;
+            }
+            if let (Some(n), true, None) = (rt.node, rt.stopping, rt.move_to) {
+                if ctx.now_ms >= rt.last_send_ms + COORDINATOR_RESEND_MS {
+                    rt.last_send_ms = ctx.now_ms;
+                    let epoch = rt.epoch;
+                    ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: true, removed: false, maintainer_epoch: epoch });
+                }
+                continue;
+            }
             if let (Some(n), true, Some(_)) = (rt.node, rt.stopping, rt.move_to) {
                 // MoveMaintainerOperator.Schedule: resend the origin's remove until it stops.
                 if ctx.now_ms >= rt.next_retry_ms {
@@ -141,7 +165,11 @@ impl Coordinator {
             let checkpoint_ts = info.checkpoint_ts;
             let config = info.config.clone();
             trace_ev!(ctx, Role::Coordinator, epoch, "add maintainer", changefeed = cf, node = n, checkpoint_ts = checkpoint_ts);
-            ctx.send(n, Message::AddMaintainerRequest { cf, config, checkpoint_ts, is_new_changefeed: is_new, maintainer_epoch: epoch });
+            let req = Message::AddMaintainerRequest { cf, config, checkpoint_ts, is_new_changefeed: is_new, maintainer_epoch: epoch };
+            rt.add_request = Some(req.clone());
+            rt.last_send_ms = ctx.now_ms;
+            rt.last_status_ms = ctx.now_ms;
+            ctx.send(n, req);
         }
     }
 
@@ -161,6 +189,7 @@ impl Coordinator {
             if rt.node != Some(from) || rt.epoch != st.maintainer_epoch {
                 continue; // status of another node or generation
             }
+            rt.last_status_ms = ctx.now_ms;
             if rt.stopping {
                 if st.removed {
                     rt.stopping = false;
@@ -196,6 +225,7 @@ impl Coordinator {
                         rt.backoff_ms = backoff;
                         rt.next_retry_ms = ctx.now_ms + backoff;
                         rt.stopping = true;
+                        rt.last_send_ms = ctx.now_ms;
                         let old_epoch = rt.epoch;
                         let cf = st.changefeed.clone();
                         let n = from;

@@ -22,22 +22,21 @@ use std::path::Path;
 /// that exercises a bug better, point the bug at it here.
 pub fn scenario_for(bug: Bug) -> &'static str {
     match bug {
-        Bug::IgnoreUnknownWorkingTable
-        | Bug::EscalateClosingWriterError
-        | Bug::NonatomicOperatorAdmission
-        | Bug::AcceptNonownerBlockStatus
-        | Bug::NoEpochFencing
-        | Bug::ReplaceMismatchedTrigger
-        | Bug::DropStaleRemoveOperators
-        | Bug::AcceptNilTriggerBootstrap
-        | Bug::LeakFenceLockWhenFenced
-        | Bug::WritePathClosedIsError => PREFERRED,
+        // Seed 000: the dispatcher of a table created after the new maintainer's start ts.
+        Bug::IgnoreUnknownWorkingTable => "maintainer_failover_when_operator",
+        // Dispatchers removed (moved, dropped) while their last flush is in flight.
+        Bug::EscalateClosingWriterError => "ddl_with_random_move_table",
+        // Seed 002: an Add and an empty-origin Move of a just-created table.
+        Bug::NonatomicOperatorAdmission => "ddl_with_random_move_table",
+        // Seed 004 stack: requests of an older generation arriving after a maintainer move.
+        Bug::NoEpochFencing => "move_maintainer_with_delayed_messages",
+        Bug::AcceptNonownerBlockStatus | Bug::ReplaceMismatchedTrigger | Bug::DropStaleRemoveOperators | Bug::AcceptNilTriggerBootstrap | Bug::LeakFenceLockWhenFenced | Bug::WritePathClosedIsError => PREFERRED,
     }
 }
 
 /// The failover-during-operators port, where the historical bugs were found.
 const PREFERRED: &str = "maintainer_failover_when_operator";
-/// Used while [`PREFERRED`] is not in the scenarios directory yet.
+/// Used while a mapped scenario is not in the scenarios directory.
 const FALLBACK: &str = "fail_over";
 
 /// [`scenario_for`], falling back to `fail_over` if the mapped scenario does not exist.

@@ -68,6 +68,9 @@ pub struct Maintainer {
     close_last_sent: u64,
     /// Admissions that passed the check and wait for their insert step (bug mode).
     pub pending_admissions: Vec<Operator>,
+    /// Nodes that joined after bootstrap and have not answered their bootstrap request
+    /// yet (the bootstrapper keeps resending to them).
+    pub late_bootstrap: BTreeSet<NodeId>,
 }
 
 impl Maintainer {
@@ -98,6 +101,7 @@ impl Maintainer {
             close_pending: BTreeSet::new(),
             close_last_sent: 0,
             pending_admissions: Vec::new(),
+            late_bootstrap: BTreeSet::new(),
         };
         m.trace(ctx, "maintainer created", vec![("checkpoint_ts", checkpoint.to_string()), ("table_trigger", ddl_id.to_string())]);
         for n in alive {
@@ -148,7 +152,9 @@ impl Maintainer {
                     return;
                 }
                 if self.state != MaintainerState::Bootstrapping {
-                    return; // nodes joining later: FinishBootstrap returns nil
+                    // A node that joined later: FinishBootstrap returns nil; stop resending.
+                    self.late_bootstrap.remove(&from);
+                    return;
                 }
                 if let Message::MaintainerBootstrapResponse { err: Some(e), .. } = &msg {
                     self.trace(ctx, "bootstrap response error", vec![("node", from.to_string()), ("error", e.message.clone())]);
@@ -258,6 +264,12 @@ impl Maintainer {
                 }
             }
             MaintainerState::Working => {
+                let late: Vec<NodeId> = self.late_bootstrap.iter().copied().collect();
+                for n in late {
+                    if ctx.now_ms >= self.bootstrap_last_sent.get(&n).copied().unwrap_or(0) + BOOTSTRAP_RESEND_MS {
+                        self.send_bootstrap(ctx, n);
+                    }
+                }
                 if !self.post_bootstrap_done && ctx.now_ms >= self.post_bootstrap_last_sent + MAINTAINER_TICK_MS {
                     self.send_post_bootstrap(ctx, schema);
                 }
@@ -412,6 +424,7 @@ impl Maintainer {
         self.alive = alive.clone();
         for n in removed {
             self.node_watermarks.remove(&n);
+            self.late_bootstrap.remove(&n);
             self.close_pending.remove(&n);
             match self.state {
                 MaintainerState::Bootstrapping => {
@@ -426,6 +439,8 @@ impl Maintainer {
         for n in added {
             if self.state == MaintainerState::Bootstrapping {
                 self.bootstrap_responses.insert(n, None);
+            } else if self.state == MaintainerState::Working {
+                self.late_bootstrap.insert(n);
             }
             self.send_bootstrap(ctx, n);
         }
