@@ -497,6 +497,13 @@ fn occupy_sends_nothing_ignores_statuses_and_goes_absent_with_its_node() {
     op.on_node_remove(n(1), &mut sc);
     assert!(op.is_finished());
     assert_eq!(state_of(&sc, d(10)), (ReplicaState::Absent, None));
+    // Task removed: finished, and its post-finish leaves the span controller alone.
+    let mut sc = sc_halves(1);
+    let mut op = Operator::Occupy(OccupyDispatcherOperator::new(d(11), Some(n(1))));
+    op.on_task_removed(&mut sc);
+    assert!(op.is_finished());
+    assert!(op.post_finish(&mut sc, &mut ids_from(0)).is_empty());
+    assert_eq!(state_of(&sc, d(11)), (ReplicaState::Replicating, Some(n(1))));
 }
 
 #[test]
