@@ -57,3 +57,6 @@ pub mod messages;
 pub mod sink;
 pub mod types;
 pub mod upstream;
+
+#[cfg(test)]
+mod tests;

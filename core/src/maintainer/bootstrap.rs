@@ -1,6 +1,7 @@
 //! `FinishBootstrap` (§4.2-§4.5): rebuild desired state from the schema snapshot at
 //! the table trigger's start ts and from every node's bootstrap response.
 
+use super::operator::controller::AdmitError;
 use super::operator::{AddDispatcherOperator, Operator, RemoveDispatcherOperator, RemovePostFinish};
 use super::span_controller::{ReplicaState, SpanReplication};
 use super::*;
@@ -118,7 +119,17 @@ impl Maintainer {
         self.barrier.rebuild(&self.sc);
         for op in restored_ops {
             let d = op.describe();
-            match self.oc.add_operator(op, &mut self.sc, &self.alive, ctx.now_ms) {
+            // A Remove restored for a dropped table has no task any more (removed above):
+            // it only drives the runtime cleanup, so it is admitted without the task
+            // check, as the barrier's drop path admits its removes.
+            let admitted = match self.oc.admission_check(&op.id(), &self.sc) {
+                Err(AdmitError::NoTask) if matches!(op, Operator::Remove(_)) => {
+                    self.oc.admission_insert(op, &mut self.sc, &self.alive, ctx.now_ms);
+                    Ok(())
+                }
+                _ => self.oc.add_operator(op, &mut self.sc, &self.alive, ctx.now_ms),
+            };
+            match admitted {
                 Ok(()) => self.trace(ctx, "add operator", vec![("operator", d)]),
                 Err(e) => self.trace(ctx, "add restored operator failed", vec![("operator", d), ("reason", format!("{:?}", e))]),
             }

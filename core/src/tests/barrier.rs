@@ -1,0 +1,183 @@
+//! Barrier (§8): writer selection, Write/Pass routing, owner check, non-blocking
+//! table creation and drops.
+
+use super::harness::*;
+use crate::bugs::Bug;
+use crate::maintainer::operator::{Operator, RemovePostFinish};
+use crate::maintainer::span_controller::ReplicaState;
+use crate::messages::*;
+use crate::types::*;
+
+use BlockStage::{Done, Waiting};
+
+const X: DispatcherId = DispatcherId(1000); // table 10 on node 1
+const Y: DispatcherId = DispatcherId(1001); // table 11 on node 2
+const TS: Ts = 200;
+
+fn setup_env(env: Env) -> MH {
+    let mut h = MH::with_env(env, &[0, 1, 2], TestSchema::with_tables(&[10, 11]));
+    h.bootstrap(vec![(1, NodeReport::spans(vec![bspan(X, TableSpan::full(10), ComponentState::Working, 150)])), (2, NodeReport::spans(vec![bspan(Y, TableSpan::full(11), ComponentState::Working, 150)]))]);
+    assert_eq!(h.state(X), Some((ReplicaState::Replicating, Some(n(1)))));
+    assert_eq!(h.state(Y), Some((ReplicaState::Replicating, Some(n(2)))));
+    h
+}
+fn setup() -> MH {
+    setup_env(Env::new(0))
+}
+
+fn report(h: &mut MH, from: u32, id: DispatcherId, b: BlockState) -> Out {
+    h.handle(from, block_statuses(vec![(id, b)]))
+}
+
+use crate::effects::Out;
+
+#[test]
+fn normal_event_writer_is_the_last_reporter_and_others_get_pass_after_done() {
+    for (first, last) in [((1, X), (2, Y)), ((2, Y), (1, X))] {
+        let mut h = setup();
+        let bt = normal(&[10, 11]);
+        let o = report(&mut h, first.0, first.1, block(TS, bt.clone(), Waiting));
+        assert_eq!(acks(&o), vec![(n(first.0), TS, vec![first.1])]);
+        assert!(actions(&o).is_empty(), "not everyone reported yet");
+        let o = report(&mut h, last.0, last.1, block(TS, bt.clone(), Waiting));
+        assert_eq!(actions(&o), vec![(n(last.0), ActionKind::Write, TS, vec![last.1])]);
+        // While the writer has not reported DONE, the Write is resent once a second.
+        h.env.now = 999;
+        assert!(actions(&h.tick()).is_empty());
+        h.env.now = 1_000;
+        assert_eq!(actions(&h.tick()), vec![(n(last.0), ActionKind::Write, TS, vec![last.1])]);
+        let o = report(&mut h, last.0, last.1, block(TS, bt.clone(), Done));
+        assert_eq!(actions(&o), vec![(n(first.0), ActionKind::Pass, TS, vec![first.1])], "Pass only to the others");
+        assert!(h.m.barrier.events.contains_key(&(TS, false)), "waiting for the passed dispatcher");
+        // Until it reports DONE the Pass is resent.
+        h.env.now = 2_000;
+        assert_eq!(actions(&h.tick()), vec![(n(first.0), ActionKind::Pass, TS, vec![first.1])]);
+        report(&mut h, first.0, first.1, block(TS, bt.clone(), Done));
+        assert!(h.m.barrier.events.is_empty(), "every related dispatcher is done");
+    }
+}
+
+#[test]
+fn trigger_related_event_is_written_by_the_ddl_span_even_if_it_reported_first() {
+    let mut h = setup();
+    let ddl = h.ddl();
+    let bt = normal(&[10, DDL_SPAN_TABLE_ID]);
+    report(&mut h, 0, ddl, block(TS, bt.clone(), Waiting));
+    let o = report(&mut h, 1, X, block(TS, bt.clone(), Waiting));
+    assert_eq!(actions(&o), vec![(n(0), ActionKind::Write, TS, vec![ddl])]);
+    let o = report(&mut h, 0, ddl, block(TS, bt, Done));
+    assert_eq!(actions(&o), vec![(n(1), ActionKind::Pass, TS, vec![X])]);
+}
+
+#[test]
+fn db_event_is_written_by_the_ddl_span_and_passed_to_every_node_of_the_schema() {
+    let mut h = setup();
+    let ddl = h.ddl();
+    let bt = db(SCHEMA);
+    report(&mut h, 1, X, block(TS, bt.clone(), Waiting));
+    let o = report(&mut h, 0, ddl, block(TS, bt.clone(), Waiting));
+    assert!(actions(&o).is_empty(), "Y has not reported");
+    let o = report(&mut h, 2, Y, block(TS, bt.clone(), Waiting));
+    assert_eq!(actions(&o), vec![(n(0), ActionKind::Write, TS, vec![ddl])]);
+    let o = report(&mut h, 0, ddl, block(TS, bt, Done));
+    let mut a = actions(&o);
+    a.sort_by_key(|x| x.0);
+    assert_eq!(a, vec![(n(1), ActionKind::Pass, TS, vec![X]), (n(2), ActionKind::Pass, TS, vec![Y])]);
+}
+
+#[test]
+fn block_status_from_a_non_owner_is_ignored() {
+    let mut h = setup();
+    let bt = normal(&[10, 11]);
+    let o = report(&mut h, 2, X, block(TS, bt.clone(), Waiting));
+    assert!(o.msgs.is_empty(), "no ACK, no action");
+    assert!(traced(&o, "ignore block status from non-owner"));
+    let o = report(&mut h, 2, Y, block(TS, bt, Waiting));
+    assert!(actions(&o).is_empty(), "X never counted as reported");
+    assert!(!h.m.barrier.events[&(TS, false)].reported.contains(&X));
+}
+
+#[test]
+fn bug_accept_nonowner_block_status_counts_it() {
+    let mut h = setup_env(Env::new(0).with_bug(Bug::AcceptNonownerBlockStatus));
+    let bt = normal(&[10, 11]);
+    let o = report(&mut h, 2, X, block(TS, bt.clone(), Waiting));
+    assert_eq!(acks(&o), vec![(n(2), TS, vec![X])]);
+    let o = report(&mut h, 2, Y, block(TS, bt, Waiting));
+    assert_eq!(actions(&o), vec![(n(2), ActionKind::Write, TS, vec![Y])], "selected with a status X's owner never sent");
+}
+
+#[test]
+fn block_status_of_a_non_replicating_task_is_answered_ignored() {
+    let mut h = setup();
+    h.m.sc.mark_scheduling(&X);
+    let o = report(&mut h, 1, X, block(TS, normal(&[10, 11]), Waiting));
+    let st = hb_statuses(&o);
+    assert_eq!(st.len(), 1);
+    assert_eq!(st[0].0, n(1));
+    assert_eq!(st[0].1.ignored_block_status, Some(AckEvent { commit_ts: TS, is_sync_point: false }));
+    assert!(h.m.barrier.events.is_empty());
+}
+
+#[test]
+fn non_blocking_create_adds_the_table_and_acks() {
+    let mut h = setup();
+    let ddl = h.ddl();
+    let mut b = block(180, normal(&[DDL_SPAN_TABLE_ID]), BlockStage::None);
+    b.need_added_tables = vec![table_ref(13)];
+    let o = report(&mut h, 0, ddl, b.clone());
+    assert_eq!(acks(&o), vec![(n(0), 180, vec![ddl])]);
+    let t = h.table_tasks(13);
+    assert_eq!(t.len(), 1);
+    let r = h.m.sc.get(&t[0]).unwrap();
+    assert_eq!((r.state, r.checkpoint_ts, r.span), (ReplicaState::Absent, 180, TableSpan::full(13)), "starts at the DDL's commit ts");
+    // A resend of the same report is idempotent.
+    let o = report(&mut h, 0, ddl, b);
+    assert_eq!(acks(&o).len(), 1);
+    assert_eq!(h.table_tasks(13), t);
+    assert!(h.m.barrier.events.is_empty(), "non-blocking events are not kept");
+}
+
+#[test]
+fn drop_removes_tasks_only_after_the_writer_is_done() {
+    let mut h = setup();
+    let ddl = h.ddl();
+    let mut b = block(TS, normal(&[10, DDL_SPAN_TABLE_ID]), Waiting);
+    b.need_dropped_tables = Some(normal(&[10]));
+    report(&mut h, 1, X, b.clone());
+    let o = report(&mut h, 0, ddl, b.clone());
+    assert_eq!(actions(&o), vec![(n(0), ActionKind::Write, TS, vec![ddl])]);
+    assert_eq!(h.table_tasks(10), vec![X], "nothing removed before the DDL is written");
+    assert!(h.op(X).is_none());
+    b.stage = Done;
+    let o = report(&mut h, 0, ddl, b);
+    assert!(traced(&o, "remove table task by ddl"));
+    assert!(actions(&o).is_empty(), "the dropped table's dispatcher gets no Pass; it is removed");
+    assert!(h.table_tasks(10).is_empty());
+    assert!(matches!(h.op(X), Some(Operator::Remove(r)) if r.node == n(1) && r.post == RemovePostFinish::None));
+    let reqs = schedule_reqs(&h.execute());
+    assert_eq!(reqs.iter().map(|(to, r)| (*to, r.action, r.config.dispatcher_id, r.maintainer_epoch)).collect::<Vec<_>>(), vec![(n(1), ScheduleAction::Remove, X, EPOCH)]);
+    h.handle(1, heartbeat(TS, 2, vec![st(X, ComponentState::Stopped, TS - 1)]));
+    h.execute();
+    assert!(h.op(X).is_none());
+    assert!(h.table_tasks(10).is_empty());
+    assert!(h.m.barrier.events.is_empty());
+}
+
+#[test]
+fn blocking_truncate_adds_the_new_table_only_after_done() {
+    let mut h = setup();
+    let ddl = h.ddl();
+    let mut b = block(TS, normal(&[10, DDL_SPAN_TABLE_ID]), Waiting);
+    b.need_dropped_tables = Some(normal(&[10]));
+    b.need_added_tables = vec![table_ref(14)];
+    report(&mut h, 0, ddl, b.clone());
+    report(&mut h, 1, X, b.clone());
+    assert!(h.table_tasks(14).is_empty(), "the new table must not deliver rows before the truncate is written");
+    b.stage = Done;
+    report(&mut h, 0, ddl, b);
+    let t = h.table_tasks(14);
+    assert_eq!(t.len(), 1);
+    assert_eq!(h.m.sc.get(&t[0]).unwrap().checkpoint_ts, TS);
+    assert!(h.table_tasks(10).is_empty());
+}

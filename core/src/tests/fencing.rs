@@ -1,0 +1,240 @@
+//! Epoch fencing in the dispatcher manager (§11) for every control message, each with
+//! the `no-epoch-fencing` bug letting it through; orchestrator close tombstones.
+
+use super::harness::*;
+use crate::bugs::Bug;
+use crate::dispatcher::{DispatcherManager, DispatcherOrchestrator};
+use crate::effects::Out;
+use crate::messages::*;
+use crate::types::*;
+use crate::upstream::*;
+
+const X: DispatcherId = DispatcherId(1000);
+const A: DispatcherId = DispatcherId(2000);
+const B: DispatcherId = DispatcherId(2001);
+const M: DispatcherId = DispatcherId(2002);
+const T: DispatcherId = DispatcherId(3000);
+const STALE: Epoch = EPOCH - 1;
+
+/// A manager on `node` owned by the maintainer on node 0 at [`EPOCH`].
+pub fn owned(node: u32, trigger: Option<DispatcherId>, env: Env) -> (DispatcherManager, Env) {
+    let mut env = env;
+    let mut dm = dm_on(node);
+    let (r, _) = dm_handle(&mut dm, &mut env, 0, bootstrap_req(START, trigger, EPOCH));
+    assert!(matches!(r, Some(Message::MaintainerBootstrapResponse { err: None, .. })), "{:?}", r);
+    assert_eq!((dm.maintainer_id, dm.maintainer_epoch), (n(0), EPOCH));
+    (dm, env)
+}
+
+fn create(dm: &mut DispatcherManager, env: &mut Env, from: u32, id: DispatcherId, span: TableSpan, epoch: Epoch) -> Out {
+    dm_handle(dm, env, from, sched(create_req(id, span, START, OperatorType::Add, epoch))).1
+}
+
+pub fn ddl_event(ts: Ts, blocked: InfluencedTables) -> DdlEvent {
+    DdlEvent { commit_ts: ts, kind: DdlKind::AddColumn, schema_id: SCHEMA, schema_name: "db1".into(), table_id: 10, table_name: "t10".into(), query: "ALTER".into(), blocked_tables: blocked, need_dropped_tables: None, need_added_tables: vec![] }
+}
+
+// ---------------------------------------------------------------- ScheduleDispatcherRequest
+
+#[test]
+fn create_from_stale_epoch_or_other_node_is_dropped() {
+    let (mut dm, mut env) = owned(2, None, Env::new(2));
+    let o = create(&mut dm, &mut env, 0, X, TableSpan::full(10), STALE);
+    assert!(traced(&o, "drop stale schedule request"));
+    create(&mut dm, &mut env, 1, X, TableSpan::full(10), EPOCH);
+    create(&mut dm, &mut env, 0, X, TableSpan::full(10), 0);
+    assert!(dm.dispatchers.is_empty());
+    assert!(dm.current_operator_map.is_empty(), "a dropped request is not journaled");
+    create(&mut dm, &mut env, 0, X, TableSpan::full(10), EPOCH);
+    assert!(dm.dispatchers.contains_key(&X));
+    assert_eq!(dm.seq, 1);
+}
+
+#[test]
+fn bug_no_epoch_fencing_lets_a_stale_create_through() {
+    let (mut dm, mut env) = owned(2, None, Env::new(2).with_bug(Bug::NoEpochFencing));
+    create(&mut dm, &mut env, 1, X, TableSpan::full(10), STALE);
+    assert!(dm.dispatchers.contains_key(&X));
+}
+
+fn remove_x(fencing_bug: bool, epoch: Epoch) -> bool {
+    let env = if fencing_bug { Env::new(2).with_bug(Bug::NoEpochFencing) } else { Env::new(2) };
+    let (mut dm, mut env) = owned(2, None, env);
+    create(&mut dm, &mut env, 0, X, TableSpan::full(10), EPOCH);
+    dm_handle(&mut dm, &mut env, 0, sched(remove_req(X, TableSpan::full(10), OperatorType::Remove, epoch)));
+    dm.dispatchers[&X].try_removing
+}
+
+#[test]
+fn remove_from_stale_epoch_is_dropped() {
+    assert!(!remove_x(false, STALE));
+    assert!(remove_x(false, EPOCH));
+    assert!(remove_x(true, STALE), "no-epoch-fencing");
+}
+
+// ---------------------------------------------------------------- HeartBeatResponse
+
+/// X waits on a two-table DDL at 200; returns whether a Pass with `epoch` released it.
+fn pass_x(env: Env, epoch: Epoch) -> (bool, Out) {
+    let (mut dm, mut env) = owned(2, None, env);
+    create(&mut dm, &mut env, 0, X, TableSpan::full(10), EPOCH);
+    let o = dm_feed(&mut dm, &mut env, X, vec![UpstreamEvent::Ddl(ddl_event(200, normal(&[10, 11])))], 200);
+    assert!(o.msgs.iter().any(|e| matches!(&e.msg, Message::BlockStatusRequest { statuses, .. } if statuses[0].state.stage == BlockStage::Waiting)));
+    assert!(dm.dispatchers[&X].block.is_some());
+    let pass = DispatcherStatus { influenced: InfluencedDispatchers::Normal(vec![X]), action: Some(DispatcherAction { action: ActionKind::Pass, commit_ts: 200, is_sync_point: false }), ack: None, ignored_block_status: None };
+    let (_, o) = dm_handle(&mut dm, &mut env, 0, Message::HeartBeatResponse { cf: cf(), statuses: vec![pass], maintainer_epoch: epoch });
+    (dm.dispatchers[&X].block.is_none(), o)
+}
+
+#[test]
+fn heartbeat_response_from_stale_epoch_is_dropped() {
+    let (released, o) = pass_x(Env::new(2), STALE);
+    assert!(!released);
+    assert!(traced(&o, "drop stale heartbeat response"));
+    let (released, o) = pass_x(Env::new(2), EPOCH);
+    assert!(released);
+    assert!(o.msgs.iter().any(|e| matches!(&e.msg, Message::BlockStatusRequest { statuses, .. } if statuses[0].state.stage == BlockStage::Done)), "DONE reported");
+    let (released, _) = pass_x(Env::new(2).with_bug(Bug::NoEpochFencing), STALE);
+    assert!(released, "no-epoch-fencing");
+}
+
+// ---------------------------------------------------------------- MergeDispatcherRequest
+
+fn merge_with(env: Env, epoch: Epoch) -> DispatcherManager {
+    let (mut dm, mut env) = owned(2, None, env);
+    let (ha, hb) = halves(10);
+    create(&mut dm, &mut env, 0, A, ha, EPOCH);
+    create(&mut dm, &mut env, 0, B, hb, EPOCH);
+    dm_feed(&mut dm, &mut env, A, vec![], 150);
+    dm_feed(&mut dm, &mut env, B, vec![], 150);
+    assert_eq!(dm.dispatchers[&A].state, ComponentState::Working);
+    dm_handle(&mut dm, &mut env, 0, Message::MergeDispatcherRequest { cf: cf(), req: merge_req(&[A, B], M, epoch) });
+    dm
+}
+
+#[test]
+fn merge_request_from_stale_epoch_is_dropped() {
+    let dm = merge_with(Env::new(2), STALE);
+    assert!(!dm.dispatchers.contains_key(&M));
+    assert!(dm.merge_operator_map.is_empty(), "not journaled");
+    assert_eq!(dm.dispatchers[&A].state, ComponentState::Working);
+    let dm = merge_with(Env::new(2), EPOCH);
+    assert_eq!(dm.dispatchers[&M].state, ComponentState::Preparing);
+    assert_eq!(dm.dispatchers[&A].state, ComponentState::WaitingMerge);
+    assert!(dm.merge_operator_map.contains_key(&M));
+    let dm = merge_with(Env::new(2).with_bug(Bug::NoEpochFencing), STALE);
+    assert!(dm.dispatchers.contains_key(&M), "no-epoch-fencing");
+}
+
+// ---------------------------------------------------------------- MaintainerPostBootstrapRequest
+
+fn post_bootstrap(env: Env, from: u32, epoch: Epoch) -> (Option<Message>, bool) {
+    let (mut dm, mut env) = owned(0, Some(T), env);
+    assert!(!dm.dispatchers[&T].registered, "the trigger waits for post-bootstrap");
+    let (r, _) = dm_handle(&mut dm, &mut env, from, Message::MaintainerPostBootstrapRequest { cf: cf(), table_trigger_event_dispatcher_id: T, schemas: vec![], maintainer_epoch: epoch });
+    (r, dm.dispatchers[&T].registered)
+}
+
+#[test]
+fn post_bootstrap_from_stale_owner_is_dropped() {
+    assert_eq!(post_bootstrap(Env::new(0), 0, STALE), (None, false));
+    assert_eq!(post_bootstrap(Env::new(0), 1, EPOCH), (None, false));
+    let (r, registered) = post_bootstrap(Env::new(0), 0, EPOCH);
+    assert!(registered);
+    assert!(matches!(r, Some(Message::MaintainerPostBootstrapResponse { err: None, maintainer_epoch: EPOCH, .. })));
+    assert!(post_bootstrap(Env::new(0).with_bug(Bug::NoEpochFencing), 1, STALE).1, "no-epoch-fencing");
+}
+
+// ---------------------------------------------------------------- MaintainerCloseRequest
+
+fn close(env: Env, from: u32, epoch: Epoch) -> (Option<Message>, bool) {
+    let (mut dm, mut env) = owned(2, None, env);
+    create(&mut dm, &mut env, 0, X, TableSpan::full(10), EPOCH);
+    let (r, _) = dm_handle(&mut dm, &mut env, from, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: epoch });
+    (r, dm.closed)
+}
+
+#[test]
+fn close_from_stale_owner_is_answered_success_without_closing() {
+    let (r, closed) = close(Env::new(2), 0, STALE);
+    assert!(matches!(r, Some(Message::MaintainerCloseResponse { success: true, maintainer_epoch: STALE, .. })));
+    assert!(!closed);
+    let (r, closed) = close(Env::new(2), 0, EPOCH);
+    assert!(matches!(r, Some(Message::MaintainerCloseResponse { success: true, .. })));
+    assert!(closed);
+    assert!(close(Env::new(2).with_bug(Bug::NoEpochFencing), 1, STALE).1, "no-epoch-fencing");
+}
+
+// ---------------------------------------------------------------- MaintainerBootstrapRequest
+
+#[test]
+fn bootstrap_from_older_epoch_or_same_epoch_other_node_is_rejected() {
+    let (mut dm, mut env) = owned(2, None, Env::new(2));
+    let (r, o) = dm_handle(&mut dm, &mut env, 0, bootstrap_req(START, None, STALE));
+    assert!(r.is_none());
+    assert!(traced(&o, "reject stale bootstrap"));
+    let (r, _) = dm_handle(&mut dm, &mut env, 1, bootstrap_req(START, None, EPOCH));
+    assert!(r.is_none(), "equal epoch from another node");
+    let (r, _) = dm_handle(&mut dm, &mut env, 1, bootstrap_req(START, None, 0));
+    assert!(r.is_none(), "epoch 0 after a non-zero epoch");
+    assert_eq!((dm.maintainer_id, dm.maintainer_epoch), (n(0), EPOCH));
+    // The same owner may re-bootstrap; a newer epoch takes over.
+    let (r, _) = dm_handle(&mut dm, &mut env, 0, bootstrap_req(START, None, EPOCH));
+    assert!(matches!(r, Some(Message::MaintainerBootstrapResponse { err: None, .. })));
+    let (r, _) = dm_handle(&mut dm, &mut env, 1, bootstrap_req(START, None, EPOCH + 1));
+    assert!(matches!(r, Some(Message::MaintainerBootstrapResponse { err: None, maintainer_epoch, .. }) if maintainer_epoch == EPOCH + 1));
+    assert_eq!((dm.maintainer_id, dm.maintainer_epoch), (n(1), EPOCH + 1));
+}
+
+#[test]
+fn bug_no_epoch_fencing_lets_an_older_bootstrap_take_over() {
+    let (mut dm, mut env) = owned(2, None, Env::new(2).with_bug(Bug::NoEpochFencing));
+    let (r, _) = dm_handle(&mut dm, &mut env, 1, bootstrap_req(START, None, STALE));
+    assert!(r.is_some());
+    assert_eq!((dm.maintainer_id, dm.maintainer_epoch), (n(1), STALE));
+}
+
+// ---------------------------------------------------------------- orchestrator tombstones
+
+fn orch_handle(o: &mut DispatcherOrchestrator, env: &mut Env, from: u32, msg: Message) -> Out {
+    env.node = o.node;
+    o.handle_message(&mut env.ctx(), n(from), msg);
+    env.take()
+}
+
+fn closed_orchestrator(env: Env) -> (DispatcherOrchestrator, Env) {
+    let mut env = env;
+    let mut o = DispatcherOrchestrator::new(n(2), 1);
+    let out = orch_handle(&mut o, &mut env, 0, bootstrap_req(START, None, EPOCH));
+    assert!(out.msgs.iter().any(|e| e.to == n(0) && matches!(e.msg, Message::MaintainerBootstrapResponse { .. })));
+    let out = orch_handle(&mut o, &mut env, 0, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH });
+    assert!(out.msgs.iter().any(|e| matches!(e.msg, Message::MaintainerCloseResponse { success: true, .. })));
+    assert!(o.managers.is_empty());
+    assert_eq!(o.closed_maintainer_epochs.get(&cf()), Some(&EPOCH));
+    (o, env)
+}
+
+#[test]
+fn bootstrap_of_a_closed_epoch_does_not_recreate_the_manager() {
+    let (mut o, mut env) = closed_orchestrator(Env::new(2));
+    for e in [EPOCH, STALE] {
+        let out = orch_handle(&mut o, &mut env, 0, bootstrap_req(START, None, e));
+        assert!(o.managers.is_empty(), "epoch {}", e);
+        assert!(out.msgs.is_empty());
+        assert!(traced(&out, "ignore bootstrap of closed generation"));
+    }
+    // A close for a manager that no longer exists is answered success.
+    let out = orch_handle(&mut o, &mut env, 0, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH });
+    assert!(out.msgs.iter().any(|e| matches!(e.msg, Message::MaintainerCloseResponse { success: true, .. })));
+    // A newer generation creates a fresh manager.
+    let out = orch_handle(&mut o, &mut env, 1, bootstrap_req(START, None, EPOCH + 1));
+    assert!(o.managers.contains_key(&cf()));
+    assert!(out.msgs.iter().any(|e| e.to == n(1) && matches!(e.msg, Message::MaintainerBootstrapResponse { err: None, .. })));
+}
+
+#[test]
+fn bug_no_epoch_fencing_recreates_a_closed_manager() {
+    let (mut o, mut env) = closed_orchestrator(Env::new(2).with_bug(Bug::NoEpochFencing));
+    orch_handle(&mut o, &mut env, 0, bootstrap_req(START, None, EPOCH));
+    assert!(o.managers.contains_key(&cf()));
+}

@@ -1,0 +1,13 @@
+//! Tests of the scheduling core, by area. `harness` holds the shared builders.
+
+mod harness;
+
+mod barrier;
+mod bootstrap;
+mod checkpoint;
+mod fencing;
+mod operators;
+mod props;
+mod sink;
+mod start_ts;
+mod takeover;

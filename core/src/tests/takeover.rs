@@ -1,0 +1,177 @@
+//! Trigger takeover validation on a reused manager (§15, #5436), bootstrap-response
+//! operator filtering, and the fence lock (`MaintainerFenceMu`).
+
+use super::fencing::owned;
+use super::harness::*;
+use crate::bugs::Bug;
+use crate::dispatcher::manager::JournalEntry;
+use crate::dispatcher::{DispatcherManager, DispatcherOrchestrator};
+use crate::effects::FP_BLOCK_CREATE_DISPATCHER;
+use crate::messages::*;
+use crate::types::*;
+
+const X: DispatcherId = DispatcherId(1000);
+const Y: DispatcherId = DispatcherId(1001);
+const Z: DispatcherId = DispatcherId(1002);
+const T: DispatcherId = DispatcherId(3000);
+const T2: DispatcherId = DispatcherId(3001);
+const NEW: Epoch = EPOCH + 1;
+
+fn err_of(r: &Option<Message>) -> Option<ErrorCode> {
+    match r {
+        Some(Message::MaintainerBootstrapResponse { err, .. }) => err.as_ref().map(|e| e.code),
+        other => panic!("expected a bootstrap response, got {:?}", other),
+    }
+}
+
+// ---------------------------------------------------------------- trigger validation
+
+#[test]
+fn mismatched_trigger_is_rejected_before_switching_owner() {
+    let (mut dm, mut env) = owned(0, Some(T), Env::new(0));
+    let (r, _) = dm_handle(&mut dm, &mut env, 1, bootstrap_req(200, Some(T2), NEW));
+    assert_eq!(err_of(&r), Some(ErrorCode::InitTableTriggerDispatcherFailed));
+    assert_eq!((dm.maintainer_id, dm.maintainer_epoch), (n(0), EPOCH), "owner unchanged");
+    assert_eq!(dm.trigger_id, Some(T));
+    assert!(dm.dispatchers.contains_key(&T) && !dm.dispatchers.contains_key(&T2));
+    // The same trigger ID is fine.
+    let (r, _) = dm_handle(&mut dm, &mut env, 1, bootstrap_req(200, Some(T), NEW));
+    assert_eq!(err_of(&r), None);
+    assert_eq!((dm.maintainer_id, dm.maintainer_epoch), (n(1), NEW));
+}
+
+#[test]
+fn bug_replace_mismatched_trigger_replaces_it_in_place() {
+    let (mut dm, mut env) = owned(0, Some(T), Env::new(0).with_bug(Bug::ReplaceMismatchedTrigger));
+    let (r, o) = dm_handle(&mut dm, &mut env, 1, bootstrap_req(200, Some(T2), NEW));
+    assert_eq!(err_of(&r), None);
+    assert!(traced(&o, "replace mismatched table trigger"));
+    assert_eq!(dm.trigger_id, Some(T2));
+    assert!(!dm.dispatchers.contains_key(&T) && dm.dispatchers.contains_key(&T2));
+    assert!(matches!(r, Some(Message::MaintainerBootstrapResponse { checkpoint_ts: 200, .. })));
+    assert_eq!((dm.maintainer_id, dm.maintainer_epoch), (n(1), NEW));
+}
+
+#[test]
+fn bootstrap_without_trigger_id_is_rejected_when_a_trigger_exists() {
+    let (mut dm, mut env) = owned(0, Some(T), Env::new(0));
+    let (r, _) = dm_handle(&mut dm, &mut env, 1, bootstrap_req(200, None, NEW));
+    assert_eq!(err_of(&r), Some(ErrorCode::InitTableTriggerDispatcherFailed));
+    assert_eq!((dm.maintainer_id, dm.maintainer_epoch), (n(0), EPOCH));
+}
+
+#[test]
+fn bug_accept_nil_trigger_bootstrap_accepts_and_reports_the_old_trigger() {
+    let (mut dm, mut env) = owned(0, Some(T), Env::new(0).with_bug(Bug::AcceptNilTriggerBootstrap));
+    let (r, _) = dm_handle(&mut dm, &mut env, 1, bootstrap_req(200, None, NEW));
+    assert_eq!(err_of(&r), None);
+    assert_eq!((dm.maintainer_id, dm.maintainer_epoch), (n(1), NEW));
+    assert_eq!(dm.trigger_id, Some(T), "the old maintainer's trigger stays");
+    // The response reports the old trigger's start ts as if it were the new maintainer's.
+    assert!(matches!(r, Some(Message::MaintainerBootstrapResponse { checkpoint_ts: START, .. })));
+}
+
+// ---------------------------------------------------------------- operator filtering
+
+/// A manager on node 2 owned by (node 0, EPOCH) with: X created then being removed
+/// (Remove journaled), a Create of Y admitted but not completed, and a Remove of Z
+/// whose dispatcher is not there.
+fn with_journal(env: Env) -> (DispatcherManager, Env) {
+    let (mut dm, mut env) = owned(2, None, env);
+    dm_handle(&mut dm, &mut env, 0, sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    dm_handle(&mut dm, &mut env, 0, sched(remove_req(X, TableSpan::full(10), OperatorType::Move, EPOCH)));
+    assert!(dm.dispatchers[&X].try_removing);
+    dm.current_operator_map.insert(Y, JournalEntry { req: create_req(Y, TableSpan::full(11), START, OperatorType::Add, EPOCH), from: n(0), epoch: EPOCH });
+    dm.current_operator_map.insert(Z, JournalEntry { req: remove_req(Z, TableSpan::full(12), OperatorType::Remove, EPOCH), from: n(0), epoch: EPOCH });
+    (dm, env)
+}
+
+fn reported_ops(r: &Option<Message>) -> Vec<(DispatcherId, ScheduleAction)> {
+    match r {
+        Some(Message::MaintainerBootstrapResponse { operators, .. }) => operators.iter().map(|o| (o.config.dispatcher_id, o.action)).collect(),
+        other => panic!("{:?}", other),
+    }
+}
+
+#[test]
+fn bootstrap_response_reports_current_owner_operators() {
+    let (mut dm, mut env) = with_journal(Env::new(2));
+    let (r, _) = dm_handle(&mut dm, &mut env, 0, bootstrap_req(START, None, EPOCH));
+    assert_eq!(reported_ops(&r), vec![(X, ScheduleAction::Remove), (Y, ScheduleAction::Create), (Z, ScheduleAction::Remove)]);
+}
+
+#[test]
+fn bootstrap_response_drops_stale_create_and_keeps_stale_remove_of_reported_dispatcher() {
+    let (mut dm, mut env) = with_journal(Env::new(2));
+    let (r, _) = dm_handle(&mut dm, &mut env, 1, bootstrap_req(START, None, NEW));
+    assert_eq!(reported_ops(&r), vec![(X, ScheduleAction::Remove)], "stale Create Y dropped, stale Remove Z (not reported) dropped");
+    let Some(Message::MaintainerBootstrapResponse { spans, .. }) = &r else { unreachable!() };
+    assert!(spans.iter().any(|s| s.id == X && s.state == ComponentState::Stopped), "X is reported (closing)");
+}
+
+#[test]
+fn bug_drop_stale_remove_operators_drops_it() {
+    let (mut dm, mut env) = with_journal(Env::new(2).with_bug(Bug::DropStaleRemoveOperators));
+    let (r, _) = dm_handle(&mut dm, &mut env, 1, bootstrap_req(START, None, NEW));
+    assert_eq!(reported_ops(&r), vec![]);
+}
+
+// ---------------------------------------------------------------- fence lock
+
+#[test]
+fn paused_create_holds_the_fence_lock_and_a_later_bootstrap_waits() {
+    let mut env = Env::new(1);
+    let mut o = DispatcherOrchestrator::new(n(1), 1);
+    o.handle_message(&mut env.ctx(), n(0), bootstrap_req(START, None, EPOCH));
+    env.take();
+    env.fp_on(FP_BLOCK_CREATE_DISPATCHER);
+    o.handle_message(&mut env.ctx(), n(0), sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    let dm = &o.managers[&cf()];
+    assert!(dm.fence_locked());
+    assert!(!dm.dispatchers.contains_key(&X));
+    assert!(dm.current_operator_map.contains_key(&X), "journaled before the failpoint");
+    env.take();
+    // The new maintainer's bootstrap waits for the lock.
+    o.handle_message(&mut env.ctx(), n(2), bootstrap_req(START, None, NEW));
+    assert!(env.take().msgs.is_empty());
+    assert_eq!(o.managers[&cf()].maintainer_epoch, EPOCH, "owner not switched while the Create is paused");
+    o.poll_failpoints(&mut env.ctx());
+    assert!(env.take().msgs.is_empty(), "still paused");
+    env.fp_off(FP_BLOCK_CREATE_DISPATCHER);
+    o.poll_failpoints(&mut env.ctx());
+    let out = env.take();
+    let dm = &o.managers[&cf()];
+    assert!(dm.dispatchers.contains_key(&X), "an admitted Create completes");
+    assert!(!dm.fence_locked());
+    assert_eq!((dm.maintainer_id, dm.maintainer_epoch), (n(2), NEW));
+    let resp: Vec<_> = out.msgs.iter().filter(|e| e.to == n(2)).collect();
+    assert_eq!(resp.len(), 1);
+    match &resp[0].msg {
+        Message::MaintainerBootstrapResponse { spans, operators, err: None, .. } => {
+            assert!(spans.iter().any(|s| s.id == X), "the new maintainer learns about X");
+            assert!(operators.is_empty(), "the Create finished: no journal entry left");
+        }
+        m => panic!("{:?}", m),
+    }
+}
+
+#[test]
+fn fenced_post_bootstrap_releases_the_lock() {
+    let (mut dm, mut env) = owned(1, None, Env::new(1));
+    dm_handle(&mut dm, &mut env, 3, Message::MaintainerPostBootstrapRequest { cf: cf(), table_trigger_event_dispatcher_id: T, schemas: vec![], maintainer_epoch: EPOCH - 1 });
+    assert!(!dm.fence_locked());
+    dm_handle(&mut dm, &mut env, 0, sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    assert!(dm.dispatchers.contains_key(&X));
+}
+
+#[test]
+fn bug_leak_fence_lock_when_fenced_blocks_every_later_message() {
+    let (mut dm, mut env) = owned(1, None, Env::new(1).with_bug(Bug::LeakFenceLockWhenFenced));
+    dm_handle(&mut dm, &mut env, 3, Message::MaintainerPostBootstrapRequest { cf: cf(), table_trigger_event_dispatcher_id: T, schemas: vec![], maintainer_epoch: EPOCH - 1 });
+    assert!(dm.fence_locked());
+    dm_handle(&mut dm, &mut env, 0, sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    assert!(!dm.dispatchers.contains_key(&X));
+    assert_eq!(dm.fence_waiters.len(), 1);
+    assert!(dm.poll_failpoints(&mut env.ctx()).is_empty());
+    assert!(!dm.dispatchers.contains_key(&X), "nothing ever releases it");
+}
