@@ -102,6 +102,8 @@ struct Driver {
     liveness: Vec<Violation>,
     phases: Vec<(String, u64)>,
     flush_ms: u64,
+    /// Swarm fault families (name -> on); empty when the scenario is not a swarm.
+    families: BTreeMap<String, bool>,
 }
 
 fn changefeed_config(c: &ChangefeedDef) -> ChangefeedConfig {
@@ -146,6 +148,36 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         format!("changefeed.sink.flush_interval_ms = {}", cfg.sink.flush_interval_ms),
         format!("node_failure_detection_ms = {}", NODE_FAILURE_DETECTION_MS),
     ];
+    // Swarm: the seed decides which fault families are on (and how hard), so one
+    // scenario covers many fault mixes. The plan is printed with the configuration.
+    let mut families = BTreeMap::new();
+    if scn.faults.swarm {
+        use rand::SeedableRng;
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x5757_4152_4d00_0001);
+        let mut on = |name: &str, r: &mut rand_chacha::ChaCha8Rng| {
+            let v = r.random_bool(0.5);
+            families.insert(name.to_string(), v);
+            v
+        };
+        if on("net.loss", &mut r) {
+            world.net.loss = r.random_range(0.01..0.1);
+        }
+        if on("net.duplicate", &mut r) {
+            world.net.duplicate = r.random_range(0.01..0.05);
+        }
+        if on("net.delay_spike", &mut r) {
+            world.net.delay_spike = r.random_range(0.01..0.05);
+        }
+        if on("storage.slow", &mut r) {
+            world.storage_latency_ms = [5, r.random_range(50..500)];
+        }
+        on("kill_restart", &mut r);
+        on("move_maintainer", &mut r);
+        on("move_table", &mut r);
+        on("split_merge", &mut r);
+        config_lines.push(format!("swarm families = {:?}", families));
+        config_lines.push(format!("swarm plan: net.loss = {:.3}, net.duplicate = {:.3}, net.delay_spike = {:.3}, storage.latency_ms = {:?}", world.net.loss, world.net.duplicate, world.net.delay_spike, world.storage_latency_ms));
+    }
     let w: W = Arc::new(Mutex::new(world));
     let handle = madsim::runtime::Handle::current();
     let net = handle.create_node().name("network").build();
@@ -180,7 +212,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         w.lock().unwrap().node_handles[i as usize] = Some(h.clone());
         handles.push(h);
     }
-    let mut d = Driver { w: w.clone(), scn: scn.clone(), handles, vars: BTreeMap::new(), tables: BTreeMap::new(), liveness: vec![], phases: vec![], flush_ms };
+    let mut d = Driver { w: w.clone(), scn: scn.clone(), handles, vars: BTreeMap::new(), tables: BTreeMap::new(), liveness: vec![], phases: vec![], flush_ms, families };
     madsim::time::sleep(Duration::from_millis(5)).await;
     notify_membership(&w);
     d.setup(&cfg);
@@ -405,9 +437,15 @@ impl Driver {
             }
             Step::Restart { node } => {
                 let n = self.node(node)?;
-                madsim::runtime::Handle::current().restart(self.handles[n.0 as usize].id());
-                madsim::time::sleep(Duration::from_millis(1)).await;
-                notify_membership(&self.w);
+                restart_node(&self.w, self.handles[n.0 as usize].id()).await;
+            }
+            Step::SleepRandom { min_ms, max_ms } => {
+                let ms = {
+                    let mut g = self.w.lock().unwrap();
+                    g.sim_rng.random_range(*min_ms..=(*max_ms).max(*min_ms))
+                };
+                self.w.lock().unwrap().record("-", "Scenario", 0, "sleep drawn", vec![("ms".into(), ms.to_string())]);
+                madsim::time::sleep(Duration::from_millis(ms)).await;
             }
             Step::Partition { a, b, symmetric } => {
                 let (a, b) = (self.node(a)?, self.node(b)?);
@@ -464,6 +502,17 @@ impl Driver {
                 (op, pick, node, n, kind)
             };
             let live_count = self.w.lock().unwrap().upstream.tables.values().filter(|t| t.dropped_ts.is_none()).count();
+            let family = match op {
+                WorkloadOp::KillRestart => Some("kill_restart"),
+                WorkloadOp::MoveMaintainer => Some("move_maintainer"),
+                WorkloadOp::MoveTable => Some("move_table"),
+                WorkloadOp::SplitTable | WorkloadOp::MergeTable => Some("split_merge"),
+                _ => None,
+            };
+            if family.map(|f| self.families.get(f) == Some(&false)).unwrap_or(false) {
+                madsim::time::sleep(Duration::from_millis(interval)).await;
+                continue;
+            }
             let desc = format!("{:?} table={:?} node={} n={}", op, pick, node, n);
             {
                 let mut g = self.w.lock().unwrap();
@@ -507,6 +556,31 @@ impl Driver {
                 }
                 (WorkloadOp::MergeTable, Some(t)) => {
                     self.api(&mut |m, ctx, _| m.api_merge_table(ctx, t), "merge table");
+                }
+                (WorkloadOp::KillRestart, _) => {
+                    let alive = self.w.lock().unwrap().alive();
+                    if alive.len() > 1 && alive.contains(&node) {
+                        self.kill(node);
+                        let after = 2_000 + 1_000 * n;
+                        let w = self.w.clone();
+                        let id = self.handles[node.0 as usize].id();
+                        let net = self.w.lock().unwrap().net_handle.clone().unwrap();
+                        net.spawn(async move {
+                            madsim::time::sleep(Duration::from_millis(after)).await;
+                            restart_node(&w, id).await;
+                        });
+                    }
+                }
+                (WorkloadOp::MoveMaintainer, _) => {
+                    let owner = self.w.lock().unwrap().owner();
+                    let cf = self.w.lock().unwrap().cf.clone();
+                    if let Some(owner) = owner {
+                        crate::world::step(&self.w, owner, None, StepKind::Api, |ns, ctx, _, _| {
+                            if let Some(c) = ns.coord.as_mut() {
+                                c.move_maintainer(ctx, &cf, node);
+                            }
+                        });
+                    }
                 }
                 _ => {}
             }
@@ -777,6 +851,16 @@ impl Driver {
         }
         out
     }
+}
+
+/// Restart a killed capture (fresh volatile state) and tell the cluster.
+async fn restart_node(w: &W, id: madsim::task::NodeId) {
+    // The old incarnation leaves the cluster first (in TiCDC the restarted capture has a
+    // new ID), even when the restart comes before its death was detected.
+    notify_membership(w);
+    madsim::runtime::Handle::current().restart(id);
+    madsim::time::sleep(Duration::from_millis(1)).await;
+    notify_membership(w);
 }
 
 fn cmp(op: CmpOp, got: usize, want: usize) -> bool {

@@ -53,7 +53,8 @@ pub struct Net {
     pub lost: u64,
     pub duplicated: u64,
     pub spiked: u64,
-    pub links: BTreeMap<(u32, u32), VecDeque<(u64, Envelope)>>,
+    /// In flight per directed link: (delivery time, receiver generation at send, message).
+    pub links: BTreeMap<(u32, u32), VecDeque<(u64, u64, Envelope)>>,
     pub last_delivery: BTreeMap<(u32, u32), u64>,
     /// Directed (from, to) pairs that drop messages.
     pub cut: BTreeSet<(u32, u32)>,
@@ -341,12 +342,15 @@ fn enqueue(w: &W, wd: &mut World, env: Envelope, delay: u64) {
     let (a, b) = (env.from.0, env.to.0);
     let at = (wd.now_ms + delay).max(*wd.net.last_delivery.get(&(a, b)).unwrap_or(&0));
     wd.net.last_delivery.insert((a, b), at);
-    let q = wd.net.links.entry((a, b)).or_default();
-    if q.len() >= LINK_QUEUE_CAP {
+    if wd.net.links.get(&(a, b)).map(|q| q.len()).unwrap_or(0) >= LINK_QUEUE_CAP {
         wd.net.dropped += 1;
         return;
     }
-    q.push_back((at, env));
+    // A restarted capture is a new capture in TiCDC (new ID): nothing addressed to the
+    // old incarnation reaches it.
+    let gen = wd.nodes[b as usize].generation;
+    let q = wd.net.links.entry((a, b)).or_default();
+    q.push_back((at, gen, env));
     let w2 = w.clone();
     let wait = at - wd.now_ms;
     let fut = async move {
@@ -367,9 +371,9 @@ fn enqueue(w: &W, wd: &mut World, env: Envelope, delay: u64) {
 fn deliver(w: &W, link: (u32, u32)) {
     let env = {
         let mut g = w.lock().unwrap();
-        let Some((_, env)) = g.net.links.get_mut(&link).and_then(|q| q.pop_front()) else { return };
+        let Some((_, gen, env)) = g.net.links.get_mut(&link).and_then(|q| q.pop_front()) else { return };
         let dest = &g.nodes[env.to.0 as usize];
-        if !dest.alive || g.net.cut.contains(&link) {
+        if !dest.alive || dest.generation != gen || g.net.cut.contains(&link) {
             g.net.dropped += 1;
             return;
         }

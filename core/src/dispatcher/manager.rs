@@ -74,6 +74,8 @@ pub struct DispatcherManager {
     /// Creates paused by `BlockCreateDispatcher`, holding the fence lock.
     pub blocked_creates: Vec<JournalEntry>,
     pub fence_waiters: Vec<FenceWaiter>,
+    /// DDL writes held by failpoint `BlockOrWaitBeforeWrite`.
+    pub blocked_writes: Vec<(DispatcherId, crate::upstream::DdlEvent)>,
     /// Set by the `leak-fence-lock-when-fenced` bug: the lock is never released.
     pub fence_leaked: bool,
     pub closed: bool,
@@ -101,6 +103,7 @@ impl DispatcherManager {
             last_complete_ms: 0,
             blocked_creates: Vec::new(),
             fence_waiters: Vec::new(),
+            blocked_writes: Vec::new(),
             fence_leaked: false,
             closed: false,
             status_changed: Vec::new(),
@@ -203,6 +206,17 @@ impl DispatcherManager {
     /// Creates, then run the waiting control messages in order. Returns replies.
     pub fn poll_failpoints(&mut self, ctx: &mut Ctx) -> Vec<(NodeId, Message)> {
         let mut replies = Vec::new();
+        if !self.blocked_writes.is_empty() && !ctx.fp(FP_BLOCK_OR_WAIT_BEFORE_WRITE) {
+            for (id, ev) in std::mem::take(&mut self.blocked_writes) {
+                // A dispatcher removed meanwhile drops its write.
+                if let Some(d) = self.dispatchers.get(&id) {
+                    if !d.try_removing {
+                        let schema = format!("db{}", d.schema_id);
+                        self.write_ddl(ctx, id, &schema, ev);
+                    }
+                }
+            }
+        }
         if self.blocked_creates.is_empty() || ctx.fp(FP_BLOCK_CREATE_DISPATCHER) {
             return replies;
         }
@@ -282,6 +296,11 @@ impl DispatcherManager {
                 d.try_removing = true;
                 d.registered = false;
                 d.queue.clear();
+                // A DDL write held by a failpoint is abandoned with the dispatcher.
+                if self.blocked_writes.iter().any(|(b, _)| *b == id) {
+                    self.blocked_writes.retain(|(b, _)| *b != id);
+                    d.ddl_writing = None;
+                }
                 // The writer's last flush and its cleanup race (see `close_dispatcher`);
                 // TryClose waits until the table progress has drained either way.
                 self.sink.close_dispatcher(id, &mut *ctx.rng, &mut ctx.out.storage);
@@ -634,12 +653,14 @@ impl DispatcherManager {
             self.sink.flush(Some(id), rng, &mut ctx.out.storage);
         }
         if let Some(ev) = fx.write_ddl {
-            let mut rec = ev.record();
-            if rec.schema_name.is_empty() {
-                rec.schema_name = schema.clone();
+            if ctx.fp(FP_BLOCK_OR_WAIT_BEFORE_WRITE) {
+                // The block-event executor waits before the sink write; the dispatcher
+                // stays in its writing state (its checkpoint below the DDL).
+                self.trace(ctx, "block before write ddl", vec![("dispatcher", id.to_string()), ("table", ev.table_id.to_string()), ("commit_ts", ev.commit_ts.to_string())]);
+                self.blocked_writes.push((id, ev));
+            } else {
+                self.write_ddl(ctx, id, &schema, ev);
             }
-            self.sink.write_ddl(id, rec, &mut *ctx.rng, &mut ctx.out.storage);
-            self.trace(ctx, "write ddl", vec![("dispatcher", id.to_string()), ("table", ev.table_id.to_string()), ("commit_ts", ev.commit_ts.to_string()), ("query", ev.query.clone())]);
         }
         if fx.became_working {
             let st = self.dispatchers[&id].status();
@@ -657,6 +678,15 @@ impl DispatcherManager {
             let to = self.maintainer_id;
             ctx.send(to, Message::BlockStatusRequest { cf: self.cf.clone(), statuses });
         }
+    }
+
+    fn write_ddl(&mut self, ctx: &mut Ctx, id: DispatcherId, schema: &str, ev: crate::upstream::DdlEvent) {
+        let mut rec = ev.record();
+        if rec.schema_name.is_empty() {
+            rec.schema_name = schema.to_string();
+        }
+        self.sink.write_ddl(id, rec, &mut *ctx.rng, &mut ctx.out.storage);
+        self.trace(ctx, "write ddl", vec![("dispatcher", id.to_string()), ("table", ev.table_id.to_string()), ("commit_ts", ev.commit_ts.to_string()), ("query", ev.query.clone())]);
     }
 
     /// Periodic sink flush (`flush-interval`).

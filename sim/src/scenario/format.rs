@@ -144,6 +144,9 @@ pub enum Step {
     Partition { a: String, b: String, #[serde(default = "d_true")] symmetric: bool },
     Heal,
     Sleep { ms: u64 },
+    /// Sleep a duration drawn from the seed in [min_ms, max_ms] (moves the next step
+    /// across protocol phases from seed to seed).
+    SleepRandom { min_ms: u64, max_ms: u64 },
     Wait { until: Predicate, timeout_ms: u64 },
     /// Random DDL/DML/scheduling operations drawn from the seed, one every
     /// `interval_ms` for `duration_ms` (the random workers of `ddl_with_random_move_table`).
@@ -172,6 +175,10 @@ pub enum WorkloadOp {
     MoveTable,
     SplitTable,
     MergeTable,
+    /// Kill a random capture (never the last live one) and restart it 2-6 s later.
+    KillRestart,
+    /// Move the maintainer to a random other capture.
+    MoveMaintainer,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]

@@ -273,6 +273,7 @@ pub fn step_action(s: &Step) -> &'static str {
         Step::Partition { .. } => "partition",
         Step::Heal => "heal",
         Step::Sleep { .. } => "sleep",
+        Step::SleepRandom { .. } => "sleep_random",
         Step::Wait { .. } => "wait",
         Step::RandomWorkload { .. } => "random_workload",
     }
@@ -307,7 +308,7 @@ fn check_table(c: &Check) -> Option<&str> {
 /// What a step references: tables, nodes (with whether `all` is allowed), failpoints.
 fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
     match s {
-        Step::CreateTable { .. } | Step::Heal | Step::Sleep { .. } | Step::RandomWorkload { .. } => (None, vec![], None),
+        Step::CreateTable { .. } | Step::Heal | Step::Sleep { .. } | Step::SleepRandom { .. } | Step::RandomWorkload { .. } => (None, vec![], None),
         Step::DropTable { table }
         | Step::TruncateTable { table }
         | Step::AddColumn { table }
