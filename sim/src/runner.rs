@@ -768,7 +768,7 @@ impl Driver {
                                 NodeId(i as u32),
                                 d.state,
                                 cp,
-                                if d.block.is_some() { ", blocked on a DDL" } else { "" },
+                                d.block.as_ref().map(|b| format!(", blocked on {} at {} ({:?})", b.event.query, b.event.commit_ts, b.stage)).unwrap_or_default(),
                                 if d.ddl_writing.is_some() { ", writing a DDL" } else { "" },
                                 if !d.progress.is_empty() { format!(", {} unflushed commit ts", d.progress.len()) } else { String::new() },
                                 if d.try_removing { ", removing" } else { "" },

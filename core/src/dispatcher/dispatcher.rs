@@ -12,6 +12,8 @@ use crate::types::*;
 use crate::upstream::{DdlEvent, DdlKind, UpstreamEvent};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+/// How many passed block events a dispatcher remembers for idempotent DONE.
+pub const PASSED_BLOCKS_KEPT: usize = 32;
 /// Block status resend period (`resendTimeInterval`).
 pub const BLOCK_STATUS_RESEND_MS: u64 = 5_000;
 
@@ -62,7 +64,9 @@ pub struct Dispatcher {
     pub lost_floor: Option<Ts>,
     pub block: Option<PendingBlock>,
     /// Commit ts of the last block event this dispatcher passed (for idempotent DONE).
-    pub last_passed_block: Option<(Ts, bool)>,
+    /// The most recent block events this dispatcher passed (bounded), so a resent action
+    /// for any of them is answered DONE again.
+    pub passed_blocks: VecDeque<(Ts, bool)>,
     pub try_removing: bool,
     /// A merge source detached from the event collector while its merge closes it.
     pub merging: bool,
@@ -91,7 +95,7 @@ impl Dispatcher {
             ddl_writing: None,
             lost_floor: None,
             block: None,
-            last_passed_block: None,
+            passed_blocks: VecDeque::new(),
             try_removing: false,
             merging: false,
             pending_acks: BTreeMap::new(),
@@ -241,7 +245,7 @@ impl Dispatcher {
         if let Some(ev) = writing_ev {
             {
                 let st = self.block_state(&ev, BlockStage::Done, true);
-                self.last_passed_block = Some((commit_ts, false));
+                self.remember_passed(commit_ts, false);
                 self.block = None;
                 fx.block_statuses.push(st);
                 self.queue.pop_front();
@@ -257,18 +261,27 @@ impl Dispatcher {
         }
     }
 
+    fn remember_passed(&mut self, ts: Ts, sp: bool) {
+        if self.passed_blocks.len() >= PASSED_BLOCKS_KEPT {
+            self.passed_blocks.pop_front();
+        }
+        self.passed_blocks.push_back((ts, sp));
+    }
+
     /// Handle a barrier action for the pending block event.
     pub fn on_action(&mut self, action: &DispatcherAction, fx: &mut DispatcherEffects) {
-        let Some(b) = &mut self.block else {
-            // Already passed: report DONE again (idempotent).
-            if let Some((ts, sp)) = self.last_passed_block {
-                if ts == action.commit_ts {
-                    fx.block_statuses.push(BlockState { is_blocked: true, block_ts: ts, block_tables: None, need_dropped_tables: None, need_added_tables: vec![], is_sync_point: sp, stage: BlockStage::Done });
-                }
+        let current = self.block.as_ref().map(|b| b.event.commit_ts);
+        if current != Some(action.commit_ts) {
+            // An action for an event this dispatcher already passed (its DONE was lost,
+            // so the maintainer resends): report DONE again, even when the dispatcher is
+            // already waiting on a later event.
+            if let Some(&(ts, sp)) = self.passed_blocks.iter().find(|(ts, _)| *ts == action.commit_ts) {
+                fx.block_statuses.push(BlockState { is_blocked: true, block_ts: ts, block_tables: None, need_dropped_tables: None, need_added_tables: vec![], is_sync_point: sp, stage: BlockStage::Done });
             }
             return;
-        };
-        if b.event.commit_ts != action.commit_ts || b.stage != BlockStage::Waiting {
+        }
+        let Some(b) = &mut self.block else { return };
+        if b.stage != BlockStage::Waiting {
             return;
         }
         match action.action {
@@ -280,7 +293,7 @@ impl Dispatcher {
             ActionKind::Pass => {
                 let ev = b.event.clone();
                 let st = self.block_state(&ev, BlockStage::Done, true);
-                self.last_passed_block = Some((ev.commit_ts, false));
+                self.remember_passed(ev.commit_ts, false);
                 self.block = None;
                 self.queue.pop_front();
                 fx.block_statuses.push(st);

@@ -54,6 +54,8 @@ pub struct Barrier {
     pub events: BTreeMap<EventKey, BarrierEvent>,
     /// Schedule-requiring events, applied in (commitTs, isSyncPoint) order.
     pub pending_events: BTreeSet<EventKey>,
+    /// Events finished since the last drain (for the trace).
+    pub finished: Vec<EventKey>,
 }
 
 fn ack(ts: Ts, sp: bool, id: DispatcherId) -> DispatcherStatus {
@@ -241,6 +243,7 @@ impl Barrier {
         let related = self.related_tasks(ev, sc);
         if related.iter().all(|id| ev.done.contains(id) || sc.get(id).map(|r| r.checkpoint_ts >= key.0).unwrap_or(true)) {
             self.events.remove(&key);
+            self.finished.push(key);
         }
     }
 
@@ -257,6 +260,7 @@ impl Barrier {
             }
         }
         for (n, ids) in by_node {
+            out.notes.push(("barrier pass", format!("commit_ts={} node={} dispatchers={:?}", key.0, n, ids.iter().map(|i| i.to_string()).collect::<Vec<_>>())));
             out.push(n, action(ActionKind::Pass, key.0, key.1, InfluencedDispatchers::Normal(ids)));
         }
     }

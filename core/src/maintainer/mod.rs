@@ -220,6 +220,9 @@ impl Maintainer {
         for (k, v) in out.notes {
             self.trace(ctx, k, vec![("detail", v)]);
         }
+        for (ts, sp) in std::mem::take(&mut self.barrier.finished) {
+            self.trace(ctx, "barrier event done", vec![("commit_ts", ts.to_string()), ("sync_point", sp.to_string())]);
+        }
         for (n, statuses) in out.responses {
             ctx.send(n, Message::HeartBeatResponse { cf: self.cf.clone(), statuses, maintainer_epoch: self.epoch });
         }
