@@ -53,8 +53,8 @@ pub struct Net {
     pub lost: u64,
     pub duplicated: u64,
     pub spiked: u64,
-    /// In flight per directed link: (delivery time, receiver generation at send, message).
-    pub links: BTreeMap<(u32, u32), VecDeque<(u64, u64, Envelope)>>,
+    /// In flight per directed link: (delivery time, (sender, receiver) generation at send, message).
+    pub links: BTreeMap<(u32, u32), VecDeque<(u64, (u64, u64), Envelope)>>,
     pub last_delivery: BTreeMap<(u32, u32), u64>,
     /// Directed (from, to) pairs that drop messages.
     pub cut: BTreeSet<(u32, u32)>,
@@ -348,7 +348,7 @@ fn enqueue(w: &W, wd: &mut World, env: Envelope, delay: u64) {
     }
     // A restarted capture is a new capture in TiCDC (new ID): nothing addressed to the
     // old incarnation reaches it.
-    let gen = wd.nodes[b as usize].generation;
+    let gen = (wd.nodes[a as usize].generation, wd.nodes[b as usize].generation);
     let q = wd.net.links.entry((a, b)).or_default();
     q.push_back((at, gen, env));
     let w2 = w.clone();
@@ -371,9 +371,15 @@ fn enqueue(w: &W, wd: &mut World, env: Envelope, delay: u64) {
 fn deliver(w: &W, link: (u32, u32)) {
     let env = {
         let mut g = w.lock().unwrap();
-        let Some((_, gen, env)) = g.net.links.get_mut(&link).and_then(|q| q.pop_front()) else { return };
+        let Some((_, (from_gen, to_gen), env)) = g.net.links.get_mut(&link).and_then(|q| q.pop_front()) else { return };
         let dest = &g.nodes[env.to.0 as usize];
-        if !dest.alive || dest.generation != gen || g.net.cut.contains(&link) {
+        // A dead capture's late messages to the maintainer or coordinator (who key their
+        // state by capture) would carry an ID no live capture has; dispatcher managers
+        // fence by maintainer epoch instead, so late messages still reach them.
+        let sender = &g.nodes[env.from.0 as usize];
+        let sender_gone = !sender.alive || sender.generation != from_gen;
+        let keyed_by_capture = matches!(env.msg.topic(), Topic::MaintainerManager | Topic::Coordinator);
+        if !dest.alive || dest.generation != to_gen || (sender_gone && keyed_by_capture) || g.net.cut.contains(&link) {
             g.net.dropped += 1;
             return;
         }
