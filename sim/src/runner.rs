@@ -130,6 +130,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     world.net.delay_spike = scn.faults.delay_spike.clamp(0.0, 1.0);
     world.net.delay_spike_ms = scn.faults.delay_spike_ms;
     world.storage_latency_ms = scn.faults.storage_latency_ms;
+    world.max_events = scn.limits.max_events;
     if opts.inject_nondeterminism {
         use rand::SeedableRng;
         world.sim_rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ NONDETERMINISM.fetch_add(0x9E37, Ordering::Relaxed));

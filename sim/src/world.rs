@@ -92,6 +92,8 @@ pub struct World {
     pub orch_instances: u64,
     pub owner_node: Option<NodeId>,
     pub storage_latency_ms: [u64; 2],
+    /// Event budget: steps stop running beyond it.
+    pub max_events: u64,
 }
 
 impl World {
@@ -129,6 +131,7 @@ impl World {
             orch_instances: 0,
             owner_node: None,
             storage_latency_ms: [2, 20],
+            max_events: u64::MAX,
         }
     }
 
@@ -230,6 +233,10 @@ pub fn step(w: &W, n: NodeId, gen: Option<u64>, kind: StepKind, f: impl FnOnce(&
     let mut g = w.lock().unwrap();
     let wd = &mut *g;
     wd.now_ms = now_ms();
+    // Hard stop: past the event budget nothing runs any more (the driver reports it).
+    if wd.events > wd.max_events {
+        return false;
+    }
     let slot = &mut wd.nodes[n.0 as usize];
     if !slot.alive || gen.map(|x| x != slot.generation).unwrap_or(false) {
         return false;
@@ -316,7 +323,9 @@ pub fn send(w: &W, wd: &mut World, env: Envelope) {
         return;
     }
     let [lo, hi] = wd.net.delay_ms;
-    let mut delay = if a == b { 0 } else { wd.sim_rng.random_range(lo..=hi) };
+    // Local delivery goes through channels too: at least 1 ms, so a request/response
+    // ping-pong between roles on one node cannot spin at a single instant.
+    let mut delay = if a == b { 1 } else { wd.sim_rng.random_range(lo..=hi) };
     if a != b {
         // Seeded network faults (probabilities 0 draw nothing, keeping fault-free runs'
         // random streams unchanged).

@@ -12,6 +12,8 @@ use crate::types::*;
 use crate::upstream::{DdlEvent, DdlKind, UpstreamEvent};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+/// Minimum gap between two fast resends of one WAITING status after ignores.
+pub const IGNORED_RESEND_MIN_MS: u64 = 50;
 /// How many passed block events a dispatcher remembers for idempotent DONE.
 pub const PASSED_BLOCKS_KEPT: usize = 32;
 /// Block status resend period (`resendTimeInterval`).
@@ -23,6 +25,7 @@ pub struct PendingBlock {
     pub stage: BlockStage,
     pub last_report_ms: u64,
     pub acked: bool,
+    pub last_ignored_resend_ms: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -220,7 +223,7 @@ impl Dispatcher {
                         return;
                     }
                     let st = self.block_state(&d, BlockStage::Waiting, true);
-                    self.block = Some(PendingBlock { event: d, stage: BlockStage::Waiting, last_report_ms: now_ms, acked: false });
+                    self.block = Some(PendingBlock { event: d, stage: BlockStage::Waiting, last_report_ms: now_ms, acked: false, last_ignored_resend_ms: 0 });
                     fx.block_statuses.push(st);
                     return;
                 }
@@ -329,10 +332,15 @@ impl Dispatcher {
         }
     }
 
-    /// Immediate resend on `IgnoredBlockStatus`.
-    pub fn on_ignored(&mut self, ev: &AckEvent, out: &mut Vec<BlockState>) {
-        if let Some(b) = &self.block {
-            if b.event.commit_ts == ev.commit_ts && b.stage == BlockStage::Waiting {
+    /// Fast resend on `IgnoredBlockStatus`.
+    ///
+    /// Simplification: TiCDC resends at once. The simulated network can duplicate
+    /// messages, and an immediate resend per (duplicated) ignore amplifies without bound,
+    /// so here a WAITING status is resent at most once per `IGNORED_RESEND_MIN_MS`.
+    pub fn on_ignored(&mut self, ev: &AckEvent, now_ms: u64, out: &mut Vec<BlockState>) {
+        if let Some(b) = &mut self.block {
+            if b.event.commit_ts == ev.commit_ts && b.stage == BlockStage::Waiting && now_ms >= b.last_ignored_resend_ms + IGNORED_RESEND_MIN_MS {
+                b.last_ignored_resend_ms = now_ms;
                 let e = b.event.clone();
                 out.push(self.block_state(&e, BlockStage::Waiting, true));
             }

@@ -439,7 +439,7 @@ impl DispatcherManager {
                     d.on_action(a, &mut fx);
                 }
                 if let Some(ig) = &st.ignored_block_status {
-                    d.on_ignored(ig, &mut fx.block_statuses);
+                    d.on_ignored(ig, ctx.now_ms, &mut fx.block_statuses);
                 }
                 fx_all.push((id, fx));
             }

@@ -199,7 +199,9 @@ impl Barrier {
         let ddl = bc.sc.ddl_span_id;
         let ev = self.events.get_mut(&key).unwrap();
         let db_all = ev.block_tables.as_ref().map(|b| b.influence_type != InfluenceType::Normal).unwrap_or(false);
-        let writer = if db_all || ev.reported.contains(&ddl) { ddl } else { ev.last_reporter.unwrap_or(ddl) };
+        // After a bootstrap rebuild nobody has re-reported yet: any reporter of the
+        // event's tables can write it (never the trigger of a Normal event it does not see).
+        let writer = if db_all || ev.reported.contains(&ddl) { ddl } else { ev.last_reporter.or_else(|| ev.reported.iter().copied().find(|id| *id != ddl)).unwrap_or(ddl) };
         ev.selected = true;
         ev.writer = Some(writer);
         ev.last_resend_ms = bc.now;
