@@ -79,9 +79,7 @@ impl MaintainerManager {
     /// `MaintainerHeartbeat` to the coordinator.
     pub fn send_heartbeat(&mut self, ctx: &mut Ctx) {
         let Some(c) = self.coordinator else { return };
-        if self.maintainers.is_empty() {
-            return;
-        }
+        // Sent even with no maintainer: a new coordinator waits for every capture's report.
         let statuses: Vec<MaintainerStatus> = self.maintainers.values_mut().map(|m| m.status()).collect();
         ctx.send(c, Message::MaintainerHeartbeat { statuses });
         // A stopped maintainer is forgotten once reported.
