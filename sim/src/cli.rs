@@ -61,6 +61,11 @@ pub struct FuzzArgs {
     /// Run only shard I of N: the seeds s with (s - A) % N == I.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
+    /// Seed files (a directory or file) of known open findings: a failure that matches
+    /// one (scenario, seed, bugs, outcome, invariant) is listed as known and does not
+    /// fail the campaign.
+    #[arg(long, value_name = "DIR|FILE")]
+    pub known: Option<std::path::PathBuf>,
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     pub json: bool,
