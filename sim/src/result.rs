@@ -86,4 +86,18 @@ pub struct RunResult {
     pub trace: Vec<TraceRecord>,
     /// A panic message, for `crash`.
     pub crash: Option<String>,
+    /// What the network did (fault counters).
+    #[serde(default)]
+    pub net: NetStats,
+}
+
+/// Network counters of one run: how often each seeded network fault struck.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct NetStats {
+    pub delivered: u64,
+    /// Dropped for any reason (loss, dead or partitioned receiver, queue cap).
+    pub dropped: u64,
+    pub lost: u64,
+    pub duplicated: u64,
+    pub spiked: u64,
 }

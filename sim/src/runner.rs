@@ -90,7 +90,7 @@ fn quiet_seed_panics() {
 /// The result of a run that crashed before producing one.
 pub fn crash_result(scn: &Scenario, seed: u64, bugs: &Bugs, msg: String) -> RunResult {
     let bug_names: Vec<String> = bugs.names().iter().map(|s| s.to_string()).collect();
-    RunResult { scenario: scn.name.clone(), seed, bugs: bug_names, outcome: Outcome::Crash, violations: vec![], trace_hash: String::new(), sim_time_ms: 0, wall_ms: 0, events: 0, config: vec![], phases: vec![], checks: vec![], trace: vec![], crash: Some(msg) }
+    RunResult { scenario: scn.name.clone(), seed, bugs: bug_names, outcome: Outcome::Crash, violations: vec![], trace_hash: String::new(), sim_time_ms: 0, wall_ms: 0, events: 0, config: vec![], phases: vec![], checks: vec![], trace: vec![], crash: Some(msg), net: Default::default() }
 }
 
 struct Driver {
@@ -269,6 +269,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         checks,
         trace: g.trace.clone(),
         crash: None,
+        net: NetStats { delivered: g.net.delivered, dropped: g.net.dropped, lost: g.net.lost, duplicated: g.net.duplicated, spiked: g.net.spiked },
     }
 }
 

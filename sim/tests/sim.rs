@@ -84,3 +84,53 @@ fn one_instance_per_id_and_one_trigger_fire() {
     assert!(names.contains(&ONE_INSTANCE_PER_ID));
     assert!(names.contains(&ONE_TABLE_TRIGGER));
 }
+
+#[test]
+fn no_data_loss_fires_for_a_change_below_the_checkpoint_that_is_not_durable() {
+    use rand::SeedableRng;
+    use ticdc_sim::storage::Storage;
+    use ticdc_sim::upstream::Upstream;
+    let mut up = Upstream::new();
+    let t = up.create_table(1, "test", "t1", 1);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    up.dml(2, t, 3, core_sched::upstream::RowOp::Insert, &mut rng);
+    let changes = up.changes[&t].clone();
+    let cp = changes.iter().map(|c| c.commit_ts).max().unwrap();
+    // Quiet: every change durable downstream.
+    let mut st = Storage::default();
+    for c in &changes {
+        st.durable.insert((c.table_id, c.commit_ts, c.key));
+    }
+    assert!(DataLossChecker::default().advance(&up, &st, 0, cp).is_empty());
+    // Fire: one change missing.
+    let c0 = &changes[0];
+    st.durable.remove(&(c0.table_id, c0.commit_ts, c0.key));
+    let v = DataLossChecker::default().advance(&up, &st, 0, cp);
+    assert!(v.iter().any(|(inv, _)| *inv == NO_DATA_LOSS), "{:?}", v);
+    // Below the start ts nothing is required.
+    assert!(DataLossChecker::default().advance(&up, &st, cp, cp).is_empty());
+}
+
+#[test]
+fn span_partition_fires_on_overlap_and_holes_and_is_quiet_on_a_partition() {
+    use core_sched::effects::{Ctx, Failpoints, Out};
+    use core_sched::maintainer::span_controller::{ReplicaState, SpanReplication};
+    use core_sched::maintainer::{Maintainer, MaintainerState};
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let (bugs, fps, mut out) = (Bugs::none(), Failpoints::default(), Out::default());
+    let mut ctx = Ctx { now_ms: 0, node: NodeId(0), rng: &mut rng, bugs: &bugs, failpoints: &fps, out: &mut out };
+    let mut m = Maintainer::new(&mut ctx, ChangefeedId("cf".into()), Default::default(), 10, 1, true, [NodeId(0)].into_iter().collect());
+    m.state = MaintainerState::Working;
+    m.post_bootstrap_done = true;
+    let task = |id: u64, span: TableSpan| SpanReplication { id: DispatcherId(id), span, schema_id: 1, node: Some(NodeId(0)), state: ReplicaState::Replicating, checkpoint_ts: 10, last_state: None, block_state: None };
+    let halves = split_span_evenly(&TableSpan::full(7), 2);
+    m.sc.insert(task(1, halves[0]));
+    m.sc.insert(task(2, halves[1]));
+    assert!(check_maintainer(&m).is_empty());
+    m.sc.insert(task(3, TableSpan::full(7)));
+    assert!(check_maintainer(&m).iter().any(|(inv, d)| *inv == SPAN_PARTITION && d.contains("overlapping")));
+    m.sc.remove(&DispatcherId(3));
+    m.sc.remove(&DispatcherId(2));
+    assert!(check_maintainer(&m).iter().any(|(inv, d)| *inv == SPAN_PARTITION && d.contains("holes")));
+}

@@ -1,0 +1,165 @@
+//! Fault families: each one happens when it is switched on and never when it is off;
+//! and fire/quiet pairs for the invariants checked through whole runs (the structural
+//! ones have unit-level pairs in `sim.rs`).
+
+use core_sched::bugs::{Bug, Bugs};
+use ticdc_sim::invariants::*;
+use ticdc_sim::result::{Outcome, RunResult};
+use ticdc_sim::runner::{run_on_fresh_thread, RunOptions};
+use ticdc_sim::scenario::Scenario;
+
+fn file(name: &str) -> Scenario {
+    let p = format!("{}/../scenarios/{}.toml", env!("CARGO_MANIFEST_DIR"), name);
+    toml::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// A small workload scenario with the given `[faults]` body.
+fn with_faults(faults: &str, ops: &str) -> Scenario {
+    let text = format!(
+        r#"
+name = "faults"
+description = "fault family test"
+[changefeed]
+flush-interval-ms = 1000
+[[tables]]
+name = "t1"
+rows = 5
+[[tables]]
+name = "t2"
+rows = 5
+[faults]
+{faults}
+[[steps]]
+action = "wait"
+until = {{ kind = "table_scheduled", table = "t2" }}
+timeout_ms = 30000
+[[steps]]
+action = "random_workload"
+duration_ms = 6000
+interval_ms = 200
+ops = [{ops}]
+"#
+    );
+    toml::from_str(&text).unwrap()
+}
+
+fn run(s: &Scenario, seed: u64, bugs: Bugs) -> RunResult {
+    run_on_fresh_thread(s, seed, &bugs, &RunOptions::default())
+}
+
+fn first_invariants(r: &RunResult) -> Vec<&str> {
+    r.violations.iter().map(|v| v.invariant.as_str()).collect()
+}
+
+#[test]
+fn message_loss_happens_only_when_on() {
+    let on = run(&with_faults("loss = 0.2", r#""dml""#), 1, Bugs::none());
+    assert!(on.net.lost > 0, "{:?}", on.net);
+    let off = run(&with_faults("", r#""dml""#), 1, Bugs::none());
+    assert_eq!(off.net.lost, 0);
+    assert_eq!(off.outcome, Outcome::Pass, "{:?}", off.violations);
+}
+
+#[test]
+fn duplication_happens_only_when_on() {
+    let on = run(&with_faults("duplicate = 0.1", r#""dml""#), 2, Bugs::none());
+    assert!(on.net.duplicated > 0, "{:?}", on.net);
+    assert_eq!(run(&with_faults("", r#""dml""#), 2, Bugs::none()).net.duplicated, 0);
+}
+
+#[test]
+fn delay_spikes_happen_only_when_on() {
+    let on = run(&with_faults("delay-spike = 0.05", r#""dml""#), 3, Bugs::none());
+    assert!(on.net.spiked > 0, "{:?}", on.net);
+    assert_eq!(run(&with_faults("", r#""dml""#), 3, Bugs::none()).net.spiked, 0);
+}
+
+#[test]
+fn kill_and_restart_happen_only_when_drawn() {
+    let killed = |r: &RunResult| r.trace.iter().filter(|t| t.event == "capture killed").count();
+    let on = run(&with_faults("", r#""kill_restart", "dml""#), 4, Bugs::none());
+    assert!(killed(&on) > 0);
+    assert!(on.trace.iter().any(|t| t.event == "capture started" && t.fields.iter().any(|(k, v)| k == "generation" && v != "1")), "a killed capture restarts");
+    assert_eq!(killed(&run(&with_faults("", r#""dml""#), 4, Bugs::none())), 0);
+}
+
+#[test]
+fn maintainer_failover_happens_only_when_the_maintainer_is_killed() {
+    let moved = |r: &RunResult| r.trace.iter().filter(|t| t.event == "maintainer created").count();
+    assert!(moved(&run(&file("fail_over"), 1, Bugs::none())) >= 2);
+    assert_eq!(moved(&run(&file("basic_replication"), 1, Bugs::none())), 1);
+}
+
+#[test]
+fn swarm_draws_the_fault_plan_from_the_seed() {
+    let s = file("swarm");
+    let plan = |r: &RunResult| r.config.iter().find(|l| l.starts_with("swarm families")).cloned();
+    let plans: std::collections::BTreeSet<String> = (0..8).map(|seed| plan(&run(&s, seed, Bugs::none())).expect("swarm prints its plan")).collect();
+    assert!(plans.len() > 1, "different seeds draw different plans: {:?}", plans);
+    assert!(plan(&run(&file("basic_replication"), 0, Bugs::none())).is_none());
+}
+
+#[test]
+fn in_flight_creates_are_held_across_failover() {
+    // BlockCreateDispatcher journals the Create and holds it; it completes after release.
+    let r = run(&file("maintainer_failover_when_operator"), 1, Bugs::none());
+    assert!(r.trace.iter().any(|t| t.event == "store current working add operator"));
+    assert_eq!(r.outcome, Outcome::Pass, "{:?}", r.violations);
+}
+
+#[test]
+fn sink_write_race_happens_when_a_dispatcher_is_removed_during_its_flush() {
+    // Moves under DML remove dispatchers while their last flush is in flight.
+    let s = file("ddl_with_random_move_table");
+    let raced = |r: &RunResult| r.trace.iter().any(|t| t.event == "cloud storage write failed" && t.fields.iter().any(|(k, v)| k == "closing" && v == "true"));
+    assert!((0..6).any(|seed| raced(&run(&s, seed, Bugs::none()))), "no close/flush race in 6 seeds");
+    // Without removals there is no race.
+    assert!(!raced(&run(&file("basic_replication"), 0, Bugs::none())));
+}
+
+#[test]
+fn epoch_fencing_fires_without_fencing_and_is_quiet_with_it() {
+    let s = file("move_maintainer_with_delayed_messages");
+    let bug = run(&s, 3, Bugs::none().with(Bug::NoEpochFencing));
+    assert!(first_invariants(&bug).contains(&EPOCH_FENCING), "{:?}", bug.violations);
+    let fixed = run(&s, 3, Bugs::none());
+    assert_eq!(fixed.outcome, Outcome::Pass, "{:?}", fixed.violations);
+}
+
+#[test]
+fn one_operator_per_dispatcher_fires_with_two_step_admission_and_is_quiet_without() {
+    let s = file("ddl_with_random_move_table");
+    let bug = run(&s, 0, Bugs::none().with(Bug::NonatomicOperatorAdmission));
+    assert!(first_invariants(&bug).contains(&ONE_OPERATOR_PER_DISPATCHER), "{:?}", bug.violations);
+    assert_eq!(run(&s, 0, Bugs::none()).outcome, Outcome::Pass);
+}
+
+#[test]
+fn no_retryable_error_after_failover_fires_on_the_seed_000_chain_and_is_quiet_when_fixed() {
+    let s = file("maintainer_failover_when_operator");
+    let bugs = Bugs::none().with(Bug::IgnoreUnknownWorkingTable).with(Bug::EscalateClosingWriterError);
+    let bug = run(&s, 6, bugs);
+    let inv = first_invariants(&bug);
+    assert!(inv.contains(&ONE_DISPATCHER_PER_KEY) && inv.contains(&NO_RETRYABLE_ERROR_AFTER_FAILOVER), "{:?}", bug.violations);
+    assert!(bug.checks.iter().any(|c| c.check.starts_with("replication_count t6") && !c.passed), "t6 ends re-split");
+    let fixed = run(&s, 6, Bugs::none());
+    assert_eq!(fixed.outcome, Outcome::Pass, "{:?}", fixed.violations);
+}
+
+#[test]
+fn converges_fires_when_a_wait_cannot_be_met() {
+    let text = r#"
+name = "stuck"
+description = "a wait that cannot succeed"
+[[tables]]
+name = "t1"
+[[steps]]
+action = "wait"
+until = { kind = "replication_count", table = "t1", op = "eq", count = 5 }
+timeout_ms = 3000
+"#;
+    let r = run(&toml::from_str(text).unwrap(), 0, Bugs::none());
+    assert_eq!(r.outcome, Outcome::Liveness);
+    assert_eq!(first_invariants(&r), vec![CONVERGES]);
+    assert!(r.violations[0].detail.contains("ReplicationCount"), "{}", r.violations[0].detail);
+}
