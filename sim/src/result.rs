@@ -100,4 +100,6 @@ pub struct NetStats {
     pub lost: u64,
     pub duplicated: u64,
     pub spiked: u64,
+    /// Injected transient storage failures.
+    pub storage_errors: u64,
 }

@@ -131,6 +131,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     world.net.delay_spike_ms = scn.faults.delay_spike_ms;
     world.storage_latency_ms = scn.faults.storage_latency_ms;
     world.max_events = scn.limits.max_events;
+    world.storage_error = scn.faults.storage_error.clamp(0.0, 1.0);
     if opts.inject_nondeterminism {
         use rand::SeedableRng;
         world.sim_rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ NONDETERMINISM.fetch_add(0x9E37, Ordering::Relaxed));
@@ -145,6 +146,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         format!("net.delay_ms = {:?}", scn.faults.net_delay_ms),
         format!("storage.latency_ms = {:?}", scn.faults.storage_latency_ms),
         format!("net.loss = {}, net.duplicate = {}, net.delay_spike = {} of {:?} ms", scn.faults.loss, scn.faults.duplicate, scn.faults.delay_spike, scn.faults.delay_spike_ms),
+        format!("storage.error = {}", scn.faults.storage_error),
         format!("changefeed.scheduler = {:?}", cfg.scheduler),
         format!("changefeed.sink.flush_interval_ms = {}", cfg.sink.flush_interval_ms),
         format!("node_failure_detection_ms = {}", NODE_FAILURE_DETECTION_MS),
@@ -269,7 +271,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         checks,
         trace: g.trace.clone(),
         crash: None,
-        net: NetStats { delivered: g.net.delivered, dropped: g.net.dropped, lost: g.net.lost, duplicated: g.net.duplicated, spiked: g.net.spiked },
+        net: NetStats { delivered: g.net.delivered, dropped: g.net.dropped, lost: g.net.lost, duplicated: g.net.duplicated, spiked: g.net.spiked, storage_errors: g.storage_errors },
     }
 }
 

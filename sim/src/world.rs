@@ -94,6 +94,9 @@ pub struct World {
     pub storage_latency_ms: [u64; 2],
     /// Event budget: steps stop running beyond it.
     pub max_events: u64,
+    /// Probability of a transient failure of a storage put or rename.
+    pub storage_error: f64,
+    pub storage_errors: u64,
 }
 
 impl World {
@@ -132,6 +135,8 @@ impl World {
             owner_node: None,
             storage_latency_ms: [2, 20],
             max_events: u64::MAX,
+            storage_error: 0.0,
+            storage_errors: 0,
         }
     }
 
@@ -437,14 +442,31 @@ fn storage_request(w: &W, wd: &mut World, n: NodeId, req: StorageRequest) {
         StorageRequest::Put { op_id, path, content } => {
             let [lo, hi] = wd.storage_latency_ms;
             let lat = wd.sim_rng.random_range(lo..=hi.max(lo));
-            complete_storage_later(w, wd, n, op_id, lat, move |st| st.put(&path, content));
+            if storage_fails(wd) {
+                complete_storage_later(w, wd, n, op_id, lat, move |_| Err(StorageError::Transient(path)));
+            } else {
+                complete_storage_later(w, wd, n, op_id, lat, move |st| st.put(&path, content));
+            }
         }
         StorageRequest::Rename { op_id, from, to } => {
             let [lo, hi] = wd.storage_latency_ms;
             let lat = wd.sim_rng.random_range(lo..=hi.max(lo));
-            complete_storage_later(w, wd, n, op_id, lat, move |st| st.rename(&from, &to).map(|_| ()));
+            if storage_fails(wd) {
+                complete_storage_later(w, wd, n, op_id, lat, move |_| Err(StorageError::Transient(to)));
+            } else {
+                complete_storage_later(w, wd, n, op_id, lat, move |st| st.rename(&from, &to).map(|_| ()));
+            }
         }
     }
+}
+
+/// Draw an opt-in transient storage failure (no draw at all when it is off).
+fn storage_fails(wd: &mut World) -> bool {
+    if wd.storage_error > 0.0 && wd.sim_rng.random_bool(wd.storage_error) {
+        wd.storage_errors += 1;
+        return true;
+    }
+    false
 }
 
 /// Apply a storage operation after `lat` ms on node `n`, then hand its result back to

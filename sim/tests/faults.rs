@@ -163,3 +163,12 @@ timeout_ms = 3000
     assert_eq!(first_invariants(&r), vec![CONVERGES]);
     assert!(r.violations[0].detail.contains("ReplicationCount"), "{}", r.violations[0].detail);
 }
+
+#[test]
+fn transient_storage_errors_happen_only_when_opted_in_and_the_changefeed_recovers() {
+    let on = run(&with_faults("storage-error = 0.05", r#""dml""#), 5, Bugs::none());
+    assert!(on.net.storage_errors > 0, "{:?}", on.net);
+    assert!(on.trace.iter().any(|t| t.event == "changefeed retryable error, stop and restart"), "a transient sink error restarts the changefeed");
+    assert!(on.checks.iter().all(|c| c.passed) && !on.violations.iter().any(|v| v.invariant == NO_DATA_LOSS), "{:?}", on.violations);
+    assert_eq!(run(&with_faults("", r#""dml""#), 5, Bugs::none()).net.storage_errors, 0);
+}

@@ -245,13 +245,18 @@ pub struct FaultConfig {
     pub delay_spike: f64,
     #[serde(default = "d_spike")]
     pub delay_spike_ms: [u64; 2],
+    /// Opt-in transient storage errors: probability that a put or rename fails. The
+    /// sink reports a retryable error and the changefeed restarts (so a scenario using
+    /// this must not switch on `no-retryable-error-after-failover`).
+    #[serde(default)]
+    pub storage_error: f64,
     /// Draw extra fault families from the seed (swarm).
     #[serde(default)]
     pub swarm: bool,
 }
 impl Default for FaultConfig {
     fn default() -> Self {
-        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), loss: 0.0, duplicate: 0.0, delay_spike: 0.0, delay_spike_ms: d_spike(), swarm: false }
+        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), loss: 0.0, duplicate: 0.0, delay_spike: 0.0, delay_spike_ms: d_spike(), storage_error: 0.0, swarm: false }
     }
 }
 
