@@ -2,7 +2,7 @@
 //!
 //! Stable names (used in reports and JSON): `one-dispatcher-per-key`,
 //! `one-instance-per-dispatcher-id`, `one-table-trigger`, `one-operator-per-dispatcher`,
-//! `span-partition`, `epoch-fencing`, `checkpoint-monotonic`, `no-data-loss`,
+//! `span-partition`, `barrier-writes-once`, `epoch-fencing`, `checkpoint-monotonic`, `no-data-loss`,
 //! `no-retryable-error-after-failover`, `converges`.
 //!
 //! Checks are incremental: the dispatcher-placement checks run only after a step that
@@ -25,11 +25,12 @@ pub const ONE_TABLE_TRIGGER: &str = "one-table-trigger";
 pub const ONE_OPERATOR_PER_DISPATCHER: &str = "one-operator-per-dispatcher";
 pub const SPAN_PARTITION: &str = "span-partition";
 pub const EPOCH_FENCING: &str = "epoch-fencing";
+pub const BARRIER_WRITES_ONCE: &str = "barrier-writes-once";
 pub const CHECKPOINT_MONOTONIC: &str = "checkpoint-monotonic";
 pub const NO_DATA_LOSS: &str = "no-data-loss";
 pub const NO_RETRYABLE_ERROR_AFTER_FAILOVER: &str = "no-retryable-error-after-failover";
 pub const CONVERGES: &str = "converges";
-pub const ALL_INVARIANTS: &[&str] = &[ONE_DISPATCHER_PER_KEY, ONE_INSTANCE_PER_ID, ONE_TABLE_TRIGGER, ONE_OPERATOR_PER_DISPATCHER, SPAN_PARTITION, EPOCH_FENCING, CHECKPOINT_MONOTONIC, NO_DATA_LOSS, NO_RETRYABLE_ERROR_AFTER_FAILOVER, CONVERGES];
+pub const ALL_INVARIANTS: &[&str] = &[ONE_DISPATCHER_PER_KEY, ONE_INSTANCE_PER_ID, ONE_TABLE_TRIGGER, ONE_OPERATOR_PER_DISPATCHER, SPAN_PARTITION, BARRIER_WRITES_ONCE, EPOCH_FENCING, CHECKPOINT_MONOTONIC, NO_DATA_LOSS, NO_RETRYABLE_ERROR_AFTER_FAILOVER, CONVERGES];
 
 /// A dispatcher that can write: created, not closed, Initializing or Working, not removing.
 fn can_write(state: ComponentState, removing: bool) -> bool {

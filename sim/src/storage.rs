@@ -13,6 +13,8 @@ pub struct Storage {
     pub durable: HashSet<(TableId, Ts, u64)>,
     /// DDL files made durable: (commit ts, table) -> writers (paths).
     pub ddl_writes: BTreeMap<(Ts, TableId), u32>,
+    /// DDLs made durable since the barrier check last looked.
+    pub new_ddls: Vec<core_sched::upstream::DdlRecord>,
 }
 
 impl Storage {
@@ -32,6 +34,7 @@ impl Storage {
             }
             ObjectContent::Ddl(d) => {
                 *self.ddl_writes.entry((d.commit_ts, d.table_id)).or_insert(0) += 1;
+                self.new_ddls.push(d.clone());
             }
         }
         // Renaming onto an existing object replaces it: its rows are no longer durable

@@ -97,6 +97,8 @@ pub struct World {
     /// Probability of a transient failure of a storage put or rename.
     pub storage_error: f64,
     pub storage_errors: u64,
+    /// (maintainer epoch, DDL commit ts) -> the dispatcher that wrote it.
+    pub ddl_writers: BTreeMap<(u64, String), String>,
 }
 
 impl World {
@@ -137,6 +139,7 @@ impl World {
             max_events: u64::MAX,
             storage_error: 0.0,
             storage_errors: 0,
+            ddl_writers: BTreeMap::new(),
         }
     }
 
@@ -263,6 +266,14 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
     for t in out.trace {
         if matches!(t.kind, "create dispatcher" | "create table trigger event dispatcher" | "remove dispatcher" | "dispatcher stopped" | "dispatcher manager closed" | "replace mismatched table trigger" | "dispatcher working") {
             dispatchers_changed = true;
+        }
+        // Writer half of barrier-writes-once: within one maintainer generation, the
+        // barrier of a blocking DDL has exactly one writer. (A span restarted from a
+        // checkpoint below a DDL it sees alone may write it again: TiCDC's DDL writes are
+        // at-least-once across restarts, moves and merges, so those are not counted.)
+        if t.kind == "write ddl" && t.fields.iter().any(|(k, v)| *k == "mode" && v == "barrier") {
+            let get = |k: &str| t.fields.iter().find(|(f, _)| *f == k).map(|(_, v)| v.clone()).unwrap_or_default();
+            note_barrier_ddl_write(wd, t.epoch, &get("commit_ts"), &get("dispatcher"));
         }
         if t.kind == "applied control message from older epoch" {
             let detail: Vec<String> = t.fields.iter().map(|(k, v)| format!("{}={}", k, v)).collect();
@@ -476,9 +487,50 @@ fn complete_storage_later(w: &W, wd: &World, n: NodeId, op_id: u64, lat: u64, op
     let gen = wd.nodes[n.0 as usize].generation;
     spawn_on(wd, n, async move {
         madsim::time::sleep(Duration::from_millis(lat)).await;
-        let res = op(&mut w2.lock().unwrap().storage);
+        let res = {
+            let mut g = w2.lock().unwrap();
+            let r = op(&mut g.storage);
+            check_durable_ddls(&mut g);
+            r
+        };
         storage_done(&w2, n, gen, op_id, res);
     });
+}
+
+/// `barrier-writes-once`, writer half: a barrier write of the DDL at `commit_ts` by
+/// `dispatcher` in maintainer generation `epoch`; a second writer is a violation.
+pub fn note_barrier_ddl_write(wd: &mut World, epoch: u64, commit_ts: &str, dispatcher: &str) {
+    let prev = wd.ddl_writers.entry((epoch, commit_ts.to_string())).or_insert_with(|| dispatcher.to_string()).clone();
+    if prev != dispatcher {
+        wd.violate(invariants::BARRIER_WRITES_ONCE, format!("DDL at {} written by two dispatchers in maintainer epoch {}: {} and {}", commit_ts, epoch, prev, dispatcher));
+    }
+}
+
+/// `barrier-writes-once`, flush half: when a DDL becomes durable downstream, every row
+/// change of the tables it blocks that committed before it (and after the changefeed's
+/// start) must already be durable.
+pub fn check_durable_ddls(wd: &mut World) {
+    let ddls = std::mem::take(&mut wd.storage.new_ddls);
+    for rec in ddls {
+        let Some(ev) = wd.upstream.ddls.iter().find(|d| d.commit_ts == rec.commit_ts) else { continue };
+        let tables: Vec<TableId> = match ev.blocked_tables.influence_type {
+            core_sched::messages::InfluenceType::Normal => ev.blocked_tables.table_ids.iter().copied().filter(|t| *t != DDL_SPAN_TABLE_ID).collect(),
+            core_sched::messages::InfluenceType::Db => wd.upstream.tables.values().filter(|t| t.schema_id == ev.blocked_tables.schema_id).map(|t| t.id).collect(),
+            core_sched::messages::InfluenceType::All => wd.upstream.tables.keys().copied().collect(),
+        };
+        let mut missing = None;
+        for t in tables {
+            if let Some(ch) = wd.upstream.changes.get(&t) {
+                if let Some(c) = ch.iter().find(|c| c.commit_ts > wd.start_ts && c.commit_ts < rec.commit_ts && !wd.storage.durable.contains(&(c.table_id, c.commit_ts, c.key))) {
+                    missing = Some((t, c.commit_ts, c.key));
+                    break;
+                }
+            }
+        }
+        if let Some((t, ts, key)) = missing {
+            wd.violate(invariants::BARRIER_WRITES_ONCE, format!("DDL '{}' at {} became durable before row key={} commit_ts={} of table {} was flushed", rec.query, rec.commit_ts, key, ts, t));
+        }
+    }
 }
 
 fn storage_done(w: &W, n: NodeId, gen: u64, op_id: u64, res: Result<(), StorageError>) {

@@ -134,3 +134,39 @@ fn span_partition_fires_on_overlap_and_holes_and_is_quiet_on_a_partition() {
     m.sc.remove(&DispatcherId(2));
     assert!(check_maintainer(&m).iter().any(|(inv, d)| *inv == SPAN_PARTITION && d.contains("holes")));
 }
+
+#[test]
+fn barrier_writes_once_fires_on_an_early_ddl_or_a_second_writer_and_is_quiet_otherwise() {
+    use core_sched::effects::ObjectContent;
+    use rand::SeedableRng;
+    use ticdc_sim::world::{check_durable_ddls, note_barrier_ddl_write, World};
+    let mut w = World::new(1, Bugs::none(), 2, [1, 2]);
+    let t = w.upstream.create_table(1, "test", "t1", 1);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    w.upstream.dml(2, t, 2, core_sched::upstream::RowOp::Insert, &mut rng);
+    w.upstream.add_column(3, t);
+    let ddl = w.upstream.ddls.last().unwrap().record();
+    let put_ddl = |w: &mut World| {
+        w.storage.put("ddl.tmp", ObjectContent::Ddl(ddl.clone())).unwrap();
+        w.storage.rename("ddl.tmp", "ddl").unwrap();
+        check_durable_ddls(w);
+    };
+    // Fire: the DDL is durable while the rows before it are not.
+    put_ddl(&mut w);
+    assert!(w.violations.iter().any(|v| v.invariant == BARRIER_WRITES_ONCE && v.detail.contains("before row")), "{:?}", w.violations);
+    // Quiet: rows durable first.
+    let mut w2 = World::new(1, Bugs::none(), 2, [1, 2]);
+    w2.upstream = std::mem::take(&mut w.upstream);
+    for c in w2.upstream.changes[&t].clone() {
+        w2.storage.durable.insert((c.table_id, c.commit_ts, c.key));
+    }
+    put_ddl(&mut w2);
+    assert!(w2.violations.is_empty(), "{:?}", w2.violations);
+    // Writer half: one writer per DDL and generation; another generation may write again.
+    note_barrier_ddl_write(&mut w2, 7, "100", "aa");
+    note_barrier_ddl_write(&mut w2, 7, "100", "aa");
+    note_barrier_ddl_write(&mut w2, 8, "100", "bb");
+    assert!(w2.violations.is_empty(), "{:?}", w2.violations);
+    note_barrier_ddl_write(&mut w2, 7, "100", "cc");
+    assert!(w2.violations.iter().any(|v| v.invariant == BARRIER_WRITES_ONCE && v.detail.contains("two dispatchers")));
+}

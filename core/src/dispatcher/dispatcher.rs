@@ -244,6 +244,10 @@ impl Dispatcher {
             return;
         }
         self.ddl_writing = None;
+        // Everything up to the DDL is handled (events are processed in commit-ts order):
+        // the dispatcher's progress includes the DDL itself now, so a span restarted from
+        // its checkpoint (move, merge) does not execute the DDL a second time.
+        self.resolved_ts = self.resolved_ts.max(commit_ts);
         let writing_ev = self.block.as_ref().filter(|b| b.event.commit_ts == commit_ts && b.stage == BlockStage::Writing).map(|b| b.event.clone());
         if let Some(ev) = writing_ev {
             {
@@ -295,6 +299,7 @@ impl Dispatcher {
             }
             ActionKind::Pass => {
                 let ev = b.event.clone();
+                self.resolved_ts = self.resolved_ts.max(ev.commit_ts);
                 let st = self.block_state(&ev, BlockStage::Done, true);
                 self.remember_passed(ev.commit_ts, false);
                 self.block = None;

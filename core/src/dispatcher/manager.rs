@@ -686,7 +686,11 @@ impl DispatcherManager {
             rec.schema_name = schema.to_string();
         }
         self.sink.write_ddl(id, rec, &mut *ctx.rng, &mut ctx.out.storage);
-        self.trace(ctx, "write ddl", vec![("dispatcher", id.to_string()), ("table", ev.table_id.to_string()), ("commit_ts", ev.commit_ts.to_string()), ("query", ev.query.clone())]);
+        // `barrier`: the barrier chose this dispatcher as the writer (Write action);
+        // `self`: a DDL only this dispatcher sees (single-table on a full span, or the
+        // trigger's non-blocking events), which a restarted span may write again.
+        let barrier = self.dispatchers.get(&id).and_then(|d| d.block.as_ref()).map(|b| b.event.commit_ts == ev.commit_ts && b.stage == BlockStage::Writing).unwrap_or(false);
+        self.trace(ctx, "write ddl", vec![("dispatcher", id.to_string()), ("table", ev.table_id.to_string()), ("commit_ts", ev.commit_ts.to_string()), ("query", ev.query.clone()), ("mode", if barrier { "barrier" } else { "self" }.to_string())]);
     }
 
     /// Periodic sink flush (`flush-interval`).
