@@ -279,11 +279,16 @@ impl Dispatcher {
     pub fn on_action(&mut self, action: &DispatcherAction, fx: &mut DispatcherEffects) {
         let current = self.block.as_ref().map(|b| b.event.commit_ts);
         if current != Some(action.commit_ts) {
-            // An action for an event this dispatcher already passed (its DONE was lost,
-            // so the maintainer resends): report DONE again, even when the dispatcher is
-            // already waiting on a later event.
-            if let Some(&(ts, sp)) = self.passed_blocks.iter().find(|(ts, _)| *ts == action.commit_ts) {
-                fx.block_statuses.push(BlockState { is_blocked: true, block_ts: ts, block_tables: None, need_dropped_tables: None, need_added_tables: vec![], is_sync_point: sp, stage: BlockStage::Done });
+            // Not the pending event (`HandleDispatcherStatus`): an action for a future
+            // event is ignored (no pending event and beyond the resolved ts, or beyond
+            // the pending one); an outdated one is answered DONE, so a barrier whose
+            // DONE was lost (or whose writer was moved after writing) can finish.
+            let future = match current {
+                None => action.commit_ts > self.resolved_ts,
+                Some(ts) => action.commit_ts > ts,
+            };
+            if !future {
+                fx.block_statuses.push(BlockState { is_blocked: true, block_ts: action.commit_ts, block_tables: None, need_dropped_tables: None, need_added_tables: vec![], is_sync_point: action.is_sync_point, stage: BlockStage::Done });
             }
             return;
         }
