@@ -271,6 +271,13 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
         // barrier of a blocking DDL has exactly one writer. (A span restarted from a
         // checkpoint below a DDL it sees alone may write it again: TiCDC's DDL writes are
         // at-least-once across restarts, moves and merges, so those are not counted.)
+        // A finished barrier may be replayed later (a span restarted from a checkpoint
+        // below the DDL: at-least-once DDL, as in TiCDC); only one writer per open barrier.
+        if t.kind == "barrier event done" {
+            if let Some((_, ts)) = t.fields.iter().find(|(k, _)| *k == "commit_ts") {
+                wd.ddl_writers.remove(&(t.epoch, ts.clone()));
+            }
+        }
         if t.kind == "write ddl" && t.fields.iter().any(|(k, v)| *k == "mode" && v == "barrier") {
             let get = |k: &str| t.fields.iter().find(|(f, _)| *f == k).map(|(_, v)| v.clone()).unwrap_or_default();
             note_barrier_ddl_write(wd, t.epoch, &get("commit_ts"), &get("dispatcher"));
@@ -498,7 +505,8 @@ fn complete_storage_later(w: &W, wd: &World, n: NodeId, op_id: u64, lat: u64, op
 }
 
 /// `barrier-writes-once`, writer half: a barrier write of the DDL at `commit_ts` by
-/// `dispatcher` in maintainer generation `epoch`; a second writer is a violation.
+/// `dispatcher` in maintainer generation `epoch`; a second writer while that barrier is
+/// still open is a violation (the world forgets the writer when the barrier finishes).
 pub fn note_barrier_ddl_write(wd: &mut World, epoch: u64, commit_ts: &str, dispatcher: &str) {
     let prev = wd.ddl_writers.entry((epoch, commit_ts.to_string())).or_insert_with(|| dispatcher.to_string()).clone();
     if prev != dispatcher {
