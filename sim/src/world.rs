@@ -322,6 +322,11 @@ fn check(wd: &mut World, n: NodeId, kind: StepKind, dispatchers_changed: bool) {
             wd.violate(inv, d);
         }
     }
+    check_persisted_checkpoint(wd);
+}
+
+/// `checkpoint-monotonic` and `no-data-loss`, run when the persisted checkpoint moves.
+pub fn check_persisted_checkpoint(wd: &mut World) {
     if let Some(info) = wd.meta.changefeeds.get(&wd.cf) {
         let cp = info.checkpoint_ts;
         if cp < wd.persisted_checkpoint {

@@ -170,3 +170,20 @@ fn barrier_writes_once_fires_on_an_early_ddl_or_a_second_writer_and_is_quiet_oth
     note_barrier_ddl_write(&mut w2, 7, "100", "cc");
     assert!(w2.violations.iter().any(|v| v.invariant == BARRIER_WRITES_ONCE && v.detail.contains("two dispatchers")));
 }
+
+#[test]
+fn checkpoint_monotonic_fires_when_the_persisted_checkpoint_goes_back() {
+    use core_sched::coordinator::ChangefeedInfo;
+    use core_sched::messages::FeedState;
+    use ticdc_sim::world::{check_persisted_checkpoint, World};
+    let mut w = World::new(1, Bugs::none(), 1, [1, 2]);
+    let cf = w.cf.clone();
+    w.meta.changefeeds.insert(cf.clone(), ChangefeedInfo { id: cf.clone(), config: Default::default(), epoch: 1, checkpoint_ts: 100, state: FeedState::Normal, last_error: None, created: true });
+    check_persisted_checkpoint(&mut w);
+    w.meta.changefeeds.get_mut(&cf).unwrap().checkpoint_ts = 150;
+    check_persisted_checkpoint(&mut w);
+    assert!(w.violations.is_empty(), "moving forward is quiet: {:?}", w.violations);
+    w.meta.changefeeds.get_mut(&cf).unwrap().checkpoint_ts = 120;
+    check_persisted_checkpoint(&mut w);
+    assert!(w.violations.iter().any(|v| v.invariant == CHECKPOINT_MONOTONIC), "{:?}", w.violations);
+}
