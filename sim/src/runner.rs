@@ -129,6 +129,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     world.net.duplicate = scn.faults.duplicate.clamp(0.0, 1.0);
     world.net.delay_spike = scn.faults.delay_spike.clamp(0.0, 1.0);
     world.net.delay_spike_ms = scn.faults.delay_spike_ms;
+    world.net.delay_spike_local = scn.faults.delay_spike_local;
     world.storage_latency_ms = scn.faults.storage_latency_ms;
     world.max_events = scn.limits.max_events;
     world.storage_error = scn.faults.storage_error.clamp(0.0, 1.0);
@@ -794,7 +795,13 @@ impl Driver {
     async fn converge(&mut self) {
         let target = {
             let mut g = self.w.lock().unwrap();
+            // The faults stop: partitions heal, the network and storage behave.
             g.net.cut.clear();
+            g.net.loss = 0.0;
+            g.net.duplicate = 0.0;
+            g.net.delay_spike = 0.0;
+            g.storage_error = 0.0;
+            g.record("-", "Scenario", 0, "faults stop, converging", vec![]);
             let now = g.now_ms;
             g.upstream.tso(now)
         };

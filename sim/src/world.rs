@@ -50,6 +50,8 @@ pub struct Net {
     pub duplicate: f64,
     pub delay_spike: f64,
     pub delay_spike_ms: [u64; 2],
+    /// Spikes also hit messages between roles of one capture.
+    pub delay_spike_local: bool,
     pub lost: u64,
     pub duplicated: u64,
     pub spiked: u64,
@@ -354,6 +356,12 @@ pub fn send(w: &W, wd: &mut World, env: Envelope) {
     // Local delivery goes through channels too: at least 1 ms, so a request/response
     // ping-pong between roles on one node cannot spin at a single instant.
     let mut delay = if a == b { 1 } else { wd.sim_rng.random_range(lo..=hi) };
+    if a == b && wd.net.delay_spike_local && wd.net.delay_spike > 0.0 && wd.sim_rng.random_bool(wd.net.delay_spike) {
+        // A backlogged local queue (message center / dynamic stream) holds a message back.
+        let [slo, shi] = wd.net.delay_spike_ms;
+        delay += wd.sim_rng.random_range(slo..=shi.max(slo));
+        wd.net.spiked += 1;
+    }
     if a != b {
         // Seeded network faults (probabilities 0 draw nothing, keeping fault-free runs'
         // random streams unchanged).

@@ -245,6 +245,10 @@ pub struct FaultConfig {
     pub delay_spike: f64,
     #[serde(default = "d_spike")]
     pub delay_spike_ms: [u64; 2],
+    /// Delay spikes also hit messages between roles of one capture (a backlogged local
+    /// queue), e.g. a maintainer's request to its own node's dispatcher manager.
+    #[serde(default)]
+    pub delay_spike_local: bool,
     /// Opt-in transient storage errors: probability that a put or rename fails. The
     /// sink reports a retryable error and the changefeed restarts (so a scenario using
     /// this must not switch on `no-retryable-error-after-failover`).
@@ -256,7 +260,7 @@ pub struct FaultConfig {
 }
 impl Default for FaultConfig {
     fn default() -> Self {
-        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), loss: 0.0, duplicate: 0.0, delay_spike: 0.0, delay_spike_ms: d_spike(), storage_error: 0.0, swarm: false }
+        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), loss: 0.0, duplicate: 0.0, delay_spike: 0.0, delay_spike_ms: d_spike(), delay_spike_local: false, storage_error: 0.0, swarm: false }
     }
 }
 
