@@ -19,7 +19,8 @@
 //!   [`maintainer::Maintainer`], whose goroutines are separate entry points:
 //!   `handle_message`, `on_tick` (100 ms), `execute_operators`, `run_basic_scheduler`
 //!   (+ `finish_pending_admissions` for the two-step admission bug), `calc_checkpoint`,
-//!   and API calls `api_move_table` / `api_split_table`.
+//!   and API calls `api_move_table` / `api_split_table` / `api_merge_table`.
+//!   `Coordinator::move_maintainer` is the coordinator's MoveMaintainer API.
 //! - [`dispatcher::DispatcherOrchestrator`] (per node) creates and routes to
 //!   [`dispatcher::DispatcherManager`]s: `handle_message`, `feed` + `process` (event
 //!   collector), `flush_sink`, `on_storage_result`, `heartbeat` (200 ms),
@@ -44,8 +45,18 @@
 //! ## Simplifications against TiCDC
 //!
 //! Each is named where it lives; the main ones: keys are integers per table
-//! ([`types`]); redo mode, routes, drain and traffic-based splitting are not modelled;
-//! the cloud-storage sink has one writer per dispatcher ([`sink::cloudstorage`]).
+//! ([`types`]); redo mode, routes, drain, syncpoints, TRUNCATE/database DDL and the
+//! balance / split schedulers are not modelled; the cloud-storage sink has one writer per
+//! dispatcher, and a removed dispatcher's last flush races its writer's cleanup
+//! ([`sink::cloudstorage`]); the merged dispatcher starts at the sources' minimum
+//! checkpoint; the fast resend after `IgnoredBlockStatus` is rate-limited
+//! ([`dispatcher::dispatcher`]).
+//!
+//! ## Tests
+//!
+//! `cargo test -p ticdc-sched-core` runs the unit tests next to each module and the
+//! behaviour tests in `src/tests/` (operators, bootstrap restore paths, barrier,
+//! checkpoint, epoch fencing, trigger takeover, sink, proptests).
 
 pub mod bugs;
 pub mod config;

@@ -2,6 +2,17 @@
 //!
 //! Runs the sans-IO core (`core_sched`) inside a seeded, single-threaded madsim
 //! simulation. See the README for the CLI and `scenarios/README.md` for the scenario format.
+//!
+//! - [`world`]: nodes, network (latency, loss, duplication, spikes, cuts), storage, the
+//!   trace and the per-step invariant checks; [`node`]: one madsim task per TiCDC
+//!   goroutine of a capture; [`runner`]: one seed (steps, workload, converge, checks).
+//! - [`invariants`]: the checkers and their stable names.
+//! - [`fuzz`], [`replay`], [`seedfile`], [`report`], [`zoo`]: the daily workflow.
+//!
+//! To add a scenario, write a TOML file in `scenarios/` (format and a worked example in
+//! `scenarios/README.md`); `ticdc-sim list` shows it and CI fuzzes it. To add a step or
+//! predicate, extend `scenario::format::Step`/`Predicate`, its validation in
+//! `scenario::load` and its execution in `runner`.
 
 #[cfg(not(madsim))]
 compile_error!("ticdc-sim must be built with `--cfg madsim`. Run cargo from the repository root so .cargo/config.toml applies; if you set RUSTFLAGS yourself it replaces the config file's flags, so include it: RUSTFLAGS=\"--cfg madsim\".");

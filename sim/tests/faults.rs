@@ -166,7 +166,7 @@ timeout_ms = 3000
 
 #[test]
 fn transient_storage_errors_happen_only_when_opted_in_and_the_changefeed_recovers() {
-    let on = run(&with_faults("storage-error = 0.05", r#""dml""#), 5, Bugs::none());
+    let on = run(&with_faults("storage-error = 0.3", r#""dml""#), 5, Bugs::none());
     assert!(on.net.storage_errors > 0, "{:?}", on.net);
     assert!(on.trace.iter().any(|t| t.event == "changefeed retryable error, stop and restart"), "a transient sink error restarts the changefeed");
     assert!(on.checks.iter().all(|c| c.passed) && !on.violations.iter().any(|v| v.invariant == NO_DATA_LOSS), "{:?}", on.violations);
