@@ -111,7 +111,7 @@ pub struct ScenarioArgs {
     /// Print the full trace before the report.
     #[arg(short, long)]
     pub verbose: bool,
-    /// Write reports/<scenario>-<seed>.{md,json} even if the run passes (a failing run
+    /// Write `reports/<scenario>-<seed>.{md,json}` even if the run passes (a failing run
     /// always writes them unless --no-report).
     #[arg(long, conflicts_with = "no_report")]
     pub report: bool,

@@ -1,4 +1,4 @@
-//! Scenarios: the TOML format ([`format`]) and loading/validation ([`load`]).
+//! Scenarios: the TOML format ([`mod@format`]) and loading/validation ([`load`]).
 pub mod format;
 pub mod load;
 pub use format::*;
