@@ -375,7 +375,14 @@ impl Driver {
                 let now = g.now_ms;
                 g.upstream.drop_table(now, id);
             }
-            Step::TruncateTable { .. } => return Err("truncate_table is not supported yet".into()),
+            Step::TruncateTable { table } => {
+                let id = self.table(table)?;
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                let new_id = g.upstream.truncate_table(now, id);
+                drop(g);
+                self.tables.insert(table.clone(), new_id);
+            }
             Step::AddColumn { table } => {
                 let id = self.table(table)?;
                 let mut g = self.w.lock().unwrap();
@@ -540,6 +547,14 @@ impl Driver {
                     let mut g = self.w.lock().unwrap();
                     let now = g.now_ms;
                     g.upstream.drop_table(now, t);
+                }
+                (WorkloadOp::TruncateTable, Some(t)) => {
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    let new_id = g.upstream.truncate_table(now, t);
+                    let name = g.upstream.tables[&new_id].name.clone();
+                    drop(g);
+                    self.tables.insert(name, new_id);
                 }
                 (WorkloadOp::AddColumn, Some(t)) => {
                     let mut g = self.w.lock().unwrap();

@@ -108,6 +108,32 @@ impl Upstream {
         });
     }
 
+    /// TRUNCATE TABLE: TiDB gives the table a new ID. One blocking DDL (the old table and
+    /// the DDL span) that drops the old ID and adds the new one; the trigger writes it and
+    /// the maintainer swaps the tasks when it reports DONE. Returns the new table ID.
+    pub fn truncate_table(&mut self, now_ms: u64, id: TableId) -> TableId {
+        let ts = self.tso(now_ms);
+        let new_id = self.next_table_id;
+        self.next_table_id += 2;
+        let old = self.tables.get_mut(&id).unwrap();
+        old.dropped_ts = Some(ts);
+        let (sid, sname, name, regions) = (old.schema_id, old.schema_name.clone(), old.name.clone(), old.regions);
+        self.tables.insert(new_id, UTable { id: new_id, name: name.clone(), schema_id: sid, schema_name: sname.clone(), regions, created_ts: ts, dropped_ts: None, rows: BTreeMap::new(), next_key: 1 });
+        self.ddls.push(DdlEvent {
+            commit_ts: ts,
+            kind: DdlKind::TruncateTable,
+            schema_id: sid,
+            schema_name: sname.clone(),
+            table_id: new_id,
+            table_name: name.clone(),
+            query: format!("TRUNCATE TABLE {}.{}", sname, name),
+            blocked_tables: InfluencedTables { influence_type: InfluenceType::Normal, table_ids: vec![id, DDL_SPAN_TABLE_ID], schema_id: sid },
+            need_dropped_tables: Some(InfluencedTables { influence_type: InfluenceType::Normal, table_ids: vec![id], schema_id: sid }),
+            need_added_tables: vec![TableRef { table_id: new_id, schema_id: sid, splitable: true }],
+        });
+        new_id
+    }
+
     pub fn add_column(&mut self, now_ms: u64, id: TableId) {
         let ts = self.tso(now_ms);
         let t = &self.tables[&id];

@@ -170,6 +170,7 @@ pub enum Step {
 pub enum WorkloadOp {
     CreateTable,
     DropTable,
+    TruncateTable,
     AddColumn,
     Dml,
     MoveTable,
