@@ -75,6 +75,7 @@ impl Maintainer {
                         }
                         let post = match req.operator_type {
                             OperatorType::Move | OperatorType::Split => RemovePostFinish::MarkAbsent,
+                            _ if table_set.contains_key(&rep.span.table_id) => RemovePostFinish::RemoveTaskAndRepair { start_ts, schema_id: rep.schema_id },
                             _ => RemovePostFinish::RemoveTask,
                         };
                         if !table_set.contains_key(&rep.span.table_id) {

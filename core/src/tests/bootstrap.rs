@@ -119,7 +119,7 @@ fn plain_remove_restore_removes_the_task_after_stop() {
     let r1 = NodeReport { spans: vec![bspan(X, full(10), Working, 120)], operators: vec![remove_req(X, full(10), OperatorType::Remove, EPOCH)], merges: vec![] };
     let r2 = NodeReport::spans(vec![bspan(Z, full(10), Working, 130)]);
     h.bootstrap(vec![(1, r1), (2, r2)]);
-    assert!(matches!(h.op(X), Some(Operator::Remove(o)) if o.post == RemovePostFinish::RemoveTask));
+    assert!(matches!(h.op(X), Some(Operator::Remove(o)) if matches!(o.post, RemovePostFinish::RemoveTaskAndRepair { .. })), "a restored O_Remove of an existing table repairs coverage when done");
     assert!(h.op(Z).is_none());
     // A Stopped from another node does not finish it.
     h.handle(2, heartbeat(START, 1, vec![st(X, Stopped, START)]));

@@ -156,19 +156,19 @@ fn remove_finishes_on_removed_status_and_runs_post_finish() {
     assert!(!op.finished, "Working does not finish a remove");
     op.check(n(1), &st(ID, ComponentState::Removed, 0));
     assert!(op.finished);
-    op.post_finish(&mut sc);
+    op.post_finish(&mut sc, &mut || DispatcherId(0));
     assert_eq!(state_of(&sc, ID), (ReplicaState::Absent, None));
     // RemoveTask (bootstrap O_Remove restore / cleanup): the task is deleted.
     let mut sc = sc_with(Some(1), ReplicaState::Replicating, 100);
     let mut op = RemoveDispatcherOperator::new(ID, TableSpan::full(T), n(1), OperatorType::Remove, RemovePostFinish::RemoveTask);
     op.check(n(1), &st(ID, ComponentState::Stopped, 0));
-    op.post_finish(&mut sc);
+    op.post_finish(&mut sc, &mut || DispatcherId(0));
     assert!(sc.get(&ID).is_none());
     // None (barrier drop): the span controller is untouched.
     let mut sc = sc_with(Some(1), ReplicaState::Replicating, 100);
     let mut op = RemoveDispatcherOperator::new(ID, TableSpan::full(T), n(1), OperatorType::Remove, RemovePostFinish::None);
     op.check(n(1), &st(ID, ComponentState::Stopped, 0));
-    op.post_finish(&mut sc);
+    op.post_finish(&mut sc, &mut || DispatcherId(0));
     assert_eq!(state_of(&sc, ID), (ReplicaState::Replicating, Some(n(1))));
 }
 
@@ -180,7 +180,7 @@ fn remove_node_gone_finishes_with_post_finish() {
     assert!(!op.finished);
     op.on_node_remove(n(1));
     assert!(op.finished && !op.removed);
-    op.post_finish(&mut sc);
+    op.post_finish(&mut sc, &mut || DispatcherId(0));
     assert!(sc.get(&ID).is_none(), "the dispatcher died with its node: the task goes");
 }
 
@@ -190,7 +190,7 @@ fn remove_task_removed_skips_post_finish() {
     let mut op = RemoveDispatcherOperator::new(ID, TableSpan::full(T), n(1), OperatorType::Move, RemovePostFinish::MarkAbsent);
     op.on_task_removed();
     assert!(op.finished && op.removed);
-    op.post_finish(&mut sc);
+    op.post_finish(&mut sc, &mut || DispatcherId(0));
     assert_eq!(state_of(&sc, ID), (ReplicaState::Replicating, Some(n(1))), "postFinish skipped");
 }
 
@@ -554,4 +554,28 @@ fn task_removed_via_controller_cancels_the_operator() {
     assert_eq!(oc.running().count(), 0);
     let (msgs, _, _) = oc.execute(&mut sc, 0, 1, &mut ids_from(0));
     assert!(msgs.is_empty(), "a cancelled operator sends nothing");
+}
+
+#[test]
+fn remove_restored_at_bootstrap_repairs_the_coverage_it_leaves() {
+    use crate::maintainer::span_controller::{ReplicaState, SpanReplication};
+    let mut sc = SpanController::new(DispatcherId(1), NodeId(0), 100, crate::config::SchedulerConfig::default());
+    let halves = split_span_evenly(&TableSpan::full(4), 2);
+    for (i, s) in halves.iter().enumerate() {
+        sc.insert(SpanReplication { id: DispatcherId(10 + i as u64), span: *s, schema_id: 2, node: Some(NodeId(1)), state: ReplicaState::Replicating, checkpoint_ts: 100, last_state: None, block_state: None });
+    }
+    let mut op = RemoveDispatcherOperator::new(DispatcherId(10), halves[0], NodeId(1), OperatorType::Remove, RemovePostFinish::RemoveTaskAndRepair { start_ts: 90, schema_id: 2 });
+    op.check(NodeId(1), &TableSpanStatus { id: DispatcherId(10), state: ComponentState::Stopped, checkpoint_ts: 120 });
+    assert!(op.finished);
+    op.post_finish(&mut sc, &mut || DispatcherId(77));
+    assert!(sc.get(&DispatcherId(10)).is_none());
+    let new = sc.get(&DispatcherId(77)).expect("the uncovered half is re-added");
+    assert_eq!((new.span, new.state, new.checkpoint_ts, new.schema_id), (halves[0], ReplicaState::Absent, 90, 2));
+    assert_eq!(sc.table_partition_problems(4), (vec![], vec![]));
+    // Nothing to repair when another task still covers the range.
+    let mut op2 = RemoveDispatcherOperator::new(DispatcherId(77), halves[0], NodeId(1), OperatorType::Remove, RemovePostFinish::RemoveTaskAndRepair { start_ts: 90, schema_id: 2 });
+    sc.insert(SpanReplication { id: DispatcherId(99), span: TableSpan::full(4), schema_id: 2, node: Some(NodeId(2)), state: ReplicaState::Replicating, checkpoint_ts: 100, last_state: None, block_state: None });
+    op2.on_node_remove(NodeId(1));
+    op2.post_finish(&mut sc, &mut || DispatcherId(78));
+    assert!(sc.get(&DispatcherId(78)).is_none());
 }

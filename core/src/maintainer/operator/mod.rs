@@ -166,7 +166,7 @@ impl Operator {
                 vec![]
             }
             Operator::Remove(o) => {
-                o.post_finish(sc);
+                o.post_finish(sc, new_id);
                 vec![]
             }
             Operator::Move(o) => {

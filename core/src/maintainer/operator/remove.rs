@@ -7,8 +7,12 @@ pub enum RemovePostFinish {
     None,
     /// Move/Split restore: mark the span absent (the basic scheduler re-adds it).
     MarkAbsent,
-    /// Bootstrap O_Remove restore / cleanup: remove the task.
+    /// Bootstrap cleanup of a dispatcher that must not stay: remove the task.
     RemoveTask,
+    /// Bootstrap O_Remove restore of a table that exists (`repairBootstrapTableCoverage`):
+    /// remove the task (temporary coverage while the remove ran), then add Absent spans,
+    /// at the bootstrap start ts, for whatever of the table no other task covers.
+    RemoveTaskAndRepair { start_ts: Ts, schema_id: SchemaId },
 }
 
 #[derive(Clone, Debug)]
@@ -47,7 +51,7 @@ impl RemoveDispatcherOperator {
         self.finished = true;
         self.removed = true;
     }
-    pub fn post_finish(&mut self, sc: &mut SpanController) {
+    pub fn post_finish(&mut self, sc: &mut SpanController, new_id: &mut dyn FnMut() -> DispatcherId) {
         if self.removed {
             return;
         }
@@ -60,6 +64,15 @@ impl RemoveDispatcherOperator {
             }
             RemovePostFinish::RemoveTask => {
                 sc.remove(&self.id);
+            }
+            RemovePostFinish::RemoveTaskAndRepair { start_ts, schema_id } => {
+                sc.remove(&self.id);
+                let table = self.span.table_id;
+                let spans: Vec<TableSpan> = sc.tasks_of_table(table).iter().map(|r| r.span).collect();
+                for hole in find_holes(table, &spans) {
+                    let id = new_id();
+                    sc.insert(crate::maintainer::span_controller::SpanReplication { id, span: hole, schema_id, node: None, state: crate::maintainer::span_controller::ReplicaState::Absent, checkpoint_ts: start_ts.max(1), last_state: None, block_state: None });
+                }
             }
         }
     }
