@@ -71,29 +71,24 @@ pub struct Coordinator {
     runtime: BTreeMap<ChangefeedId, Runtime>,
     /// A new owner first learns running maintainers from node heartbeats: it places no
     /// changefeed until every live node has reported or the discovery window ends.
-    discovering_until_ms: u64,
     reported: BTreeSet<NodeId>,
 }
 
 /// How long a new owner waits for maintainer heartbeats before placing changefeeds.
-pub const COORDINATOR_DISCOVERY_MS: u64 = 1_000;
 /// Resend period of the coordinator's add/remove maintainer requests.
 pub const COORDINATOR_RESEND_MS: u64 = 1_000;
 /// Resend period of a move's remove request to the origin.
 pub const MOVE_REMOVE_RESEND_MS: u64 = 1_000;
 
 impl Coordinator {
-    pub fn new(node: NodeId, alive: BTreeSet<NodeId>, now_ms: u64) -> Self {
-        Coordinator { node, alive, runtime: BTreeMap::new(), discovering_until_ms: now_ms + COORDINATOR_DISCOVERY_MS, reported: BTreeSet::new() }
+    pub fn new(node: NodeId, alive: BTreeSet<NodeId>) -> Self {
+        Coordinator { node, alive, runtime: BTreeMap::new(), reported: BTreeSet::new() }
     }
 
     /// A new coordinator schedules nothing until every live capture has reported its
     /// maintainers (TiCDC's coordinator bootstrap waits for all nodes' responses), so a
-    /// maintainer that is still running is discovered, never duplicated. The time bound
-    /// only covers a coordinator with no live capture reporting at all.
-    fn discovering(&self, now_ms: u64) -> bool {
-        let _ = now_ms;
-        let _ = self.discovering_until_ms;
+    /// maintainer that is still running is discovered, never duplicated.
+    fn discovering(&self) -> bool {
         !self.alive.is_subset(&self.reported)
     }
 
@@ -108,7 +103,7 @@ impl Coordinator {
 
     /// Periodic work: place changefeeds without a maintainer.
     pub fn tick(&mut self, ctx: &mut Ctx, meta: &mut MetaStore) {
-        if self.discovering(ctx.now_ms) {
+        if self.discovering() {
             return;
         }
         let cfs: Vec<ChangefeedId> = meta.changefeeds.keys().cloned().collect();

@@ -377,11 +377,7 @@ impl Driver {
             }
             Step::TruncateTable { table } => {
                 let id = self.table(table)?;
-                let mut g = self.w.lock().unwrap();
-                let now = g.now_ms;
-                let new_id = g.upstream.truncate_table(now, id);
-                drop(g);
-                self.tables.insert(table.clone(), new_id);
+                self.truncate(id);
             }
             Step::AddColumn { table } => {
                 let id = self.table(table)?;
@@ -420,15 +416,7 @@ impl Driver {
             }
             Step::MoveMaintainer { to } => {
                 let dest = self.node(to)?;
-                let owner = self.w.lock().unwrap().owner().ok_or("no owner")?;
-                let cf = self.w.lock().unwrap().cf.clone();
-                crate::world::step(&self.w, owner, None, StepKind::Api, |ns, ctx, _, _| {
-                    if let Some(c) = ns.coord.as_mut() {
-                        if c.move_maintainer(ctx, &cf, dest).is_none() {
-                            ctx.trace(core_sched::effects::Role::Coordinator, 0, "move maintainer refused", vec![("to", dest.to_string())]);
-                        }
-                    }
-                });
+                self.move_maintainer(dest, true)?;
             }
             Step::EnableFailpoint { name, node } | Step::DisableFailpoint { name, node } => {
                 let on = matches!(step, Step::EnableFailpoint { .. });
@@ -548,14 +536,7 @@ impl Driver {
                     let now = g.now_ms;
                     g.upstream.drop_table(now, t);
                 }
-                (WorkloadOp::TruncateTable, Some(t)) => {
-                    let mut g = self.w.lock().unwrap();
-                    let now = g.now_ms;
-                    let new_id = g.upstream.truncate_table(now, t);
-                    let name = g.upstream.tables[&new_id].name.clone();
-                    drop(g);
-                    self.tables.insert(name, new_id);
-                }
+                (WorkloadOp::TruncateTable, Some(t)) => self.truncate(t),
                 (WorkloadOp::AddColumn, Some(t)) => {
                     let mut g = self.w.lock().unwrap();
                     let now = g.now_ms;
@@ -592,20 +573,40 @@ impl Driver {
                     }
                 }
                 (WorkloadOp::MoveMaintainer, _) => {
-                    let owner = self.w.lock().unwrap().owner();
-                    let cf = self.w.lock().unwrap().cf.clone();
-                    if let Some(owner) = owner {
-                        crate::world::step(&self.w, owner, None, StepKind::Api, |ns, ctx, _, _| {
-                            if let Some(c) = ns.coord.as_mut() {
-                                c.move_maintainer(ctx, &cf, node);
-                            }
-                        });
-                    }
+                    // A workload move without an owner (mid-election) is just skipped.
+                    let _ = self.move_maintainer(node, false);
                 }
                 _ => {}
             }
             madsim::time::sleep(Duration::from_millis(interval)).await;
         }
+        Ok(())
+    }
+
+    /// TRUNCATE TABLE upstream; the table's name now refers to its new ID.
+    fn truncate(&mut self, id: TableId) {
+        let mut g = self.w.lock().unwrap();
+        let now = g.now_ms;
+        let new_id = g.upstream.truncate_table(now, id);
+        let name = g.upstream.tables[&new_id].name.clone();
+        drop(g);
+        self.tables.insert(name, new_id);
+    }
+
+    /// Ask the owner's coordinator to move the maintainer to `dest`; a refusal is traced
+    /// when `trace_refusal` (scenario steps), silent for the random workload.
+    fn move_maintainer(&mut self, dest: NodeId, trace_refusal: bool) -> Result<(), String> {
+        let (owner, cf) = {
+            let g = self.w.lock().unwrap();
+            (g.owner().ok_or("no owner")?, g.cf.clone())
+        };
+        crate::world::step(&self.w, owner, None, StepKind::Api, |ns, ctx, _, _| {
+            if let Some(c) = ns.coord.as_mut() {
+                if c.move_maintainer(ctx, &cf, dest).is_none() && trace_refusal {
+                    ctx.trace(core_sched::effects::Role::Coordinator, 0, "move maintainer refused", vec![("to", dest.to_string())]);
+                }
+            }
+        });
         Ok(())
     }
 

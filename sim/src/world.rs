@@ -458,8 +458,7 @@ fn storage_request(w: &W, wd: &mut World, n: NodeId, req: StorageRequest) {
         StorageRequest::Delete { paths } => {
             // The cleanup is a storage operation like any other: it lands after its own
             // latency, so it can fall between a flush's put and its rename.
-            let [lo, hi] = wd.storage_latency_ms;
-            let lat = wd.sim_rng.random_range(lo..=hi.max(lo));
+            let lat = storage_latency(wd);
             let w2 = w.clone();
             let node = n.to_string();
             spawn_on(wd, n, async move {
@@ -471,8 +470,7 @@ fn storage_request(w: &W, wd: &mut World, n: NodeId, req: StorageRequest) {
             });
         }
         StorageRequest::Put { op_id, path, content } => {
-            let [lo, hi] = wd.storage_latency_ms;
-            let lat = wd.sim_rng.random_range(lo..=hi.max(lo));
+            let lat = storage_latency(wd);
             if storage_fails(wd) {
                 complete_storage_later(w, wd, n, op_id, lat, move |_| Err(StorageError::Transient(path)));
             } else {
@@ -480,8 +478,7 @@ fn storage_request(w: &W, wd: &mut World, n: NodeId, req: StorageRequest) {
             }
         }
         StorageRequest::Rename { op_id, from, to } => {
-            let [lo, hi] = wd.storage_latency_ms;
-            let lat = wd.sim_rng.random_range(lo..=hi.max(lo));
+            let lat = storage_latency(wd);
             if storage_fails(wd) {
                 complete_storage_later(w, wd, n, op_id, lat, move |_| Err(StorageError::Transient(to)));
             } else {
@@ -489,6 +486,12 @@ fn storage_request(w: &W, wd: &mut World, n: NodeId, req: StorageRequest) {
             }
         }
     }
+}
+
+/// Latency of one storage operation, drawn from the seed.
+fn storage_latency(wd: &mut World) -> u64 {
+    let [lo, hi] = wd.storage_latency_ms;
+    wd.sim_rng.random_range(lo..=hi.max(lo))
 }
 
 /// Draw an opt-in transient storage failure (no draw at all when it is off).
@@ -595,8 +598,7 @@ pub fn notify_membership(w: &W) {
             ns.mm.coordinator = owner;
             ns.mm.on_node_change(ctx, &alive);
             if Some(n) == owner {
-                let now = ctx.now_ms;
-                let c = ns.coord.get_or_insert_with(|| Coordinator::new(n, alive.clone(), now));
+                let c = ns.coord.get_or_insert_with(|| Coordinator::new(n, alive.clone()));
                 c.on_node_change(ctx, &alive, meta);
             } else {
                 ns.coord = None;

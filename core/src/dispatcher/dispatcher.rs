@@ -14,8 +14,6 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Minimum gap between two fast resends of one WAITING status after ignores.
 pub const IGNORED_RESEND_MIN_MS: u64 = 50;
-/// How many passed block events a dispatcher remembers for idempotent DONE.
-pub const PASSED_BLOCKS_KEPT: usize = 32;
 /// Block status resend period (`resendTimeInterval`).
 pub const BLOCK_STATUS_RESEND_MS: u64 = 5_000;
 
@@ -67,9 +65,6 @@ pub struct Dispatcher {
     pub lost_floor: Option<Ts>,
     pub block: Option<PendingBlock>,
     /// Commit ts of the last block event this dispatcher passed (for idempotent DONE).
-    /// The most recent block events this dispatcher passed (bounded), so a resent action
-    /// for any of them is answered DONE again.
-    pub passed_blocks: VecDeque<(Ts, bool)>,
     pub try_removing: bool,
     /// A merge source detached from the event collector while its merge closes it.
     pub merging: bool,
@@ -98,7 +93,6 @@ impl Dispatcher {
             ddl_writing: None,
             lost_floor: None,
             block: None,
-            passed_blocks: VecDeque::new(),
             try_removing: false,
             merging: false,
             pending_acks: BTreeMap::new(),
@@ -252,7 +246,6 @@ impl Dispatcher {
         if let Some(ev) = writing_ev {
             {
                 let st = self.block_state(&ev, BlockStage::Done, true);
-                self.remember_passed(commit_ts, false);
                 self.block = None;
                 fx.block_statuses.push(st);
                 self.queue.pop_front();
@@ -266,13 +259,6 @@ impl Dispatcher {
                 self.pending_acks.insert(commit_ts, PendingNonBlocking { state: st, last_report_ms: now_ms });
             }
         }
-    }
-
-    fn remember_passed(&mut self, ts: Ts, sp: bool) {
-        if self.passed_blocks.len() >= PASSED_BLOCKS_KEPT {
-            self.passed_blocks.pop_front();
-        }
-        self.passed_blocks.push_back((ts, sp));
     }
 
     /// Handle a barrier action for the pending block event.
@@ -306,7 +292,6 @@ impl Dispatcher {
                 let ev = b.event.clone();
                 self.resolved_ts = self.resolved_ts.max(ev.commit_ts);
                 let st = self.block_state(&ev, BlockStage::Done, true);
-                self.remember_passed(ev.commit_ts, false);
                 self.block = None;
                 self.queue.pop_front();
                 fx.block_statuses.push(st);

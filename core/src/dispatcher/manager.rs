@@ -588,9 +588,14 @@ impl DispatcherManager {
         }
     }
 
+    /// `isMergeOperatorFinished`: an invalid request, or no source left and the merged
+    /// dispatcher Working or gone.
     fn merge_finished(&self, req: &MergeDispatcherRequest) -> bool {
-        if req.dispatcher_ids.len() < 2 || req.dispatcher_ids.iter().any(|s| self.dispatchers.contains_key(s)) {
-            return req.dispatcher_ids.len() < 2;
+        if req.dispatcher_ids.len() < 2 {
+            return true;
+        }
+        if req.dispatcher_ids.iter().any(|s| self.dispatchers.contains_key(s)) {
+            return false;
         }
         self.dispatchers.get(&req.merged_dispatcher_id).map(|d| d.state == ComponentState::Working).unwrap_or(true)
     }
