@@ -14,6 +14,8 @@ use std::time::Duration;
 pub const EVENT_POLL_MS: u64 = 50;
 /// Events fed to a dispatcher per poll at most (bounds the queue).
 pub const FEED_WINDOW_MS: u64 = 1000;
+/// Poll period of the balance scheduler task (its interval is `check-balance-interval`).
+pub const BALANCE_POLL_MS: u64 = 1000;
 
 async fn periodic(w: W, n: NodeId, gen: u64, period_ms: u64, kind: StepKind, f: fn(&mut NodeState, &mut core_sched::effects::Ctx, &mut crate::upstream::Upstream, &mut core_sched::coordinator::MetaStore)) {
     // Desynchronise the loops of different nodes.
@@ -44,6 +46,13 @@ pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, flush_ms: u64) {
     sp(BASIC_SCHEDULER_INTERVAL_MS, StepKind::Scheduler, |ns, ctx, _, _| {
         for m in ns.mm.maintainers.values_mut() {
             m.run_basic_scheduler(ctx);
+        }
+    });
+    // Balance scheduler: polled every second; it runs when its own 15 s (configurable)
+    // `nextCheckTime` is due (TiCDC's checker-scheduler loop wakes at that time).
+    sp(BALANCE_POLL_MS, StepKind::Scheduler, |ns, ctx, _, _| {
+        for m in ns.mm.maintainers.values_mut() {
+            m.run_balance_scheduler(ctx);
         }
     });
     // The insert half of the historical two-step admission runs as its own step, so

@@ -114,6 +114,9 @@ fn changefeed_config(c: &ChangefeedDef) -> ChangefeedConfig {
     if let Some(v) = c.region_count_per_span {
         s.region_count_per_span = v;
     }
+    if let Some(v) = c.check_balance_interval_ms {
+        s.check_balance_interval_ms = v;
+    }
     let mut sink = SinkConfig::default();
     if let Some(v) = c.flush_interval_ms {
         sink.flush_interval_ms = v;

@@ -187,3 +187,23 @@ fn checkpoint_monotonic_fires_when_the_persisted_checkpoint_goes_back() {
     check_persisted_checkpoint(&mut w);
     assert!(w.violations.iter().any(|v| v.invariant == CHECKPOINT_MONOTONIC), "{:?}", w.violations);
 }
+
+/// The balance scheduler moves tables back to a capture that restarted empty; with the
+/// `StopBalanceScheduler` failpoint on everywhere it never moves anything, and the runs
+/// still pass.
+#[test]
+fn balance_scheduler_refills_a_restarted_capture() {
+    let balanced = |s: &Scenario| {
+        (0..8u64)
+            .filter(|seed| {
+                let r = run_on_fresh_thread(s, *seed, &Bugs::none(), &RunOptions::default());
+                assert_eq!(r.outcome, Outcome::Pass, "seed {seed}: {:?}", r.violations);
+                r.trace.iter().any(|e| e.event == "scheduler: balance done")
+            })
+            .count()
+    };
+    let mut s = scenario("fail_over");
+    assert!(balanced(&s) > 0, "no seed of fail_over rebalanced after the restart");
+    s.steps.insert(0, toml::Spanned::new(0..0, ticdc_sim::scenario::Step::EnableFailpoint { name: "StopBalanceScheduler".into(), node: "all".into() }));
+    assert_eq!(balanced(&s), 0);
+}

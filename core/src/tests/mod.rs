@@ -2,6 +2,7 @@
 
 mod harness;
 
+mod balance;
 mod barrier;
 mod bootstrap;
 mod checkpoint;

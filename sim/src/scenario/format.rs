@@ -83,6 +83,8 @@ pub struct ChangefeedDef {
     pub flush_interval_ms: Option<u64>,
     #[serde(default)]
     pub enable_sync_point: bool,
+    /// `check-balance-interval` of the balance scheduler, in ms (TiCDC default 15 s).
+    pub check_balance_interval_ms: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, Default, PartialEq, Eq)]

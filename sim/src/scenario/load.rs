@@ -229,6 +229,12 @@ struct SpanDoc {
     vars: Vec<Spanned<toml::Value>>,
     faults: Option<FaultSpans>,
     limits: Option<LimitSpans>,
+    changefeed: Option<ChangefeedSpans>,
+}
+#[derive(Deserialize)]
+struct ChangefeedSpans {
+    #[serde(rename = "check-balance-interval-ms")]
+    check_balance_interval_ms: Option<Spanned<toml::Value>>,
 }
 #[derive(Deserialize)]
 struct ClusterSpans {
@@ -392,6 +398,14 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
     if !(1..=16).contains(&scn.cluster.nodes) {
         let at = spans.cluster.as_ref().and_then(|c| start(&c.nodes));
         return Err(v.err(at, format!("cluster.nodes must be between 1 and 16, got {}", scn.cluster.nodes)));
+    }
+
+    // [changefeed]: TiCDC rejects a check-balance-interval of 1 s or less.
+    if let Some(ms) = scn.changefeed.check_balance_interval_ms {
+        if ms <= 1000 {
+            let at = spans.changefeed.as_ref().and_then(|c| start(&c.check_balance_interval_ms));
+            return Err(v.err(at, format!("changefeed.check-balance-interval-ms must be > 1000, got {}", ms)));
+        }
     }
 
     // [[tables]]
@@ -563,6 +577,12 @@ mod tests {
         assert!(e.starts_with(&format!("{}:10:18: unknown variant `nope`", p.display())), "{e}");
         let (p, e) = load_err(&format!("{HEAD}[[checks]]\nkind = \"sync_diff\"\n[[checks]]\nkind = \"table_exists\"\n"));
         assert!(e.starts_with(&format!("{}:7:1: missing field `table`", p.display())), "{e}");
+    }
+
+    #[test]
+    fn balance_interval_too_short() {
+        let (p, e) = load_err(&format!("{HEAD}[changefeed]\ncheck-balance-interval-ms = 1000\n"));
+        assert_eq!(e, format!("{}:6: changefeed.check-balance-interval-ms must be > 1000, got 1000", p.display()));
     }
 
     #[test]
