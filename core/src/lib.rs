@@ -45,8 +45,8 @@
 //! ## Simplifications against TiCDC
 //!
 //! Each is named where it lives; the main ones: keys are integers per table
-//! ([`types`]); redo mode, routes, drain, syncpoints, database DDL, the balance
-//! scheduler's split check and the split-group balance scheduler are not modelled; the cloud-storage sink has one writer per
+//! ([`types`]); redo mode, routes, drain, syncpoints, database DDL, traffic-based
+//! splitting and the split-group balance scheduler are not modelled; the cloud-storage sink has one writer per
 //! dispatcher, and a removed dispatcher's last flush races its writer's cleanup
 //! ([`sink::cloudstorage`]); the merged dispatcher starts at the sources' minimum
 //! checkpoint; the fast resend after `IgnoredBlockStatus` is rate-limited

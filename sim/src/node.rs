@@ -50,9 +50,9 @@ pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, flush_ms: u64) {
     });
     // Balance scheduler: polled every second; it runs when its own 15 s (configurable)
     // `nextCheckTime` is due (TiCDC's checker-scheduler loop wakes at that time).
-    sp(BALANCE_POLL_MS, StepKind::Scheduler, |ns, ctx, _, _| {
+    sp(BALANCE_POLL_MS, StepKind::Scheduler, |ns, ctx, up, _| {
         for m in ns.mm.maintainers.values_mut() {
-            m.run_balance_scheduler(ctx);
+            m.run_balance_scheduler(ctx, &*up);
         }
     });
     // The insert half of the historical two-step admission runs as its own step, so

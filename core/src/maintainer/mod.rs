@@ -32,6 +32,8 @@ pub const MAINTAINER_TICK_MS: u64 = 100;
 pub const BOOTSTRAP_RESEND_MS: u64 = 500;
 /// Checkpoint calculation period.
 pub const CHECKPOINT_INTERVAL_MS: u64 = 100;
+/// `DefaultRegionRefreshInterval`: the region count refresher's period.
+pub const REGION_REFRESH_INTERVAL_MS: u64 = 300_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MaintainerState {
@@ -70,6 +72,10 @@ pub struct Maintainer {
     pub pending_admissions: Vec<Operator>,
     /// `nextCheckTime` of the balance scheduler.
     pub next_balance_check_ms: u64,
+    /// The region count refresher's counts (default-group spans it tracks) and the time
+    /// of its last full refresh.
+    pub region_counts: BTreeMap<DispatcherId, u64>,
+    pub region_refresh_ms: u64,
     /// Nodes that joined after bootstrap and have not answered their bootstrap request
     /// yet (the bootstrapper keeps resending to them).
     pub late_bootstrap: BTreeSet<NodeId>,
@@ -104,6 +110,8 @@ impl Maintainer {
             close_last_sent: 0,
             pending_admissions: Vec::new(),
             next_balance_check_ms: 0,
+            region_counts: BTreeMap::new(),
+            region_refresh_ms: ctx.now_ms,
             late_bootstrap: BTreeSet::new(),
         };
         m.trace(ctx, "maintainer created", vec![("checkpoint_ts", checkpoint.to_string()), ("table_trigger", ddl_id.to_string())]);
@@ -360,24 +368,36 @@ impl Maintainer {
 
     /// Balance scheduler task (§7.2, `balanceScheduler.Execute`): every
     /// `check-balance-interval`, unless the `StopBalanceScheduler` failpoint is on, and only
-    /// when no operator is running and no span is Absent, move Replicating default-group
-    /// spans (the DDL span excluded) until every alive node holds `floor(total / nodes)`.
+    /// when no operator is running and no span is Absent:
+    /// 1. the default-group split check (`defaultSpanSplitChecker`): a whole-table span
+    ///    whose region count reached `region-threshold` (table-across-nodes on, split
+    ///    enabled for the table) is split into `max(2 * ceil(regions / threshold),
+    ///    2 * nodes)` pieces by a Split operator without targets (the basic scheduler
+    ///    places the pieces);
+    /// 2. moves of Replicating default-group spans (the DDL span excluded) until every
+    ///    alive node holds `floor(total / nodes)`, within the batch left by the splits.
     ///
-    /// Simplified: the default-group split check that precedes the moves in TiCDC
-    /// (`defaultSpanSplitChecker`: region counts refreshed every 5 minutes, traffic
-    /// scores) is not modelled, because the simulated tables' traffic is not measured and
-    /// runs are shorter than the refresh period; tables over `region-threshold` are split
-    /// when they are added. The drain pause is not modelled (no drain).
-    pub fn run_balance_scheduler(&mut self, ctx: &mut Ctx) {
-        if !self.initialized() || self.state == MaintainerState::Removing || ctx.now_ms < self.next_balance_check_ms {
+    /// Simplified: the traffic half of the split check is not modelled (TiCDC's default
+    /// `write-key-threshold` is 0, which disables it); the drain pause is not modelled.
+    pub fn run_balance_scheduler(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
+        if !self.initialized() || self.state == MaintainerState::Removing {
+            return;
+        }
+        self.refresh_region_counts(ctx.now_ms, schema);
+        if ctx.now_ms < self.next_balance_check_ms {
             return;
         }
         self.next_balance_check_ms = ctx.now_ms + self.config.scheduler.check_balance_interval_ms;
         if ctx.fp(crate::effects::FP_STOP_BALANCE_SCHEDULER) || self.oc.size() > 0 || !self.sc.absent().is_empty() {
             return;
         }
+        let batch = self.config.scheduler.balance_move_batch_size;
+        let splits = self.balance_split_check(ctx, batch);
+        if splits >= batch {
+            return;
+        }
         let ddl = self.sc.ddl_span_id;
-        let mut per_node: BTreeMap<NodeId, usize> = Default::default();
+        let mut per_node: BTreeMap<NodeId, usize> = BTreeMap::new();
         let mut replicating = Vec::new();
         for r in self.sc.tasks.values().filter(|r| r.id != ddl && r.group() == span_controller::GroupId::Default) {
             if let Some(n) = r.node {
@@ -390,7 +410,7 @@ impl Maintainer {
         if scheduler::check_balance_status(&per_node, &self.alive) == 0 {
             return;
         }
-        let moves = scheduler::balance_moves(&replicating, &self.alive, self.config.scheduler.balance_move_batch_size, &mut *ctx.rng);
+        let moves = scheduler::balance_moves(&replicating, &self.alive, batch - splits, &mut *ctx.rng);
         let mut moved = 0;
         for (id, origin, dest) in moves {
             if self.admit(ctx, Operator::Move(MoveDispatcherOperator::new(id, Some(origin), dest))) {
@@ -400,6 +420,61 @@ impl Maintainer {
         if moved > 0 {
             self.trace(ctx, "scheduler: balance done", vec![("moved", moved.to_string())]);
         }
+    }
+
+    /// Whether the split checker tracks a task (`ShouldEnableSplit` of its table, and the
+    /// refresher only runs with table-across-nodes and a region threshold).
+    fn split_checked(&self, r: &span_controller::SpanReplication, splitable: &BTreeMap<TableId, bool>) -> bool {
+        let cfg = &self.config.scheduler;
+        r.id != self.sc.ddl_span_id
+            && r.group() == span_controller::GroupId::Default
+            && cfg.enable_table_across_nodes
+            && cfg.region_threshold > 0
+            && (!cfg.enable_splittable_check || splitable.get(&r.span.table_id).copied().unwrap_or(false))
+    }
+
+    /// `RegionCountRefresher`: a span's region count is loaded when the checker first
+    /// tracks it and reloaded for every span every 5 minutes.
+    ///
+    /// Simplified: "first tracks" is observed at the next balance poll (at most a second
+    /// later) rather than inside `AddReplica`.
+    fn refresh_region_counts(&mut self, now: u64, schema: &dyn SchemaView) {
+        let splitable: BTreeMap<TableId, bool> = if self.config.scheduler.enable_splittable_check { schema.tables_at(Ts::MAX).into_iter().map(|t| (t.table_id, t.splitable)).collect() } else { BTreeMap::new() };
+        let tracked: Vec<(DispatcherId, TableId)> = self.sc.tasks.values().filter(|r| self.split_checked(r, &splitable)).map(|r| (r.id, r.span.table_id)).collect();
+        let full = now >= self.region_refresh_ms + REGION_REFRESH_INTERVAL_MS;
+        if full {
+            self.region_refresh_ms = now;
+        }
+        let mut counts = BTreeMap::new();
+        for (id, table) in tracked {
+            let c = match self.region_counts.get(&id) {
+                Some(c) if !full => *c,
+                _ => schema.region_count(table),
+            };
+            counts.insert(id, c);
+        }
+        self.region_counts = counts;
+    }
+
+    /// Step 1 of the balance scheduler; returns the number of Split operators admitted.
+    fn balance_split_check(&mut self, ctx: &mut Ctx, batch: usize) -> usize {
+        let threshold = self.config.scheduler.region_threshold;
+        let ready: Vec<(DispatcherId, TableSpan, NodeId, u64)> = self
+            .region_counts
+            .iter()
+            .filter(|(_, c)| threshold > 0 && **c >= threshold)
+            .filter_map(|(id, c)| self.sc.get(id).filter(|r| r.state == ReplicaState::Replicating).and_then(|r| r.node.map(|n| (r.id, r.span, n, *c))))
+            .collect();
+        let mut admitted = 0;
+        for (id, span, node, regions) in ready.into_iter().take(batch) {
+            let spans_num = (2 * regions.div_ceil(threshold)).max(2 * self.alive.len() as u64);
+            let pieces = self.sc.split_by_region_count(&span, regions, spans_num);
+            if pieces.len() > 1 && self.admit(ctx, Operator::Split(SplitDispatcherOperator::new(id, span, node, pieces, vec![]))) {
+                self.trace(ctx, "balance scheduler split span", vec![("dispatcher", id.to_string()), ("regions", regions.to_string()), ("spans", spans_num.to_string())]);
+                admitted += 1;
+            }
+        }
+        admitted
     }
 
     /// Admit an operator the way the configured core does.

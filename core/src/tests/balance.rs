@@ -54,7 +54,7 @@ fn lopsided() -> MH {
 
 fn balance(h: &mut MH) -> Vec<(DispatcherId, Option<NodeId>, NodeId)> {
     let mut ctx = h.env.ctx();
-    h.m.run_balance_scheduler(&mut ctx);
+    h.m.run_balance_scheduler(&mut ctx, &h.schema);
     h.env.take();
     h.m.oc.running().filter_map(|op| match op {
         Operator::Move(m) => Some((m.id, m.origin, m.dest)),
@@ -93,4 +93,56 @@ fn balance_skips_while_a_span_is_absent_or_an_operator_runs() {
     h.m.api_move_table(&mut h.env.ctx(), 1, n(0)).unwrap();
     h.env.take();
     assert_eq!(balance(&mut h).len(), 1, "only the API's move runs");
+}
+
+/// Two tables replicating one each on nodes 0 and 1, table-across-nodes on with a
+/// region threshold of 10; table 1 has `regions` regions.
+fn across_nodes(regions: u64) -> MH {
+    let mut schema = TestSchema::with_tables(&[1, 2]);
+    schema.regions.insert(1, regions);
+    let mut env = Env::new(0);
+    let mut cfg = crate::config::ChangefeedConfig::default();
+    cfg.scheduler.enable_table_across_nodes = true;
+    cfg.scheduler.region_threshold = 10;
+    let m = crate::maintainer::Maintainer::new(&mut env.ctx(), cf(), cfg, START, EPOCH, false, nodes(&[0, 1]));
+    env.take();
+    let mut h = MH { env, m, schema };
+    h.bootstrap(vec![
+        (0, NodeReport::spans(vec![bspan(d(11), TableSpan::full(1), ComponentState::Working, START)])),
+        (1, NodeReport::spans(vec![bspan(d(12), TableSpan::full(2), ComponentState::Working, START)])),
+    ]);
+    h
+}
+
+fn split_ops(h: &MH) -> Vec<(DispatcherId, usize)> {
+    h.m.oc.running().filter_map(|op| match op {
+        Operator::Split(s) => Some((s.id, s.split_spans.len())),
+        _ => None,
+    }).collect()
+}
+
+#[test]
+fn a_whole_table_span_over_the_region_threshold_is_split() {
+    let mut h = across_nodes(20);
+    balance(&mut h);
+    // max(2 * ceil(20 / 10), 2 * 2 nodes) = 4 pieces, placed later by the basic scheduler.
+    assert_eq!(split_ops(&h), vec![(d(11), 4)]);
+    let mut h = across_nodes(9);
+    balance(&mut h);
+    assert!(split_ops(&h).is_empty(), "under the threshold");
+}
+
+#[test]
+fn region_counts_are_refreshed_every_five_minutes() {
+    let mut h = across_nodes(3);
+    balance(&mut h);
+    assert!(split_ops(&h).is_empty());
+    // The table is split into 30 regions upstream: the cached count holds until the refresh.
+    h.schema.regions.insert(1, 30);
+    h.env.now += h.m.config.scheduler.check_balance_interval_ms;
+    balance(&mut h);
+    assert!(split_ops(&h).is_empty(), "count not refreshed yet");
+    h.env.now = crate::maintainer::REGION_REFRESH_INTERVAL_MS + 1;
+    balance(&mut h);
+    assert_eq!(split_ops(&h), vec![(d(11), 6)], "2 * ceil(30 / 10) = 6 pieces");
 }
