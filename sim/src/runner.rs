@@ -182,6 +182,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         on("move_maintainer", &mut r);
         on("move_table", &mut r);
         on("split_merge", &mut r);
+        on("partition", &mut r);
         config_lines.push(format!("swarm families = {:?}", families));
         config_lines.push(format!("swarm plan: net.loss = {:.3}, net.duplicate = {:.3}, net.delay_spike = {:.3}, storage.latency_ms = {:?}", world.net.loss, world.net.duplicate, world.net.delay_spike, world.storage_latency_ms));
     }
@@ -510,6 +511,7 @@ impl Driver {
                 WorkloadOp::MoveMaintainer => Some("move_maintainer"),
                 WorkloadOp::MoveTable => Some("move_table"),
                 WorkloadOp::SplitTable | WorkloadOp::MergeTable => Some("split_merge"),
+                WorkloadOp::Partition => Some("partition"),
                 _ => None,
             };
             if family.map(|f| self.families.get(f) == Some(&false)).unwrap_or(false) {
@@ -578,6 +580,34 @@ impl Driver {
                 (WorkloadOp::MoveMaintainer, _) => {
                     // A workload move without an owner (mid-election) is just skipped.
                     let _ = self.move_maintainer(node, false);
+                }
+                (WorkloadOp::Partition, _) if nodes > 1 => {
+                    let (other, both) = {
+                        let mut g = self.w.lock().unwrap();
+                        let o = (node.0 + g.sim_rng.random_range(1..nodes)) % nodes;
+                        (o, g.sim_rng.random_bool(0.5))
+                    };
+                    let mut cuts = vec![(node.0, other)];
+                    if both {
+                        cuts.push((other, node.0));
+                    }
+                    {
+                        let mut g = self.w.lock().unwrap();
+                        for c in &cuts {
+                            g.net.cut.insert(*c);
+                        }
+                        g.record("-", "Scenario", 0, "partition", vec![("cuts".into(), format!("{:?}", cuts)), ("heal_after_ms".into(), (1_000 * n).to_string())]);
+                    }
+                    let w = self.w.clone();
+                    let net = self.w.lock().unwrap().net_handle.clone().unwrap();
+                    net.spawn(async move {
+                        madsim::time::sleep(Duration::from_millis(1_000 * n)).await;
+                        let mut g = w.lock().unwrap();
+                        for c in &cuts {
+                            g.net.cut.remove(c);
+                        }
+                        g.record("-", "Scenario", 0, "partition healed", vec![("cuts".into(), format!("{:?}", cuts))]);
+                    });
                 }
                 _ => {}
             }

@@ -172,3 +172,16 @@ fn transient_storage_errors_happen_only_when_opted_in_and_the_changefeed_recover
     assert!(on.checks.iter().all(|c| c.passed) && !on.violations.iter().any(|v| v.invariant == NO_DATA_LOSS), "{:?}", on.violations);
     assert_eq!(run(&with_faults("", r#""dml""#), 5, Bugs::none()).net.storage_errors, 0);
 }
+
+#[test]
+fn workload_partitions_cut_and_heal_only_when_drawn() {
+    let cuts = |r: &RunResult| (r.trace.iter().filter(|t| t.event == "partition").count(), r.trace.iter().filter(|t| t.event == "partition healed").count());
+    let s = with_faults("", r#""partition", "dml""#);
+    let on = run(&s, 5, Bugs::none());
+    let (cut, healed) = cuts(&on);
+    // Cuts still open when the faults stop are healed by the converge phase.
+    assert!(cut > 0 && healed > 0 && healed <= cut, "{cut} cuts, {healed} healed");
+    assert!(on.net.dropped > 0, "{:?}", on.net);
+    assert_eq!(on.outcome, Outcome::Pass, "{:?}", on.violations);
+    assert_eq!(cuts(&run(&with_faults("", r#""dml""#), 5, Bugs::none())), (0, 0));
+}

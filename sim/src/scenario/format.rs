@@ -182,6 +182,9 @@ pub enum WorkloadOp {
     KillRestart,
     /// Move the maintainer to a random other capture.
     MoveMaintainer,
+    /// Cut the network from one random capture to another (one-way or both ways, drawn)
+    /// and heal that cut 1-5 s later; the captures stay alive for the coordinator.
+    Partition,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
