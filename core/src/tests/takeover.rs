@@ -106,7 +106,7 @@ fn bootstrap_response_drops_stale_create_and_keeps_stale_remove_of_reported_disp
     let (r, _) = dm_handle(&mut dm, &mut env, 1, bootstrap_req(START, None, NEW));
     assert_eq!(reported_ops(&r), vec![(X, ScheduleAction::Remove)], "stale Create Y dropped, stale Remove Z (not reported) dropped");
     let Some(Message::MaintainerBootstrapResponse { spans, .. }) = &r else { unreachable!() };
-    assert!(spans.iter().any(|s| s.id == X && s.state == ComponentState::Stopped), "X is reported (closing)");
+    assert!(spans.iter().any(|s| s.id == X && s.state == ComponentState::Working), "X is reported with its component status (Working while closing, as TiCDC does)");
 }
 
 #[test]
@@ -174,4 +174,26 @@ fn bug_leak_fence_lock_when_fenced_blocks_every_later_message() {
     assert_eq!(dm.fence_waiters.len(), 1);
     assert!(dm.poll_failpoints(&mut env.ctx()).is_empty());
     assert!(!dm.dispatchers.contains_key(&X), "nothing ever releases it");
+}
+
+// ---------------------------------------------------------------- closing watermark
+
+/// The heartbeat that reports a dispatcher Stopped carries the watermark the dispatcher
+/// closed with (`getDispatcherStatus` returns `TryClose`'s watermark), so a node's
+/// watermark does not skip over a span before the maintainer has seen it stop; the next
+/// heartbeat no longer includes it.
+#[test]
+fn the_stopped_heartbeat_carries_the_closed_dispatchers_watermark() {
+    let (mut dm, mut env) = owned(2, None, Env::new(2));
+    dm_handle(&mut dm, &mut env, 0, sched(create_req(X, TableSpan::full(10), 100, OperatorType::Add, EPOCH)));
+    dm_handle(&mut dm, &mut env, 0, sched(create_req(Y, TableSpan::full(11), 500, OperatorType::Add, EPOCH)));
+    dm_handle(&mut dm, &mut env, 0, sched(remove_req(X, TableSpan::full(10), OperatorType::Move, EPOCH)));
+    let beat = |dm: &mut DispatcherManager, env: &mut Env| {
+        dm.heartbeat(&mut env.ctx(), true);
+        let out = env.take();
+        out.msgs.iter().find_map(|e| match &e.msg { Message::HeartBeatRequest { watermark, statuses, .. } => Some((watermark.checkpoint_ts, statuses.iter().any(|s| s.id == X && s.state == ComponentState::Stopped))), _ => None }).expect("a heartbeat")
+    };
+    assert_eq!(beat(&mut dm, &mut env), (100, true), "X stops in this heartbeat and still holds its watermark");
+    assert!(!dm.dispatchers.contains_key(&X));
+    assert_eq!(beat(&mut dm, &mut env), (500, false), "the next heartbeat is without X");
 }
