@@ -106,7 +106,11 @@ fn bootstrap_response_drops_stale_create_and_keeps_stale_remove_of_reported_disp
     let (r, _) = dm_handle(&mut dm, &mut env, 1, bootstrap_req(START, None, NEW));
     assert_eq!(reported_ops(&r), vec![(X, ScheduleAction::Remove)], "stale Create Y dropped, stale Remove Z (not reported) dropped");
     let Some(Message::MaintainerBootstrapResponse { spans, .. }) = &r else { unreachable!() };
-    assert!(spans.iter().any(|s| s.id == X && s.state == ComponentState::Working), "X is reported with its component status (Working while closing, as TiCDC does)");
+    // X is reported with its component status (TiCDC's `GetComponentStatus`), not as
+    // Stopped: a closing dispatcher keeps its status until `TryClose` succeeds.
+    let x = dm.dispatchers[&X].state;
+    assert_ne!(x, ComponentState::Stopped);
+    assert!(spans.iter().any(|s| s.id == X && s.state == x), "X is reported (closing) with its component status");
 }
 
 #[test]
@@ -196,4 +200,29 @@ fn the_stopped_heartbeat_carries_the_closed_dispatchers_watermark() {
     assert_eq!(beat(&mut dm, &mut env), (100, true), "X stops in this heartbeat and still holds its watermark");
     assert!(!dm.dispatchers.contains_key(&X));
     assert_eq!(beat(&mut dm, &mut env), (500, false), "the next heartbeat is without X");
+}
+
+// ---------------------------------------------------------------- remove of a missing maintainer
+
+fn remove_maintainer(mm: &mut crate::maintainer::manager::MaintainerManager, cascade: bool) -> Vec<crate::messages::Envelope> {
+    let mut env = Env::new(1);
+    let req = Message::RemoveMaintainerRequest { cf: cf(), cascade, removed: false, maintainer_epoch: 7 };
+    mm.handle_message(&mut env.ctx(), n(0), req, &crate::maintainer::NoSchema);
+    env.take().msgs
+}
+
+/// `handleRemoveMaintainer`: a non-cascade remove of a maintainer the node does not host
+/// is answered Stopped with the request's epoch (a move's origin whose removed report
+/// was lost is not waited for forever).
+#[test]
+fn non_cascade_remove_of_a_missing_maintainer_is_answered_stopped() {
+    let mut mm = crate::maintainer::manager::MaintainerManager::new(n(1));
+    mm.coordinator = Some(n(0));
+    let msgs = remove_maintainer(&mut mm, false);
+    let stopped: Vec<MaintainerStatus> = msgs.iter().filter(|e| e.to == n(0)).flat_map(|e| match &e.msg { Message::MaintainerHeartbeat { statuses } => statuses.clone(), _ => vec![] }).collect();
+    assert_eq!(stopped.len(), 1);
+    assert!(stopped[0].removed && stopped[0].maintainer_epoch == 7);
+    // The cascade remove of a missing maintainer is not answered that way (not modelled).
+    let msgs = remove_maintainer(&mut mm, true);
+    assert!(msgs.iter().all(|e| !matches!(&e.msg, Message::MaintainerHeartbeat { statuses } if !statuses.is_empty())));
 }
