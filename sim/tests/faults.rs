@@ -119,10 +119,11 @@ fn sink_write_race_happens_when_a_dispatcher_is_removed_during_its_flush() {
 
 #[test]
 fn epoch_fencing_fires_without_fencing_and_is_quiet_with_it() {
+    // About one seed in twenty delivers a stale-epoch request after the move.
     let s = file("move_maintainer_with_delayed_messages");
-    let bug = run(&s, 3, Bugs::none().with(Bug::NoEpochFencing));
-    assert!(first_invariants(&bug).contains(&EPOCH_FENCING), "{:?}", bug.violations);
-    let fixed = run(&s, 3, Bugs::none());
+    let seed = (0..100u64).find(|seed| first_invariants(&run(&s, *seed, Bugs::none().with(Bug::NoEpochFencing))).contains(&EPOCH_FENCING));
+    let seed = seed.expect("no seed of 0..100 applied a stale-epoch request without fencing");
+    let fixed = run(&s, seed, Bugs::none());
     assert_eq!(fixed.outcome, Outcome::Pass, "{:?}", fixed.violations);
 }
 
@@ -184,4 +185,28 @@ fn workload_partitions_cut_and_heal_only_when_drawn() {
     assert!(on.net.dropped > 0, "{:?}", on.net);
     assert_eq!(on.outcome, Outcome::Pass, "{:?}", on.violations);
     assert_eq!(cuts(&run(&with_faults("", r#""dml""#), 5, Bugs::none())), (0, 0));
+}
+
+#[test]
+fn takeover_races_reach_the_stale_remove_window_with_a_same_capture_replacement() {
+    let s = file("maintainer_takeover_races");
+    let fixed = run(&s, 0, Bugs::none());
+    assert_eq!(fixed.outcome, Outcome::Pass, "{:?}", fixed.violations);
+    // The maintainer moves away and back: its original capture hosts a second, newer
+    // generation (a same-capture higher-epoch replacement of a reused manager).
+    let created: Vec<(String, u64)> = fixed.trace.iter().filter(|t| t.event == "maintainer created").map(|t| (t.node.clone(), t.epoch)).collect();
+    assert_eq!(created.len(), 3, "{:?}", created);
+    assert!(created[0].0 == created[2].0 && created[2].1 > created[0].1, "{:?}", created);
+    // Both newer generations find the older generation's held removals journaled on the
+    // origin and restore them.
+    let stale = |r: &RunResult| r.trace.iter().filter(|t| t.event == "include stale remove operator in bootstrap response").count();
+    assert!(stale(&fixed) >= 4, "{}", stale(&fixed));
+    assert!(fixed.trace.iter().any(|t| t.event == "restore remove operator"));
+    // With `drop-stale-remove-operators` the entries are dropped; the removals still
+    // finish and the maintainer re-places the stopped spans, so the run passes (the
+    // bug is not observable here, see scenarios/README.md).
+    let bug = run(&s, 0, Bugs::none().with(Bug::DropStaleRemoveOperators));
+    assert_eq!(stale(&bug), 0);
+    assert!(bug.trace.iter().any(|t| t.event == "dispatcher stopped without operator, mark absent"));
+    assert_eq!(bug.outcome, Outcome::Pass, "{:?}", bug.violations);
 }

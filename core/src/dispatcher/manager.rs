@@ -364,16 +364,25 @@ impl DispatcherManager {
         let spans = self
             .dispatchers
             .values()
-            .map(|d| BootstrapTableSpan { id: d.id, schema_id: d.schema_id, span: d.span, state: if d.try_removing { ComponentState::Stopped } else { d.state }, checkpoint_ts: d.checkpoint_ts(), block_state: d.block.as_ref().map(|b| BlockState { is_blocked: true, block_ts: b.event.commit_ts, block_tables: Some(b.event.blocked_tables.clone()), need_dropped_tables: b.event.need_dropped_tables.clone(), need_added_tables: b.event.need_added_tables.clone(), is_sync_point: false, stage: b.stage }) })
+            // Each dispatcher reports its component status (`GetComponentStatus`): a
+            // dispatcher being removed stays Working until its `TryClose` succeeds and it
+            // leaves the map, exactly as TiCDC reports it. The cleanup intent of such a
+            // dispatcher travels only in the operator journal below.
+            .map(|d| BootstrapTableSpan { id: d.id, schema_id: d.schema_id, span: d.span, state: d.state, checkpoint_ts: d.checkpoint_ts(), block_state: d.block.as_ref().map(|b| BlockState { is_blocked: true, block_ts: b.event.commit_ts, block_tables: Some(b.event.blocked_tables.clone()), need_dropped_tables: b.event.need_dropped_tables.clone(), need_added_tables: b.event.need_added_tables.clone(), is_sync_point: false, stage: b.stage }) })
             .collect::<Vec<_>>();
         // Operators: only the current owner's, plus stale Removes whose dispatcher is reported.
         let mut operators = Vec::new();
+        let mut stale_removes = Vec::new();
         for e in self.current_operator_map.values() {
             if e.from == self.maintainer_id && e.epoch == self.maintainer_epoch {
                 operators.push(e.req.clone());
             } else if e.req.action == ScheduleAction::Remove && !ctx.bug(Bug::DropStaleRemoveOperators) && spans.iter().any(|s| s.id == e.req.config.dispatcher_id) {
                 operators.push(e.req.clone());
+                stale_removes.push((e.req.config.dispatcher_id, e.from, e.epoch));
             }
+        }
+        for (id, from, epoch) in stale_removes {
+            self.trace(ctx, "include stale remove operator in bootstrap response", vec![("dispatcher", id.to_string()), ("from", from.to_string()), ("epoch", epoch.to_string())]);
         }
         // The merge journal is reported whatever the request's epoch (`GetMergeOperators`).
         let merge_operators = self.merge_operator_map.values().map(|(r, _, _)| r.clone()).collect();
@@ -756,8 +765,13 @@ impl DispatcherManager {
         let not_ready = ctx.fp(FP_NOT_READY_TO_CLOSE_DISPATCHER);
         let closable: Vec<DispatcherId> = self.dispatchers.values().filter(|d| d.try_removing && !not_ready && d.can_close()).map(|d| d.id).collect();
         let mut statuses = std::mem::take(&mut self.status_changed);
+        // `getDispatcherStatus`: a dispatcher whose `TryClose` succeeds contributes the
+        // watermark it closed with to this heartbeat (the one reporting it Stopped), so
+        // the node watermark never skips over it before the maintainer has seen the stop.
+        let mut closed_floor = u64::MAX;
         for id in closable {
             let d = self.dispatchers.remove(&id).unwrap();
+            closed_floor = closed_floor.min(d.checkpoint_ts());
             self.current_operator_map.remove(&id);
             if self.trigger_id == Some(id) {
                 self.trigger_id = None;
@@ -798,7 +812,9 @@ impl DispatcherManager {
                 err = Some(e.clone());
             }
         }
-        let wm = self.watermark();
+        let mut wm = self.watermark();
+        wm.checkpoint_ts = wm.checkpoint_ts.min(closed_floor);
+        wm.resolved_ts = wm.resolved_ts.min(closed_floor);
         let to = self.maintainer_id;
         if to == NodeId::default() && self.maintainer_epoch == 0 {
             return;

@@ -52,10 +52,26 @@ impl MaintainerManager {
                 self.maintainers.insert(cf, m);
             }
             Message::RemoveMaintainerRequest { cf, cascade, removed, maintainer_epoch } => {
-                if let Some(m) = self.maintainers.get_mut(&cf) {
-                    if maintainer_epoch == m.epoch || m.epoch == 0 {
-                        m.remove(ctx, cascade, removed);
+                match self.maintainers.get_mut(&cf) {
+                    Some(m) => {
+                        if maintainer_epoch == m.epoch || m.epoch == 0 {
+                            m.remove(ctx, cascade, removed);
+                        }
                     }
+                    // `handleRemoveMaintainer`: a non-cascade remove of a maintainer this
+                    // node does not host (e.g. it stopped and was forgotten after a report
+                    // that got lost) is answered Stopped with the request's epoch, so a
+                    // coordinator resending a move's remove learns the origin is gone.
+                    // Simplification: the cascade remove of a missing maintainer (TiCDC
+                    // starts a maintainer just to close every manager) is not modelled.
+                    None if !cascade => {
+                        if let Some(c) = self.coordinator {
+                            trace_ev!(ctx, Role::Maintainer, maintainer_epoch, "ignore remove maintainer request, since the maintainer not found", changefeed = cf);
+                            let st = MaintainerStatus { changefeed: cf, checkpoint_ts: 0, bootstrap_done: false, errors: vec![], maintainer_epoch, removed: true };
+                            ctx.send(c, Message::MaintainerHeartbeat { statuses: vec![st] });
+                        }
+                    }
+                    None => {}
                 }
                 self.send_heartbeat(ctx);
             }
@@ -86,3 +102,4 @@ impl MaintainerManager {
         self.maintainers.retain(|_, m| m.state != MaintainerState::Stopped);
     }
 }
+
