@@ -233,6 +233,8 @@ struct SpanDoc {
 #[derive(Deserialize)]
 struct ClusterSpans {
     nodes: Option<Spanned<toml::Value>>,
+    #[serde(rename = "join-later")]
+    join_later: Option<Spanned<toml::Value>>,
 }
 #[derive(Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -270,6 +272,7 @@ pub fn step_action(s: &Step) -> &'static str {
         Step::DisableFailpoint { .. } => "disable_failpoint",
         Step::Kill { .. } => "kill",
         Step::Restart { .. } => "restart",
+        Step::Start { .. } => "start",
         Step::Partition { .. } => "partition",
         Step::Heal => "heal",
         Step::Sleep { .. } => "sleep",
@@ -287,6 +290,8 @@ pub fn check_kind(c: &Check) -> &'static str {
         Check::TableNotExists { .. } => "table_not_exists",
         Check::SyncDiff => "sync_diff",
         Check::NoErrorLogged => "no_error_logged",
+        Check::ChangefeedState { .. } => "changefeed_state",
+        Check::NodeAlive { .. } => "node_alive",
     }
 }
 
@@ -294,14 +299,14 @@ fn predicate_table(p: &Predicate) -> Option<&str> {
     match p {
         Predicate::TableExistsDownstream { table } | Predicate::ReplicationCount { table, .. } | Predicate::TableScheduled { table } | Predicate::TableOnNode { table, .. } => Some(table),
         Predicate::TraceSeen { table, .. } => table.as_deref(),
-        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced => None,
+        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced | Predicate::TraceSequence { .. } | Predicate::ChangefeedState { .. } => None,
     }
 }
 
 fn check_table(c: &Check) -> Option<&str> {
     match c {
         Check::ReplicationCount { table, .. } | Check::TableExists { table } | Check::TableNotExists { table } => Some(table),
-        Check::SyncDiff | Check::NoErrorLogged => None,
+        Check::SyncDiff | Check::NoErrorLogged | Check::ChangefeedState { .. } | Check::NodeAlive { .. } => None,
     }
 }
 
@@ -320,7 +325,7 @@ fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
         | Step::MergeTable { table } => (Some(table), vec![], None),
         Step::MoveTable { table, to } => (Some(table), vec![(to, false)], None),
         Step::EnableFailpoint { name, node } | Step::DisableFailpoint { name, node } => (None, vec![(node, true)], Some(name)),
-        Step::Kill { node } | Step::Restart { node } | Step::MoveMaintainer { to: node } => (None, vec![(node, false)], None),
+        Step::Kill { node } | Step::Restart { node } | Step::Start { node } | Step::MoveMaintainer { to: node } => (None, vec![(node, false)], None),
         Step::Partition { a, b, .. } => (None, vec![(a, false), (b, false)], None),
         Step::Wait { until: Predicate::TableOnNode { table, node }, .. } => (Some(table), vec![(node, false)], None),
         Step::Wait { until, .. } => (predicate_table(until), vec![], None),
@@ -393,6 +398,16 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
         let at = spans.cluster.as_ref().and_then(|c| start(&c.nodes));
         return Err(v.err(at, format!("cluster.nodes must be between 1 and 16, got {}", scn.cluster.nodes)));
     }
+    let join_at = spans.cluster.as_ref().and_then(|c| start(&c.join_later));
+    for j in &scn.cluster.join_later {
+        if j.starts_with('$') {
+            return Err(v.err(join_at, format!("cluster.join-later takes plain node names (n0..), got '{}'", j)));
+        }
+        v.node(j, false, 0, "cluster.join-later", join_at)?;
+    }
+    if scn.cluster.join_later.iter().collect::<BTreeSet<_>>().len() >= scn.cluster.nodes as usize {
+        return Err(v.err(join_at, "cluster.join-later must leave at least one node that starts with the cluster".into()));
+    }
 
     // [[tables]]
     for (i, t) in scn.tables.iter().enumerate() {
@@ -439,6 +454,9 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
             Step::CreateTable { table, .. } => {
                 v.tables.insert(table.clone());
             }
+            Step::Start { node } if !scn.cluster.join_later.contains(node) => {
+                return Err(v.err(Some(at), format!("step 'start': node '{}' is not listed in cluster.join-later (use 'restart' for a killed node)", node)));
+            }
             Step::Sleep { ms: 0 } => return Err(v.err(Some(at), "step 'sleep': ms must be > 0".into())),
             Step::Wait { timeout_ms: 0, .. } => return Err(v.err(Some(at), "step 'wait': timeout_ms must be > 0".into())),
             _ => {}
@@ -447,6 +465,9 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
 
     // [[checks]] run after every step, so every created table is known.
     for check in &scn.checks {
+        if let Check::NodeAlive { node } = check.get_ref() {
+            v.node(node, false, nvars, "check 'node_alive'", Some(check.span().start))?;
+        }
         if let Some(t) = check_table(check.get_ref()) {
             v.table(t, &format!("check '{}'", check_kind(check.get_ref())), check.span().start)?;
         }
