@@ -5,6 +5,7 @@ mod harness;
 mod barrier;
 mod bootstrap;
 mod checkpoint;
+mod failed_changefeed;
 mod fencing;
 mod operators;
 mod props;
