@@ -269,7 +269,7 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
     let node_name = n.to_string();
     let mut dispatchers_changed = kind == StepKind::Membership;
     for t in out.trace {
-        if matches!(t.kind, "create dispatcher" | "create table trigger event dispatcher" | "remove dispatcher" | "dispatcher stopped" | "dispatcher manager closed" | "replace mismatched table trigger" | "dispatcher working") {
+        if matches!(t.kind, "create dispatcher" | "create table trigger event dispatcher" | "remove dispatcher" | "dispatcher stopped" | "dispatcher manager closed" | "stopping dispatcher manager write path" | "replace mismatched table trigger" | "dispatcher working") {
             dispatchers_changed = true;
         }
         // Writer half of barrier-writes-once: within one maintainer generation, the
