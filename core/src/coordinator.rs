@@ -114,23 +114,9 @@ impl Coordinator {
             let info = meta.changefeeds[&cf].clone();
             let rt = self.runtime.entry(cf.clone()).or_default();
             if info.state == FeedState::Failed || info.state == FeedState::Stopped {
-                // Never placed again; only a stop in progress is driven to its end.
-                if rt.stop_blocked && !ctx.fp(FP_BLOCK_BEFORE_STOP_CHANGEFEED) {
-                    rt.stop_blocked = false;
-                    if let Some(n) = rt.node {
-                        let epoch = rt.epoch;
-                        rt.stopping = true;
-                        rt.last_send_ms = ctx.now_ms;
-                        trace_ev!(ctx, Role::Coordinator, epoch, "stop changefeed", changefeed = cf, node = n, removed = false);
-                        ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: true, removed: false, maintainer_epoch: epoch });
-                    }
-                } else if let (Some(n), true) = (rt.node, rt.stopping) {
-                    if ctx.now_ms >= rt.last_send_ms + COORDINATOR_RESEND_MS {
-                        rt.last_send_ms = ctx.now_ms;
-                        let epoch = rt.epoch;
-                        ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: true, removed: false, maintainer_epoch: epoch });
-                    }
-                }
+                // Never placed again; a maintainer still running (its stop held, or one a
+                // new coordinator discovered) is stopped.
+                Self::stop_failed(ctx, &cf, rt);
                 continue;
             }
             // Operators resend their request until the maintainer answers (messages can be lost).
@@ -251,15 +237,7 @@ impl Coordinator {
                         let cf = st.changefeed.clone();
                         self.trace(ctx, epoch, "changefeed failed", vec![("changefeed", cf.to_string()), ("code", e.code.rfc().to_string()), ("error", e.message.clone())]);
                         let rt = self.runtime.get_mut(&cf).unwrap();
-                        if ctx.fp(FP_BLOCK_BEFORE_STOP_CHANGEFEED) {
-                            rt.stop_blocked = true;
-                            trace_ev!(ctx, Role::Coordinator, epoch, "block before stop changefeed", changefeed = cf);
-                        } else {
-                            rt.stopping = true;
-                            rt.last_send_ms = ctx.now_ms;
-                            trace_ev!(ctx, Role::Coordinator, epoch, "stop changefeed", changefeed = cf, node = from, removed = false);
-                            ctx.send(from, Message::RemoveMaintainerRequest { cf, cascade: true, removed: false, maintainer_epoch: epoch });
-                        }
+                        Self::stop_failed(ctx, &cf, rt);
                     }
                     false => {
                         // StateWarning: bump the epoch (persisted), cascade stop, retry after backoff.
@@ -279,6 +257,35 @@ impl Coordinator {
                 }
             }
         }
+    }
+
+    /// `StopChangefeed` of a failed changefeed (cascade, not removed), held while
+    /// `BlockBeforeStopChangefeed` is on; resent until the maintainer reports removed.
+    fn stop_failed(ctx: &mut Ctx, cf: &ChangefeedId, rt: &mut Runtime) {
+        let Some(n) = rt.node else {
+            rt.stop_blocked = false;
+            return;
+        };
+        let epoch = rt.epoch;
+        if rt.stopping {
+            if ctx.now_ms >= rt.last_send_ms + COORDINATOR_RESEND_MS {
+                rt.last_send_ms = ctx.now_ms;
+                ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: true, removed: false, maintainer_epoch: epoch });
+            }
+            return;
+        }
+        if ctx.fp(FP_BLOCK_BEFORE_STOP_CHANGEFEED) {
+            if !rt.stop_blocked {
+                rt.stop_blocked = true;
+                trace_ev!(ctx, Role::Coordinator, epoch, "block before stop changefeed", changefeed = cf);
+            }
+            return;
+        }
+        rt.stop_blocked = false;
+        rt.stopping = true;
+        rt.last_send_ms = ctx.now_ms;
+        trace_ev!(ctx, Role::Coordinator, epoch, "stop changefeed", changefeed = cf, node = n, removed = false);
+        ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: true, removed: false, maintainer_epoch: epoch });
     }
 
     /// Whether a `failed` state change is held by `BlockBeforeStopChangefeed`.

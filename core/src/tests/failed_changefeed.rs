@@ -215,3 +215,19 @@ fn retryable_error_warns_stops_and_restarts_after_backoff() {
     assert_eq!(meta.changefeeds[&cf()].state, FeedState::Normal);
     assert!(meta.changefeeds[&cf()].epoch > epoch);
 }
+
+#[test]
+fn new_coordinator_stops_a_discovered_maintainer_of_a_failed_changefeed() {
+    let mut env = Env::new(1);
+    let mut meta = MetaStore::default();
+    meta.changefeeds.insert(cf(), ChangefeedInfo { id: cf(), config: Default::default(), epoch: 9, checkpoint_ts: START, state: FeedState::Failed, last_error: Some("[CDC:ErrSnapshotLostByGC] lost".into()), created: true });
+    let mut c = Coordinator::new(n(1), nodes(&[0, 1]));
+    c.handle_message(&mut env.ctx(), n(0), status(9, START, vec![], false), &mut meta);
+    c.handle_message(&mut env.ctx(), n(1), Message::MaintainerHeartbeat { statuses: vec![] }, &mut meta);
+    env.take();
+    c.tick(&mut env.ctx(), &mut meta);
+    let out = env.take();
+    assert_eq!(removes(&out), vec![(n(0), true, false)]);
+    assert_eq!(adds(&out), 0);
+    assert_eq!(meta.changefeeds[&cf()].state, FeedState::Failed);
+}
