@@ -478,6 +478,9 @@ impl Maintainer {
                 self.all_nodes_ready = false;
             } else if self.state == MaintainerState::Working {
                 self.late_bootstrap.insert(n);
+            } else {
+                // `checkNodeChanged` does nothing once the maintainer is removing.
+                continue;
             }
             self.send_bootstrap(ctx, n);
         }

@@ -231,3 +231,19 @@ fn new_coordinator_stops_a_discovered_maintainer_of_a_failed_changefeed() {
     assert_eq!(adds(&out), 0);
     assert_eq!(meta.changefeeds[&cf()].state, FeedState::Failed);
 }
+
+#[test]
+fn a_removing_maintainer_does_not_bootstrap_a_joining_node() {
+    let mut schema = TestSchema::with_tables(&[10]);
+    schema.gc_fast_fail = true;
+    let mut h = MH::new(&[0], schema);
+    h.respond(0, NodeReport::default());
+    // The coordinator's stop of the failed changefeed: cascade remove.
+    let mut ctx = h.env.ctx();
+    h.m.remove(&mut ctx, true, false);
+    h.env.take();
+    assert_eq!(h.m.state, MaintainerState::Removing);
+    let out = h.node_change(&[0, 1]);
+    assert!(!traced(&out, "maintainer node changed"));
+    assert!(!out.msgs.iter().any(|e| matches!(e.msg, Message::MaintainerBootstrapRequest { .. })));
+}
