@@ -9,6 +9,12 @@
 //! failpoint `BlockCreateDispatcher` the lock is held, and every later control message
 //! of this manager (including a new maintainer's bootstrap) waits in `fence_waiters`
 //! until the paused Create has completed, exactly as the Go code serialises them.
+//!
+//! Closing is asynchronous, as `TryClose` is: the owner's first `MaintainerCloseRequest`
+//! closes the write path (no dispatcher can be created, nothing is reported any more)
+//! and is answered `success=false`; the close finishes in the background; a later
+//! allowed close request then gets `success=true` and the orchestrator deletes the
+//! manager. Until then the manager stays reachable by control messages.
 
 use super::dispatcher::{Dispatcher, DispatcherEffects};
 use crate::bugs::Bug;
