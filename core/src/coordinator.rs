@@ -62,6 +62,9 @@ struct Runtime {
     last_status_ms: u64,
     last_send_ms: u64,
     add_request: Option<Message>,
+    /// A `failed` changefeed whose `StopChangefeed` is held by failpoint
+    /// `BlockBeforeStopChangefeed` (its maintainer keeps running meanwhile).
+    stop_blocked: bool,
 }
 
 #[derive(Debug, Default)]
@@ -109,10 +112,13 @@ impl Coordinator {
         let cfs: Vec<ChangefeedId> = meta.changefeeds.keys().cloned().collect();
         for cf in cfs {
             let info = meta.changefeeds[&cf].clone();
+            let rt = self.runtime.entry(cf.clone()).or_default();
             if info.state == FeedState::Failed || info.state == FeedState::Stopped {
+                // Never placed again; a maintainer still running (its stop held, or one a
+                // new coordinator discovered) is stopped.
+                Self::stop_failed(ctx, &cf, rt);
                 continue;
             }
-            let rt = self.runtime.entry(cf.clone()).or_default();
             // Operators resend their request until the maintainer answers (messages can be lost).
             if let (Some(n), false) = (rt.node, rt.stopping) {
                 if ctx.now_ms >= rt.last_status_ms.max(rt.last_send_ms) + COORDINATOR_RESEND_MS {
@@ -177,6 +183,7 @@ impl Coordinator {
     pub fn handle_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Message, meta: &mut MetaStore) {
         let Message::MaintainerHeartbeat { statuses } = msg else { return };
         self.reported.insert(from);
+        let blocked = self.state_change_blocked();
         for st in statuses {
             // Discovery: adopt a running maintainer of the current (persisted) epoch.
             let persisted_epoch = meta.changefeeds.get(&st.changefeed).map(|i| i.epoch);
@@ -205,20 +212,34 @@ impl Coordinator {
             }
             rt.bootstrap_done = st.bootstrap_done;
             let Some(info) = meta.changefeeds.get_mut(&st.changefeed) else { continue };
-            if st.checkpoint_ts > info.checkpoint_ts {
+            if info.state == FeedState::Failed {
+                // `checkFailedStatus`: a failed changefeed changes no more; its stop (held or
+                // in progress) is driven by `tick`.
+                continue;
+            }
+            // While a state change is held before its stop, the coordinator's run loop
+            // (which also persists checkpoints) is paused.
+            if st.checkpoint_ts > info.checkpoint_ts && !blocked {
                 info.checkpoint_ts = st.checkpoint_ts;
                 rt.last_checkpoint_advance_ms = ctx.now_ms;
                 rt.backoff_ms = 0;
             }
-            if let Some(e) = st.errors.first() {
-                match e.code {
-                    ErrorCode::ChangefeedUnretryable => {
+            // `findFastFailError`: any fast-fail / unretryable error fails the changefeed.
+            let fatal = st.errors.iter().find(|e| e.code.fails_changefeed()).cloned();
+            if let Some(e) = fatal.as_ref().or(st.errors.first()) {
+                match e.code.fails_changefeed() {
+                    true => {
+                        // `handleStateChange(failed)`: persist the state and the error, then
+                        // `StopChangefeed` (cascade, not removed) unless the failpoint holds it.
                         info.state = FeedState::Failed;
                         info.last_error = Some(e.message.clone());
                         let epoch = rt.epoch;
-                        self.trace(ctx, epoch, "changefeed failed", vec![("changefeed", st.changefeed.to_string()), ("error", e.message.clone())]);
+                        let cf = st.changefeed.clone();
+                        self.trace(ctx, epoch, "changefeed failed", vec![("changefeed", cf.to_string()), ("code", e.code.rfc().to_string()), ("error", e.message.clone())]);
+                        let rt = self.runtime.get_mut(&cf).unwrap();
+                        Self::stop_failed(ctx, &cf, rt);
                     }
-                    _ => {
+                    false => {
                         // StateWarning: bump the epoch (persisted), cascade stop, retry after backoff.
                         info.state = FeedState::Warning;
                         info.last_error = Some(e.message.clone());
@@ -236,6 +257,40 @@ impl Coordinator {
                 }
             }
         }
+    }
+
+    /// `StopChangefeed` of a failed changefeed (cascade, not removed), held while
+    /// `BlockBeforeStopChangefeed` is on; resent until the maintainer reports removed.
+    fn stop_failed(ctx: &mut Ctx, cf: &ChangefeedId, rt: &mut Runtime) {
+        let Some(n) = rt.node else {
+            rt.stop_blocked = false;
+            return;
+        };
+        let epoch = rt.epoch;
+        if rt.stopping {
+            if ctx.now_ms >= rt.last_send_ms + COORDINATOR_RESEND_MS {
+                rt.last_send_ms = ctx.now_ms;
+                ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: true, removed: false, maintainer_epoch: epoch });
+            }
+            return;
+        }
+        if ctx.fp(FP_BLOCK_BEFORE_STOP_CHANGEFEED) {
+            if !rt.stop_blocked {
+                rt.stop_blocked = true;
+                trace_ev!(ctx, Role::Coordinator, epoch, "block before stop changefeed", changefeed = cf);
+            }
+            return;
+        }
+        rt.stop_blocked = false;
+        rt.stopping = true;
+        rt.last_send_ms = ctx.now_ms;
+        trace_ev!(ctx, Role::Coordinator, epoch, "stop changefeed", changefeed = cf, node = n, removed = false);
+        ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: true, removed: false, maintainer_epoch: epoch });
+    }
+
+    /// Whether a `failed` state change is held by `BlockBeforeStopChangefeed`.
+    fn state_change_blocked(&self) -> bool {
+        self.runtime.values().any(|r| r.stop_blocked)
     }
 
     /// Node membership change: a maintainer on a lost node is re-placed with a new epoch.

@@ -86,7 +86,13 @@ pub const FP_BLOCK_CREATE_DISPATCHER: &str = "BlockCreateDispatcher";
 pub const FP_NOT_READY_TO_CLOSE_DISPATCHER: &str = "NotReadyToCloseDispatcher";
 pub const FP_STOP_BALANCE_SCHEDULER: &str = "StopBalanceScheduler";
 pub const FP_BLOCK_OR_WAIT_BEFORE_WRITE: &str = "BlockOrWaitBeforeWrite";
-pub const KNOWN_FAILPOINTS: &[&str] = &[FP_BLOCK_CREATE_DISPATCHER, FP_NOT_READY_TO_CLOSE_DISPATCHER, FP_STOP_BALANCE_SCHEDULER, FP_BLOCK_OR_WAIT_BEFORE_WRITE];
+/// `logservice/schemastore/getAllPhysicalTablesGCFastFail`: the node's schema store
+/// loads tables at snapshot 0, below its GC ts (`ErrSnapshotLostByGC`).
+pub const FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL: &str = "getAllPhysicalTablesGCFastFail";
+/// `coordinator/BlockBeforeStopChangefeed`: a `failed`/`finished` state change is
+/// persisted but its `StopChangefeed` waits (`pause`), on the coordinator's node.
+pub const FP_BLOCK_BEFORE_STOP_CHANGEFEED: &str = "BlockBeforeStopChangefeed";
+pub const KNOWN_FAILPOINTS: &[&str] = &[FP_BLOCK_CREATE_DISPATCHER, FP_NOT_READY_TO_CLOSE_DISPATCHER, FP_STOP_BALANCE_SCHEDULER, FP_BLOCK_OR_WAIT_BEFORE_WRITE, FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL, FP_BLOCK_BEFORE_STOP_CHANGEFEED];
 
 pub struct Ctx<'a> {
     pub now_ms: u64,

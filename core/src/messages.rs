@@ -118,11 +118,37 @@ pub struct Watermark {
     pub seq: u64,
 }
 
+/// RFC error codes carried by `RunningError` (a subset of TiCDC's `pkg/errors`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum ErrorCode {
     ChangefeedRetryable,
     ChangefeedUnretryable,
     InitTableTriggerDispatcherFailed,
+    /// `ErrSnapshotLostByGC`: the schema snapshot at the start ts is below the schema
+    /// store's GC ts (a GC fast-fail error).
+    SnapshotLostByGC,
+    /// `ErrDispatcherManagerWritePathClosed`: the dispatcher manager is closing or closed.
+    DispatcherManagerWritePathClosed,
+}
+
+impl ErrorCode {
+    /// TiCDC's RFC code name, as it appears in logs and in the changefeed's error.
+    pub fn rfc(self) -> &'static str {
+        match self {
+            ErrorCode::ChangefeedRetryable => "CDC:ErrChangefeedRetryable",
+            ErrorCode::ChangefeedUnretryable => "CDC:ErrChangefeedUnretryable",
+            ErrorCode::InitTableTriggerDispatcherFailed => "CDC:ErrChangefeedInitTableTriggerDispatcherFailed",
+            ErrorCode::SnapshotLostByGC => "CDC:ErrSnapshotLostByGC",
+            ErrorCode::DispatcherManagerWritePathClosed => "CDC:ErrDispatcherManagerWritePathClosed",
+        }
+    }
+
+    /// The coordinator's classification (`findFastFailError`: GC fast-fail codes and
+    /// `ShouldFailChangefeed`'s unretryable list): true = the changefeed goes to `failed`
+    /// and is not restarted; false = `warning`, backoff and restart.
+    pub fn fails_changefeed(self) -> bool {
+        matches!(self, ErrorCode::ChangefeedUnretryable | ErrorCode::SnapshotLostByGC)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -82,11 +82,40 @@ pub struct TableInfo {
     pub splitable: bool,
 }
 
+/// An error of the schema store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SchemaStoreError {
+    /// `ErrSnapshotLostByGC`: the requested snapshot is older than the store's GC ts.
+    SnapshotLostByGC { snap_ts: Ts, gc_ts: Ts },
+}
+
+impl SchemaStoreError {
+    pub fn code(&self) -> crate::messages::ErrorCode {
+        match self {
+            SchemaStoreError::SnapshotLostByGC { .. } => crate::messages::ErrorCode::SnapshotLostByGC,
+        }
+    }
+}
+
+impl std::fmt::Display for SchemaStoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SchemaStoreError::SnapshotLostByGC { snap_ts, gc_ts } => write!(f, "[{}] schema snapshot at {} was lost: the schema store is GCed up to {}", self.code().rfc(), snap_ts, gc_ts),
+        }
+    }
+}
+
 /// The schema store as the maintainer uses it (`GetAllPhysicalTables`, DDL history,
 /// region counts). Implemented by the simulator's upstream model.
 pub trait SchemaView {
     /// Tables that exist as of `ts` (inclusive).
     fn tables_at(&self, ts: Ts) -> Vec<TableInfo>;
+    /// `getAllPhysicalTables` as `FinishBootstrap` loads it: like `tables_at`, but the
+    /// schema store can refuse (its snapshot is GCed). The default never fails; the
+    /// simulator's per-node view fails under failpoint `getAllPhysicalTablesGCFastFail`.
+    fn get_all_physical_tables(&self, snap_ts: Ts) -> Result<Vec<TableInfo>, SchemaStoreError> {
+        Ok(self.tables_at(snap_ts))
+    }
     /// DDLs with `from < commit_ts <= to` as the table trigger dispatcher would see them.
     fn ddl_history(&self, from: Ts, to: Ts) -> Vec<DdlEvent>;
     /// Current number of regions of a table (region count refresher).

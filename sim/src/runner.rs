@@ -191,6 +191,11 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     let net = handle.create_node().name("network").build();
     w.lock().unwrap().net_handle = Some(net);
     let flush_ms = cfg.sink.flush_interval_ms;
+    for j in &scn.cluster.join_later {
+        if let Some(i) = j.strip_prefix('n').and_then(|x| x.parse::<usize>().ok()) {
+            w.lock().unwrap().nodes[i].held = true;
+        }
+    }
     let mut handles = Vec::new();
     for i in 0..nodes {
         let w2 = w.clone();
@@ -201,6 +206,10 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
                 let w = w2.clone();
                 async move {
                     let n = NodeId(i);
+                    if w.lock().unwrap().nodes[i as usize].held {
+                        // A `join-later` capture: its process starts with the `start` step.
+                        std::future::pending::<()>().await;
+                    }
                     let gen = {
                         let mut g = w.lock().unwrap();
                         let slot = &mut g.nodes[i as usize];
@@ -441,6 +450,14 @@ impl Driver {
             }
             Step::Restart { node } => {
                 let n = self.node(node)?;
+                restart_node(&self.w, self.handles[n.0 as usize].id()).await;
+            }
+            Step::Start { node } => {
+                let n = self.node(node)?;
+                let held = std::mem::replace(&mut self.w.lock().unwrap().nodes[n.0 as usize].held, false);
+                if !held {
+                    return Err(format!("start {}: the capture was already started", n));
+                }
                 restart_node(&self.w, self.handles[n.0 as usize].id()).await;
             }
             Step::SleepRandom { min_ms, max_ms } => {
@@ -753,10 +770,12 @@ impl Driver {
                     _ => false,
                 }
             }
-            Predicate::TraceSeen { event, table } => {
+            Predicate::TraceSeen { event, table, contains } => {
                 let t = table.as_ref().map(|t| self.table(t)).transpose()?.map(|t| t.to_string());
-                g.trace.iter().any(|r| r.event == *event && t.as_ref().map(|t| r.fields.iter().any(|(k, v)| k == "table" && v == t)).unwrap_or(true))
+                g.trace.iter().any(|r| r.event == *event && t.as_ref().map(|t| r.fields.iter().any(|(k, v)| k == "table" && v == t)).unwrap_or(true) && contains.as_ref().map(|c| r.fields.iter().any(|(_, v)| v.contains(c.as_str()))).unwrap_or(true))
             }
+            Predicate::TraceSequence { events } => trace_sequence_seen(&g.trace, events),
+            Predicate::ChangefeedState { state, error } => changefeed_state_is(&g, *state, error.as_deref()).0,
             Predicate::DownstreamSynced => g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()).all(|t| g.storage.table_rows(t.id) == t.rows),
             Predicate::CheckpointCaughtUp => g.persisted_checkpoint >= g.upstream.resolved_ts(g.now_ms).saturating_sub(ts_from_ms(self.flush_ms + 5_000)),
         })
@@ -766,6 +785,19 @@ impl Driver {
     fn pending(&self, target: Ts) -> Vec<String> {
         let g = self.w.lock().unwrap();
         let mut p = Vec::new();
+        if g.meta.changefeeds.get(&g.cf).map(|i| i.state == FeedState::Failed).unwrap_or(false) {
+            // A failed changefeed converges to stopped: no maintainer and no dispatcher
+            // manager of it runs anywhere (its data is not expected downstream).
+            if let Some((n, m)) = g.maintainer() {
+                p.push(format!("failed changefeed still has a {:?} maintainer on {}", m.state, n));
+            }
+            for (i, s) in g.nodes.iter().enumerate() {
+                if let Some(dm) = s.state.as_ref().and_then(|st| st.orch.managers.get(&g.cf)) {
+                    p.push(format!("failed changefeed still has a dispatcher manager on {} ({} dispatchers)", NodeId(i as u32), dm.dispatchers.len()));
+                }
+            }
+            return p;
+        }
         let Some((_, m)) = g.maintainer() else { return vec!["no live maintainer".into()] };
         if !m.initialized() {
             return vec!["maintainer not bootstrapped".into()];
@@ -902,6 +934,23 @@ impl Driver {
                     }
                     CheckResult { check: "sync_diff".into(), passed: bad.is_empty(), detail: if bad.is_empty() { "downstream equals upstream".into() } else { bad.join("; ") } }
                 }
+                Check::ChangefeedState { state, error } => {
+                    let g = self.w.lock().unwrap();
+                    let (ok, got) = changefeed_state_is(&g, *state, error.as_deref());
+                    CheckResult { check: format!("changefeed_state {}{}", format!("{:?}", state).to_lowercase(), error.as_ref().map(|e| format!(" {}", e)).unwrap_or_default()), passed: ok, detail: got }
+                }
+                Check::NodeAlive { node } => {
+                    let n = self.node(node);
+                    let g = self.w.lock().unwrap();
+                    let (ok, detail) = match n {
+                        Ok(n) => {
+                            let alive = g.nodes.get(n.0 as usize).map(|s| s.alive && s.state.is_some()).unwrap_or(false);
+                            (alive, format!("capture {} running: {}", n, alive))
+                        }
+                        Err(e) => (false, e),
+                    };
+                    CheckResult { check: format!("node_alive {}", node), passed: ok, detail }
+                }
                 Check::NoErrorLogged => {
                     let g = self.w.lock().unwrap();
                     CheckResult { check: "no_error_logged".into(), passed: g.retryable_errors.is_empty(), detail: if g.retryable_errors.is_empty() { "no error".into() } else { format!("{} retryable errors, first: {}", g.retryable_errors.len(), g.retryable_errors[0].1) } }
@@ -921,6 +970,39 @@ async fn restart_node(w: &W, id: madsim::task::NodeId) {
     madsim::runtime::Handle::current().restart(id);
     madsim::time::sleep(Duration::from_millis(1)).await;
     notify_membership(w);
+}
+
+/// Whether `events` were recorded on one node in this order (a subsequence of that
+/// node's trace), like the integration tests' `awk` checks over one capture's log.
+pub fn trace_sequence_seen(trace: &[crate::result::TraceRecord], events: &[String]) -> bool {
+    if events.is_empty() {
+        return true;
+    }
+    let mut progress: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in trace {
+        let i = progress.entry(r.node.as_str()).or_insert(0);
+        if r.event == events[*i] {
+            *i += 1;
+            if *i == events.len() {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The persisted changefeed state against `want` (and an error substring); returns
+/// whether it matches and a description of what is there.
+fn changefeed_state_is(g: &World, want: FeedStateName, error: Option<&str>) -> (bool, String) {
+    let Some(info) = g.meta.changefeeds.get(&g.cf) else { return (false, "no changefeed".into()) };
+    let state_ok = match want {
+        FeedStateName::Normal => info.state == FeedState::Normal,
+        FeedStateName::Warning => info.state == FeedState::Warning,
+        FeedStateName::Failed => info.state == FeedState::Failed,
+        FeedStateName::Stopped => info.state == FeedState::Stopped,
+    };
+    let err_ok = error.map(|e| info.last_error.as_deref().unwrap_or("").contains(e)).unwrap_or(true);
+    (state_ok && err_ok, format!("changefeed state {:?}, error {:?}", info.state, info.last_error))
 }
 
 fn cmp(op: CmpOp, got: usize, want: usize) -> bool {

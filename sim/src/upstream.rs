@@ -29,6 +29,9 @@ pub struct Upstream {
     pub changes: BTreeMap<TableId, Vec<RowChange>>,
     pub ddls: Vec<DdlEvent>,
     last_ts: Ts,
+    /// The first TSO handed out: the schema store's GC ts in this model (it keeps every
+    /// version since the cluster started).
+    first_ts: Ts,
     next_table_id: TableId,
     next_schema_id: SchemaId,
 }
@@ -42,6 +45,9 @@ impl Upstream {
     pub fn tso(&mut self, now_ms: u64) -> Ts {
         let t = ts_from_ms(now_ms).max(self.last_ts + 1);
         self.last_ts = t;
+        if self.first_ts == 0 {
+            self.first_ts = t;
+        }
         t
     }
 
@@ -237,5 +243,33 @@ impl SchemaView for Upstream {
     }
     fn region_count(&self, t: TableId) -> u64 {
         self.tables.get(&t).map(|t| t.regions).unwrap_or(1)
+    }
+}
+
+/// One capture's schema store: the upstream's schema seen through that capture's
+/// failpoints. Under `getAllPhysicalTablesGCFastFail` the table load at bootstrap reads
+/// snapshot 0, below the store's GC ts, and fails with `ErrSnapshotLostByGC`.
+pub struct NodeSchemaStore<'a> {
+    pub up: &'a Upstream,
+    pub gc_fast_fail: bool,
+}
+
+impl SchemaView for NodeSchemaStore<'_> {
+    fn tables_at(&self, ts: Ts) -> Vec<TableInfo> {
+        self.up.tables_at(ts)
+    }
+    fn get_all_physical_tables(&self, snap_ts: Ts) -> Result<Vec<TableInfo>, SchemaStoreError> {
+        let snap_ts = if self.gc_fast_fail { 0 } else { snap_ts };
+        let gc_ts = self.up.first_ts.max(1);
+        if snap_ts < gc_ts {
+            return Err(SchemaStoreError::SnapshotLostByGC { snap_ts, gc_ts });
+        }
+        Ok(self.up.tables_at(snap_ts))
+    }
+    fn ddl_history(&self, from: Ts, to: Ts) -> Vec<DdlEvent> {
+        self.up.ddl_history(from, to)
+    }
+    fn region_count(&self, t: TableId) -> u64 {
+        self.up.region_count(t)
     }
 }

@@ -39,6 +39,9 @@ pub struct NodeState {
 #[derive(Debug)]
 pub struct NodeSlot {
     pub alive: bool,
+    /// Not started yet (`cluster.join-later`): the capture's process does not run until
+    /// a `start` step clears this.
+    pub held: bool,
     pub generation: u64,
     pub state: Option<NodeState>,
 }
@@ -113,7 +116,7 @@ impl World {
             bugs,
             core_rng,
             sim_rng,
-            nodes: (0..nodes).map(|_| NodeSlot { alive: false, generation: 0, state: None }).collect(),
+            nodes: (0..nodes).map(|_| NodeSlot { alive: false, held: false, generation: 0, state: None }).collect(),
             failpoints: (0..nodes).map(|_| Failpoints::default()).collect(),
             meta: MetaStore::default(),
             upstream: Upstream::new(),
@@ -266,7 +269,7 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
     let node_name = n.to_string();
     let mut dispatchers_changed = kind == StepKind::Membership;
     for t in out.trace {
-        if matches!(t.kind, "create dispatcher" | "create table trigger event dispatcher" | "remove dispatcher" | "dispatcher stopped" | "dispatcher manager closed" | "replace mismatched table trigger" | "dispatcher working") {
+        if matches!(t.kind, "create dispatcher" | "create table trigger event dispatcher" | "remove dispatcher" | "dispatcher stopped" | "dispatcher manager closed" | "stopping dispatcher manager write path" | "replace mismatched table trigger" | "dispatcher working") {
             dispatchers_changed = true;
         }
         // Writer half of barrier-writes-once: within one maintainer generation, the
@@ -447,7 +450,10 @@ fn handle_message(ns: &mut NodeState, ctx: &mut Ctx, up: &mut Upstream, meta: &m
                 c.handle_message(ctx, from, msg, meta);
             }
         }
-        Topic::MaintainerManager => ns.mm.handle_message(ctx, from, msg, &*up),
+        Topic::MaintainerManager => {
+            let schema = crate::upstream::NodeSchemaStore { up: &*up, gc_fast_fail: ctx.fp(FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL) };
+            ns.mm.handle_message(ctx, from, msg, &schema)
+        }
         Topic::DispatcherManagerManager | Topic::HeartbeatCollector => ns.orch.handle_message(ctx, from, msg),
     }
 }
@@ -594,9 +600,10 @@ pub fn notify_membership(w: &W) {
         (g.alive(), o)
     };
     for n in alive.iter().copied() {
-        step(w, n, None, StepKind::Membership, |ns, ctx, _, meta| {
+        step(w, n, None, StepKind::Membership, |ns, ctx, up, meta| {
             ns.mm.coordinator = owner;
-            ns.mm.on_node_change(ctx, &alive);
+            let schema = crate::upstream::NodeSchemaStore { up: &*up, gc_fast_fail: ctx.fp(FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL) };
+            ns.mm.on_node_change(ctx, &alive, &schema);
             if Some(n) == owner {
                 let c = ns.coord.get_or_insert_with(|| Coordinator::new(n, alive.clone()));
                 c.on_node_change(ctx, &alive, meta);

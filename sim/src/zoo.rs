@@ -38,6 +38,10 @@ pub fn scenario_for(bug: Bug) -> &'static str {
         // fixed protocol itself (see scenarios/README.md, "Which scenario catches which
         // historical bug"), so they stay uncaught here by construction.
         Bug::DropStaleRemoveOperators | Bug::ReplaceMismatchedTrigger | Bug::AcceptNilTriggerBootstrap | Bug::LeakFenceLockWhenFenced | Bug::AcceptNonownerBlockStatus => TAKEOVER,
+        // The only window found where a bootstrap creates a trigger on a closed write
+        // path (scenarios/findings/zombie_closing_dispatcher_manager.toml: the removing
+        // maintainer dies mid cascade close) hangs the *fixed* core, and the historical
+        // error recovers there; no scenario that passes on the fixed core reaches it.
         Bug::WritePathClosedIsError => PREFERRED,
     }
 }

@@ -369,3 +369,17 @@ fn fuzz_stop_after_stops_scheduling() {
     let v = json(&o);
     assert_eq!((v["runs"].as_u64(), v["failures"].as_u64(), v["stopped_early"].as_bool()), (Some(2), Some(2), Some(true)), "{v}");
 }
+
+#[test]
+fn start_step_needs_a_join_later_node() {
+    let d = temp_dir();
+    let p = write(&d, "start.toml", &format!("{MINIMAL}[[steps]]\naction = \"start\"\nnode = \"n1\"\n"));
+    let err = assert_bad_input(&run(&["scenario", p.to_str().unwrap(), "--seed", "1"]));
+    assert!(err.contains("not listed in cluster.join-later"), "{err}");
+    let p = write(&d, "join.toml", &format!("{MINIMAL}[cluster]\nnodes = 2\njoin-later = [\"n0\", \"n1\"]\n"));
+    let err = assert_bad_input(&run(&["scenario", p.to_str().unwrap(), "--seed", "1"]));
+    assert!(err.contains("at least one node"), "{err}");
+    let p = write(&d, "join2.toml", &format!("{MINIMAL}[cluster]\nnodes = 2\njoin-later = [\"n5\"]\n"));
+    let err = assert_bad_input(&run(&["scenario", p.to_str().unwrap(), "--seed", "1"]));
+    assert!(err.contains("invalid node 'n5'"), "{err}");
+}

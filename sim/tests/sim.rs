@@ -47,6 +47,24 @@ fn walking_skeleton_and_failover_pass_on_the_fixed_core() {
     }
 }
 
+#[test]
+fn bootstrap_retry_after_error_ends_failed_with_the_join_bootstrap_round() {
+    let s = scenario("bootstrap_retry_after_error");
+    let r = run_on_fresh_thread(&s, 0, &Bugs::none(), &RunOptions::default());
+    assert_eq!(r.outcome, Outcome::Pass, "{:?}", r.violations);
+    let seq: Vec<String> = ["maintainer node changed", "maintainer received bootstrap response", "handle bootstrap response"].iter().map(|s| s.to_string()).collect();
+    assert!(ticdc_sim::runner::trace_sequence_seen(&r.trace, &seq));
+    // The joined capture was not running before its `start` step.
+    let started: Vec<&str> = r.trace.iter().filter(|t| t.event == "capture started").map(|t| t.node.as_str()).collect();
+    assert_eq!(started, vec!["8300", "8301"]);
+    let fail_at = r.trace.iter().position(|t| t.event == "an error occurred in maintainer").unwrap();
+    let join_at = r.trace.iter().position(|t| t.event == "capture started" && t.node == "8301").unwrap();
+    assert!(fail_at < join_at);
+    // Out of order, the sequence is not seen.
+    let rev: Vec<String> = seq.iter().rev().cloned().collect();
+    assert!(!ticdc_sim::runner::trace_sequence_seen(&r.trace[..join_at], &rev));
+}
+
 fn dm_with(node: u32, ds: &[(u64, TableSpan, ComponentState, bool)]) -> DispatcherManager {
     let mut dm = DispatcherManager::new(ChangefeedId("cf".into()), NodeId(node), Default::default(), node as u64);
     for (id, span, st, trig) in ds {

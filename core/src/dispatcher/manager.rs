@@ -9,6 +9,12 @@
 //! failpoint `BlockCreateDispatcher` the lock is held, and every later control message
 //! of this manager (including a new maintainer's bootstrap) waits in `fence_waiters`
 //! until the paused Create has completed, exactly as the Go code serialises them.
+//!
+//! Closing is asynchronous, as `TryClose` is: the owner's first `MaintainerCloseRequest`
+//! closes the write path (no dispatcher can be created, nothing is reported any more)
+//! and is answered `success=false`; the close finishes in the background; a later
+//! allowed close request then gets `success=true` and the orchestrator deletes the
+//! manager. Until then the manager stays reachable by control messages.
 
 use super::dispatcher::{Dispatcher, DispatcherEffects};
 use crate::bugs::Bug;
@@ -78,6 +84,16 @@ pub struct DispatcherManager {
     pub blocked_writes: Vec<(DispatcherId, crate::upstream::DdlEvent)>,
     /// Set by the `leak-fence-lock-when-fenced` bug: the lock is never released.
     pub fence_leaked: bool,
+    /// `closing`: `TryClose` started the asynchronous close.
+    pub closing: bool,
+    /// `writePathClosed`: set first thing by the close; from then on no dispatcher can
+    /// be created and the manager no longer reports to the maintainer, but it stays in
+    /// the orchestrator's map (control messages still reach it) until a later allowed
+    /// close request finds the close finished.
+    pub write_path_closed: bool,
+    /// `closed` of TiCDC's manager: the asynchronous close has finished.
+    pub close_finished: bool,
+    /// `TryClose` returned true: the orchestrator deletes the manager.
     pub closed: bool,
     status_changed: Vec<TableSpanStatus>,
 }
@@ -105,6 +121,9 @@ impl DispatcherManager {
             fence_waiters: Vec::new(),
             blocked_writes: Vec::new(),
             fence_leaked: false,
+            closing: false,
+            write_path_closed: false,
+            close_finished: false,
             closed: false,
             status_changed: Vec::new(),
         }
@@ -257,6 +276,11 @@ impl DispatcherManager {
                 }
                 self.current_operator_map.insert(id, JournalEntry { req: req.clone(), from, epoch: req.maintainer_epoch });
                 self.trace(ctx, "store current working add operator", vec![("dispatcher", id.to_string()), ("table", req.config.span.table_id.to_string()), ("span", req.config.span.to_string()), ("op", format!("{:?}", req.operator_type)), ("epoch", req.maintainer_epoch.to_string())]);
+                if self.write_path_closed {
+                    // `newEventDispatchers` refuses; the add operator stays journaled.
+                    self.trace(ctx, "dispatcher manager write path closed, keep add operators", vec![("dispatcher", id.to_string())]);
+                    return;
+                }
                 if ctx.fp(FP_BLOCK_CREATE_DISPATCHER) {
                     self.blocked_creates.push(JournalEntry { req, from, epoch: self.maintainer_epoch });
                     return;
@@ -355,6 +379,27 @@ impl DispatcherManager {
             self.trace(ctx, "dispatcher manager owner updated", vec![("maintainer", from.to_string()), ("epoch", epoch.to_string())]);
         }
         if let (Some(t), None) = (trigger, self.trigger_id) {
+            if self.write_path_closed {
+                // `NewTableTriggerEventDispatcher` on a closing/closed manager fails with
+                // ErrDispatcherManagerWritePathClosed. TiCDC treats that as an expected
+                // stop (Info, no response); the historical behaviour answered the
+                // bootstrap with the error, which the maintainer reports as a changefeed
+                // error (warning, cascade stop, restart).
+                if ctx.bug(Bug::WritePathClosedIsError) {
+                    self.trace(ctx, "failed to create table trigger dispatcher", vec![("dispatcher", t.to_string()), ("error", ErrorCode::DispatcherManagerWritePathClosed.rfc().to_string())]);
+                    return Some(Message::MaintainerBootstrapResponse {
+                        cf: self.cf.clone(),
+                        spans: vec![],
+                        checkpoint_ts: 0,
+                        operators: vec![],
+                        merge_operators: vec![],
+                        err: Some(RunningError { node: self.node, code: ErrorCode::DispatcherManagerWritePathClosed, message: format!("[{}] dispatcher manager write path is closed", ErrorCode::DispatcherManagerWritePathClosed.rfc()) }),
+                        maintainer_epoch: epoch,
+                    });
+                }
+                self.trace(ctx, "dispatcher manager write path closed while creating table trigger dispatcher", vec![("dispatcher", t.to_string())]);
+                return None;
+            }
             let d = Dispatcher::new(t, TableSpan::ddl_span(), 0, start_ts, true, false);
             self.dispatchers.insert(t, d);
             self.trigger_id = Some(t);
@@ -398,6 +443,10 @@ impl DispatcherManager {
             return None;
         }
         self.note_if_stale(ctx, "MaintainerPostBootstrapRequest", from, epoch);
+        if self.write_path_closed {
+            self.trace(ctx, "dispatcher manager write path closed while initializing table trigger event dispatcher", vec![]);
+            return None;
+        }
         if let Some(d) = self.dispatchers.get_mut(&trigger) {
             if d.is_trigger && !d.registered {
                 d.registered = true;
@@ -413,21 +462,47 @@ impl DispatcherManager {
             return Some(Message::MaintainerCloseResponse { cf: self.cf.clone(), success: true, maintainer_epoch: epoch });
         }
         self.note_if_stale(ctx, "MaintainerCloseRequest", from, epoch);
-        self.close(ctx);
-        Some(Message::MaintainerCloseResponse { cf: self.cf.clone(), success: true, maintainer_epoch: epoch })
+        let success = self.try_close(ctx);
+        Some(Message::MaintainerCloseResponse { cf: self.cf.clone(), success, maintainer_epoch: epoch })
     }
 
-    /// Close every dispatcher and the sink.
-    pub fn close(&mut self, ctx: &mut Ctx) {
+    /// `TryClose`: true once the asynchronous close has finished (the orchestrator then
+    /// deletes the manager); otherwise start it if needed and answer false, so the
+    /// maintainer asks again.
+    pub fn try_close(&mut self, ctx: &mut Ctx) -> bool {
+        if self.close_finished {
+            self.closed = true;
+            self.trace(ctx, "dispatcher manager closed", vec![]);
+            return true;
+        }
+        if !self.closing {
+            self.closing = true;
+            self.stop_write_path(ctx);
+        }
+        false
+    }
+
+    /// `stopWritePath`: close the write path, every dispatcher and the sink writers, and
+    /// leave the heartbeat collector.
+    ///
+    /// Simplification: TiCDC removes the dispatchers asynchronously (the trigger is
+    /// cleared when its removal completes); here they are gone at once. The rest of
+    /// the close (`finishClose`: the manager's goroutines exiting) ends at the next
+    /// heartbeat tick with no storage operation in flight (see [`Self::heartbeat`]).
+    fn stop_write_path(&mut self, ctx: &mut Ctx) {
+        if self.write_path_closed {
+            return;
+        }
+        self.write_path_closed = true;
         let ids: Vec<DispatcherId> = self.dispatchers.keys().copied().collect();
         for id in ids {
             self.sink.abandon_dispatcher(id);
         }
         self.dispatchers.clear();
         self.merge_tasks.clear();
+        self.blocked_writes.clear();
         self.trigger_id = None;
-        self.closed = true;
-        self.trace(ctx, "dispatcher manager closed", vec![]);
+        self.trace(ctx, "stopping dispatcher manager write path", vec![]);
     }
 
     fn handle_heartbeat_response(&mut self, ctx: &mut Ctx, statuses: Vec<DispatcherStatus>) {
@@ -759,6 +834,15 @@ impl DispatcherManager {
     /// resend block statuses, report watermark and statuses, and the first error.
     pub fn heartbeat(&mut self, ctx: &mut Ctx, force: bool) {
         if self.closed {
+            return;
+        }
+        if self.write_path_closed {
+            // Left the heartbeat collector: nothing is reported any more. The close
+            // finishes once the sink has nothing in flight.
+            if self.closing && !self.close_finished && self.sink.inflight_count() == 0 {
+                self.close_finished = true;
+                self.trace(ctx, "event dispatcher manager closed", vec![]);
+            }
             return;
         }
         self.run_merge_checks(ctx);

@@ -12,22 +12,32 @@ impl Maintainer {
         let responses: Vec<(NodeId, Message)> = self.bootstrap_responses.iter().filter_map(|(n, r)| r.clone().map(|r| (*n, r))).collect();
         // 1. startTs = max of the responses' trigger start ts.
         let mut start_ts = 0;
-        for (_, r) in &responses {
-            if let Message::MaintainerBootstrapResponse { checkpoint_ts, .. } = r {
+        for (n, r) in &responses {
+            if let Message::MaintainerBootstrapResponse { checkpoint_ts, spans, .. } = r {
+                self.trace(ctx, "handle bootstrap response", vec![("node", n.to_string()), ("checkpoint_ts", checkpoint_ts.to_string()), ("spans", spans.len().to_string())]);
                 start_ts = start_ts.max(*checkpoint_ts);
             }
         }
         if start_ts == 0 {
             self.trace(ctx, "bootstrap failed: no table trigger start ts", vec![]);
-            self.errors.push(RunningError { node: self.node, code: ErrorCode::InitTableTriggerDispatcherFailed, message: "ErrChangefeedInitTableTriggerDispatcherFailed".into() });
+            self.handle_error(ctx, ErrorCode::InitTableTriggerDispatcherFailed, "ErrChangefeedInitTableTriggerDispatcherFailed".into());
             return;
         }
         let ddl_id = self.sc.ddl_span_id;
         if let Some(d) = self.sc.get_mut(&ddl_id) {
             d.checkpoint_ts = start_ts;
         }
-        // 2. Tables as of startTs.
-        let tables = schema.tables_at(start_ts);
+        // 2. Tables as of startTs (`loadTables`). On failure nothing else has changed: the
+        //    responses stay with the bootstrapper and a later round (a node joining) runs
+        //    this again from the start.
+        let tables = match schema.get_all_physical_tables(start_ts) {
+            Ok(t) => t,
+            Err(e) => {
+                self.trace(ctx, "load table from scheme store failed", vec![("start_ts", start_ts.to_string()), ("error", e.to_string())]);
+                self.handle_error(ctx, e.code(), e.to_string());
+                return;
+            }
+        };
         let table_set: BTreeMap<TableId, &crate::upstream::TableInfo> = tables.iter().map(|t| (t.table_id, t)).collect();
         // 3. Working task map: every reported span, by table.
         let mut working: BTreeMap<TableId, Vec<SpanReplication>> = BTreeMap::new();

@@ -85,10 +85,10 @@ impl MaintainerManager {
         }
     }
 
-    pub fn on_node_change(&mut self, ctx: &mut Ctx, alive: &BTreeSet<NodeId>) {
+    pub fn on_node_change(&mut self, ctx: &mut Ctx, alive: &BTreeSet<NodeId>, schema: &dyn SchemaView) {
         self.alive = alive.clone();
         for m in self.maintainers.values_mut() {
-            m.on_node_change(ctx, alive);
+            m.on_node_change(ctx, alive, schema);
         }
     }
 

@@ -58,6 +58,11 @@ pub struct Maintainer {
     pub oc: OperatorController,
     pub barrier: Barrier,
     pub bootstrap_responses: BTreeMap<NodeId, Option<Message>>,
+    /// The bootstrapper's `allNodesReady`: every tracked node has answered and the
+    /// responses were handed to `FinishBootstrap` once. A failed `FinishBootstrap` keeps
+    /// the responses (they are cleared only on success), so a node joining later resets
+    /// this and its answer hands the whole set over again.
+    pub all_nodes_ready: bool,
     bootstrap_last_sent: BTreeMap<NodeId, u64>,
     pub post_bootstrap_done: bool,
     post_bootstrap_last_sent: u64,
@@ -98,6 +103,7 @@ impl Maintainer {
             oc: OperatorController::new(),
             barrier: Barrier::default(),
             bootstrap_responses: BTreeMap::new(),
+            all_nodes_ready: false,
             bootstrap_last_sent: BTreeMap::new(),
             post_bootstrap_done: false,
             post_bootstrap_last_sent: 0,
@@ -159,6 +165,7 @@ impl Maintainer {
         }
         match msg {
             Message::MaintainerBootstrapResponse { maintainer_epoch, .. } => {
+                self.trace(ctx, "maintainer received bootstrap response", vec![("node", from.to_string())]);
                 if !epoch_matches(maintainer_epoch, self.epoch) {
                     return;
                 }
@@ -172,10 +179,12 @@ impl Maintainer {
                     self.errors.push(e.clone());
                     return;
                 }
-                self.bootstrap_responses.insert(from, Some(msg));
-                if self.bootstrap_responses.values().all(|r| r.is_some()) {
-                    self.finish_bootstrap(ctx, schema);
+                if !self.bootstrap_responses.contains_key(&from) {
+                    // `HandleBootstrapResponse`: a node the bootstrapper does not track.
+                    return;
                 }
+                self.bootstrap_responses.insert(from, Some(msg));
+                self.on_bootstrap_responses(ctx, schema);
             }
             Message::MaintainerPostBootstrapResponse { maintainer_epoch, err, .. } => {
                 if epoch_matches(maintainer_epoch, self.epoch) && err.is_none() && !self.post_bootstrap_done {
@@ -542,11 +551,35 @@ impl Maintainer {
         Some(self.committed_checkpoint)
     }
 
-    /// Node membership change.
-    pub fn on_node_change(&mut self, ctx: &mut Ctx, alive: &BTreeSet<NodeId>) {
+    /// `collectBootstrapResponses` + `onBootstrapResponses`: once every tracked node has
+    /// answered (and the set was not handed over yet), run `FinishBootstrap`.
+    fn on_bootstrap_responses(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
+        if self.state != MaintainerState::Bootstrapping || self.all_nodes_ready {
+            return;
+        }
+        if self.bootstrap_responses.is_empty() || !self.bootstrap_responses.values().all(|r| r.is_some()) {
+            return;
+        }
+        self.all_nodes_ready = true;
+        self.finish_bootstrap(ctx, schema);
+    }
+
+    /// `handleError`: keep the error for the next maintainer status; the coordinator
+    /// decides between `warning` (restart) and `failed`.
+    pub(crate) fn handle_error(&mut self, ctx: &mut Ctx, code: ErrorCode, message: String) {
+        self.trace(ctx, "an error occurred in maintainer", vec![("code", code.rfc().to_string()), ("error", message.clone())]);
+        self.errors.push(RunningError { node: self.node, code, message });
+    }
+
+    /// Node membership change (`onNodeChanged`).
+    pub fn on_node_change(&mut self, ctx: &mut Ctx, alive: &BTreeSet<NodeId>, schema: &dyn SchemaView) {
         let removed: Vec<NodeId> = self.alive.difference(alive).copied().collect();
         let added: Vec<NodeId> = alive.difference(&self.alive).copied().collect();
         self.alive = alive.clone();
+        if (!removed.is_empty() || !added.is_empty()) && matches!(self.state, MaintainerState::Bootstrapping | MaintainerState::Working) {
+            let list = |v: &[NodeId]| v.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(",");
+            self.trace(ctx, "maintainer node changed", vec![("added", list(&added)), ("removed", list(&removed))]);
+        }
         for n in removed {
             self.node_watermarks.remove(&n);
             self.late_bootstrap.remove(&n);
@@ -564,11 +597,17 @@ impl Maintainer {
         for n in added {
             if self.state == MaintainerState::Bootstrapping {
                 self.bootstrap_responses.insert(n, None);
+                self.all_nodes_ready = false;
             } else if self.state == MaintainerState::Working {
                 self.late_bootstrap.insert(n);
+            } else {
+                // `checkNodeChanged` does nothing once the maintainer is removing.
+                continue;
             }
             self.send_bootstrap(ctx, n);
         }
+        // A removed node may have been the last one the bootstrap was waiting for.
+        self.on_bootstrap_responses(ctx, schema);
         if self.state == MaintainerState::Removing {
             self.maybe_stopped(ctx);
         }

@@ -76,6 +76,11 @@ impl CloudStorageSink {
         self.buffers.get(&d).map(|b| !b.2.is_empty()).unwrap_or(false)
     }
 
+    /// Storage operations still in flight (a closing sink waits for them).
+    pub fn inflight_count(&self) -> usize {
+        self.inflight.len()
+    }
+
     pub fn has_inflight(&self, d: DispatcherId) -> bool {
         self.inflight.values().any(|f| f.dispatcher == d)
     }

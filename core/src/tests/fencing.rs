@@ -147,22 +147,48 @@ fn post_bootstrap_from_stale_owner_is_dropped() {
 
 // ---------------------------------------------------------------- MaintainerCloseRequest
 
+/// One close request; returns the reply and whether the close started (write path closed).
 fn close(env: Env, from: u32, epoch: Epoch) -> (Option<Message>, bool) {
     let (mut dm, mut env) = owned(2, None, env);
     create(&mut dm, &mut env, 0, X, TableSpan::full(10), EPOCH);
     let (r, _) = dm_handle(&mut dm, &mut env, from, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: epoch });
-    (r, dm.closed)
+    (r, dm.write_path_closed)
 }
 
 #[test]
 fn close_from_stale_owner_is_answered_success_without_closing() {
-    let (r, closed) = close(Env::new(2), 0, STALE);
+    let (r, closing) = close(Env::new(2), 0, STALE);
     assert!(matches!(r, Some(Message::MaintainerCloseResponse { success: true, maintainer_epoch: STALE, .. })));
-    assert!(!closed);
-    let (r, closed) = close(Env::new(2), 0, EPOCH);
-    assert!(matches!(r, Some(Message::MaintainerCloseResponse { success: true, .. })));
-    assert!(closed);
+    assert!(!closing);
+    // The owner's first request starts the asynchronous close and is answered false.
+    let (r, closing) = close(Env::new(2), 0, EPOCH);
+    assert!(matches!(r, Some(Message::MaintainerCloseResponse { success: false, .. })));
+    assert!(closing);
     assert!(close(Env::new(2).with_bug(Bug::NoEpochFencing), 1, STALE).1, "no-epoch-fencing");
+}
+
+#[test]
+fn close_is_asynchronous_and_the_manager_stays_until_asked_again() {
+    let (mut dm, mut env) = owned(2, None, Env::new(2));
+    create(&mut dm, &mut env, 0, X, TableSpan::full(10), EPOCH);
+    let req = || Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH };
+    let (r, out) = dm_handle(&mut dm, &mut env, 0, req());
+    assert!(matches!(r, Some(Message::MaintainerCloseResponse { success: false, .. })));
+    assert!(traced(&out, "stopping dispatcher manager write path"));
+    assert!(dm.write_path_closed && dm.dispatchers.is_empty() && !dm.closed);
+    // Still closing: asked again, still false; it reports nothing any more.
+    let (r, _) = dm_handle(&mut dm, &mut env, 0, req());
+    assert!(matches!(r, Some(Message::MaintainerCloseResponse { success: false, .. })));
+    env.now += 1_000;
+    dm.heartbeat(&mut env.ctx(), true);
+    let out = env.take();
+    assert!(traced(&out, "event dispatcher manager closed"));
+    assert!(out.msgs.is_empty(), "no heartbeat from a closed write path");
+    assert!(dm.close_finished && !dm.closed);
+    let (r, out) = dm_handle(&mut dm, &mut env, 0, req());
+    assert!(matches!(r, Some(Message::MaintainerCloseResponse { success: true, .. })));
+    assert!(traced(&out, "dispatcher manager closed"));
+    assert!(dm.closed);
 }
 
 // ---------------------------------------------------------------- MaintainerBootstrapRequest
@@ -207,7 +233,14 @@ fn closed_orchestrator(env: Env) -> (DispatcherOrchestrator, Env) {
     let mut o = DispatcherOrchestrator::new(n(2), 1);
     let out = orch_handle(&mut o, &mut env, 0, bootstrap_req(START, None, EPOCH));
     assert!(out.msgs.iter().any(|e| e.to == n(0) && matches!(e.msg, Message::MaintainerBootstrapResponse { .. })));
-    let out = orch_handle(&mut o, &mut env, 0, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH });
+    let close = || Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH };
+    let out = orch_handle(&mut o, &mut env, 0, close());
+    assert!(out.msgs.iter().any(|e| matches!(e.msg, Message::MaintainerCloseResponse { success: false, .. })));
+    assert!(o.managers.contains_key(&cf()), "kept while its close runs");
+    env.now += 1_000;
+    o.managers.get_mut(&cf()).unwrap().heartbeat(&mut env.ctx(), true);
+    env.take();
+    let out = orch_handle(&mut o, &mut env, 0, close());
     assert!(out.msgs.iter().any(|e| matches!(e.msg, Message::MaintainerCloseResponse { success: true, .. })));
     assert!(o.managers.is_empty());
     assert_eq!(o.closed_maintainer_epochs.get(&cf()), Some(&EPOCH));
@@ -237,4 +270,65 @@ fn bug_no_epoch_fencing_recreates_a_closed_manager() {
     let (mut o, mut env) = closed_orchestrator(Env::new(2).with_bug(Bug::NoEpochFencing));
     orch_handle(&mut o, &mut env, 0, bootstrap_req(START, None, EPOCH));
     assert!(o.managers.contains_key(&cf()));
+}
+
+// ---------------------------------------------------------------- write path closed
+
+/// A manager on node 2 (no trigger) owned by node 0's maintainer, whose close has
+/// started; then the changefeed's new maintainer (node 2, newer epoch) bootstraps it
+/// with a table trigger to create.
+fn trigger_bootstrap_on_closing_manager(env: Env) -> (DispatcherManager, Env, Option<Message>, Out) {
+    let (mut dm, mut env) = owned(2, None, env);
+    create(&mut dm, &mut env, 0, X, TableSpan::full(10), EPOCH);
+    let (r, _) = dm_handle(&mut dm, &mut env, 0, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH });
+    assert!(matches!(r, Some(Message::MaintainerCloseResponse { success: false, .. })));
+    let (r, out) = dm_handle(&mut dm, &mut env, 2, bootstrap_req(START, Some(T), EPOCH + 1));
+    (dm, env, r, out)
+}
+
+#[test]
+fn trigger_creation_on_a_closed_write_path_is_a_clean_stop() {
+    let (dm, _, r, out) = trigger_bootstrap_on_closing_manager(Env::new(2));
+    assert!(r.is_none(), "no response, no error: {:?}", r);
+    assert!(traced(&out, "dispatcher manager write path closed while creating table trigger dispatcher"));
+    assert_eq!(dm.trigger_id, None);
+    assert!(dm.dispatchers.is_empty());
+    // The owner was updated before the trigger step (TryUpdateMaintainer).
+    assert_eq!((dm.maintainer_id, dm.maintainer_epoch), (n(2), EPOCH + 1));
+}
+
+#[test]
+fn bug_write_path_closed_is_error_reports_it_to_the_maintainer() {
+    let (dm, _, r, out) = trigger_bootstrap_on_closing_manager(Env::new(2).with_bug(Bug::WritePathClosedIsError));
+    match r {
+        Some(Message::MaintainerBootstrapResponse { err: Some(e), maintainer_epoch, .. }) => {
+            assert_eq!(e.code, ErrorCode::DispatcherManagerWritePathClosed);
+            assert!(!e.code.fails_changefeed(), "a retryable error: warning and restart");
+            assert_eq!(maintainer_epoch, EPOCH + 1);
+        }
+        other => panic!("expected an error response, got {:?}", other),
+    }
+    assert!(traced(&out, "failed to create table trigger dispatcher"));
+    assert_eq!(dm.trigger_id, None);
+}
+
+#[test]
+fn bug_write_path_closed_is_error_is_quiet_on_an_open_write_path() {
+    let (mut dm, mut env) = owned(2, None, Env::new(2).with_bug(Bug::WritePathClosedIsError));
+    let (r, out) = dm_handle(&mut dm, &mut env, 2, bootstrap_req(START, Some(T), EPOCH + 1));
+    assert!(matches!(r, Some(Message::MaintainerBootstrapResponse { err: None, .. })));
+    assert!(traced(&out, "create table trigger event dispatcher"));
+    assert_eq!(dm.trigger_id, Some(T));
+}
+
+#[test]
+fn closed_write_path_keeps_add_operators_and_skips_post_bootstrap() {
+    let (mut dm, mut env, _, _) = trigger_bootstrap_on_closing_manager(Env::new(2));
+    let out = create(&mut dm, &mut env, 2, A, TableSpan::full(11), EPOCH + 1);
+    assert!(traced(&out, "dispatcher manager write path closed, keep add operators"));
+    assert!(dm.dispatchers.is_empty());
+    assert!(dm.current_operator_map.contains_key(&A));
+    let (r, out) = dm_handle(&mut dm, &mut env, 2, Message::MaintainerPostBootstrapRequest { cf: cf(), table_trigger_event_dispatcher_id: T, schemas: vec![], maintainer_epoch: EPOCH + 1 });
+    assert!(r.is_none());
+    assert!(traced(&out, "dispatcher manager write path closed while initializing table trigger event dispatcher"));
 }

@@ -123,6 +123,9 @@ pub struct TestSchema {
     pub tables: Vec<(TableInfo, Ts, Option<Ts>)>,
     pub ddls: Vec<DdlEvent>,
     pub regions: BTreeMap<TableId, u64>,
+    /// `getAllPhysicalTablesGCFastFail` on the maintainer's node: the table load at
+    /// bootstrap fails with `ErrSnapshotLostByGC`.
+    pub gc_fast_fail: bool,
 }
 
 impl TestSchema {
@@ -156,6 +159,12 @@ impl SchemaView for TestSchema {
     }
     fn region_count(&self, t: TableId) -> u64 {
         self.regions.get(&t).copied().unwrap_or(1)
+    }
+    fn get_all_physical_tables(&self, snap_ts: Ts) -> Result<Vec<TableInfo>, SchemaStoreError> {
+        if self.gc_fast_fail {
+            return Err(SchemaStoreError::SnapshotLostByGC { snap_ts: 0, gc_ts: 1 });
+        }
+        Ok(self.tables_at(snap_ts))
     }
 }
 
@@ -300,6 +309,12 @@ impl MH {
     pub fn execute(&mut self) -> Out {
         let mut ctx = self.env.ctx();
         self.m.execute_operators(&mut ctx);
+        self.env.take()
+    }
+    /// A membership change seen by the maintainer (`onNodeChanged`).
+    pub fn node_change(&mut self, alive: &[u32]) -> Out {
+        let mut ctx = self.env.ctx();
+        self.m.on_node_change(&mut ctx, &nodes(alive), &self.schema);
         self.env.take()
     }
     pub fn tick(&mut self) -> Out {

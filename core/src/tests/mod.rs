@@ -6,6 +6,7 @@ mod balance;
 mod barrier;
 mod bootstrap;
 mod checkpoint;
+mod failed_changefeed;
 mod fencing;
 mod operators;
 mod props;

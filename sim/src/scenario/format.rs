@@ -62,10 +62,14 @@ pub struct Scenario {
 pub struct Cluster {
     #[serde(default = "d_nodes")]
     pub nodes: u32,
+    /// Nodes (`n<i>`) not started with the cluster: each joins when a `start` step
+    /// names it (a capture started mid-run, `run_cdc_server` in the middle of a test).
+    #[serde(default, rename = "join-later")]
+    pub join_later: Vec<String>,
 }
 impl Default for Cluster {
     fn default() -> Self {
-        Cluster { nodes: 3 }
+        Cluster { nodes: 3, join_later: vec![] }
     }
 }
 
@@ -143,6 +147,8 @@ pub enum Step {
     DisableFailpoint { name: String, node: String },
     Kill { node: String },
     Restart { node: String },
+    /// Start a node listed in `cluster.join-later` (it joins the cluster now).
+    Start { node: String },
     Partition { a: String, b: String, #[serde(default = "d_true")] symmetric: bool },
     Heal,
     Sleep { ms: u64 },
@@ -204,7 +210,14 @@ pub enum Predicate {
     TableOnNode { table: String, node: String },
     DispatcherCount { op: CmpOp, count: usize },
     MaintainerMoved,
-    TraceSeen { event: String, table: Option<String> },
+    /// A trace event was recorded; `table` and `contains` (a substring of one of its
+    /// field values) narrow it down.
+    TraceSeen { event: String, table: Option<String>, contains: Option<String> },
+    /// The events were recorded on one node in this order (others may come between):
+    /// the `awk` log checks of the integration tests.
+    TraceSequence { events: Vec<String> },
+    /// The persisted changefeed state (and, if given, a substring of its error).
+    ChangefeedState { state: FeedStateName, error: Option<String> },
     CheckpointCaughtUp,
     /// Downstream equals upstream for every existing table (sync-diff would pass).
     DownstreamSynced,
@@ -218,6 +231,21 @@ pub enum Check {
     TableNotExists { table: String },
     SyncDiff,
     NoErrorLogged,
+    /// The persisted changefeed state (`check_changefeed_state`), and if given a
+    /// substring of its error.
+    ChangefeedState { state: FeedStateName, error: Option<String> },
+    /// The capture is running at the end (`get_cdc_pid`).
+    NodeAlive { node: String },
+}
+
+/// Changefeed states as scenario files name them.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FeedStateName {
+    Normal,
+    Warning,
+    Failed,
+    Stopped,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, Default)]

@@ -239,6 +239,8 @@ struct ChangefeedSpans {
 #[derive(Deserialize)]
 struct ClusterSpans {
     nodes: Option<Spanned<toml::Value>>,
+    #[serde(rename = "join-later")]
+    join_later: Option<Spanned<toml::Value>>,
 }
 #[derive(Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -276,6 +278,7 @@ pub fn step_action(s: &Step) -> &'static str {
         Step::DisableFailpoint { .. } => "disable_failpoint",
         Step::Kill { .. } => "kill",
         Step::Restart { .. } => "restart",
+        Step::Start { .. } => "start",
         Step::Partition { .. } => "partition",
         Step::Heal => "heal",
         Step::Sleep { .. } => "sleep",
@@ -293,6 +296,8 @@ pub fn check_kind(c: &Check) -> &'static str {
         Check::TableNotExists { .. } => "table_not_exists",
         Check::SyncDiff => "sync_diff",
         Check::NoErrorLogged => "no_error_logged",
+        Check::ChangefeedState { .. } => "changefeed_state",
+        Check::NodeAlive { .. } => "node_alive",
     }
 }
 
@@ -300,14 +305,14 @@ fn predicate_table(p: &Predicate) -> Option<&str> {
     match p {
         Predicate::TableExistsDownstream { table } | Predicate::ReplicationCount { table, .. } | Predicate::TableScheduled { table } | Predicate::TableOnNode { table, .. } => Some(table),
         Predicate::TraceSeen { table, .. } => table.as_deref(),
-        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced => None,
+        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced | Predicate::TraceSequence { .. } | Predicate::ChangefeedState { .. } => None,
     }
 }
 
 fn check_table(c: &Check) -> Option<&str> {
     match c {
         Check::ReplicationCount { table, .. } | Check::TableExists { table } | Check::TableNotExists { table } => Some(table),
-        Check::SyncDiff | Check::NoErrorLogged => None,
+        Check::SyncDiff | Check::NoErrorLogged | Check::ChangefeedState { .. } | Check::NodeAlive { .. } => None,
     }
 }
 
@@ -326,7 +331,7 @@ fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
         | Step::MergeTable { table } => (Some(table), vec![], None),
         Step::MoveTable { table, to } => (Some(table), vec![(to, false)], None),
         Step::EnableFailpoint { name, node } | Step::DisableFailpoint { name, node } => (None, vec![(node, true)], Some(name)),
-        Step::Kill { node } | Step::Restart { node } | Step::MoveMaintainer { to: node } => (None, vec![(node, false)], None),
+        Step::Kill { node } | Step::Restart { node } | Step::Start { node } | Step::MoveMaintainer { to: node } => (None, vec![(node, false)], None),
         Step::Partition { a, b, .. } => (None, vec![(a, false), (b, false)], None),
         Step::Wait { until: Predicate::TableOnNode { table, node }, .. } => (Some(table), vec![(node, false)], None),
         Step::Wait { until, .. } => (predicate_table(until), vec![], None),
@@ -399,6 +404,16 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
         let at = spans.cluster.as_ref().and_then(|c| start(&c.nodes));
         return Err(v.err(at, format!("cluster.nodes must be between 1 and 16, got {}", scn.cluster.nodes)));
     }
+    let join_at = spans.cluster.as_ref().and_then(|c| start(&c.join_later));
+    for j in &scn.cluster.join_later {
+        if j.starts_with('$') {
+            return Err(v.err(join_at, format!("cluster.join-later takes plain node names (n0..), got '{}'", j)));
+        }
+        v.node(j, false, 0, "cluster.join-later", join_at)?;
+    }
+    if scn.cluster.join_later.iter().collect::<BTreeSet<_>>().len() >= scn.cluster.nodes as usize {
+        return Err(v.err(join_at, "cluster.join-later must leave at least one node that starts with the cluster".into()));
+    }
 
     // [changefeed]: TiCDC rejects a check-balance-interval of 1 s or less.
     if let Some(ms) = scn.changefeed.check_balance_interval_ms {
@@ -453,6 +468,9 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
             Step::CreateTable { table, .. } => {
                 v.tables.insert(table.clone());
             }
+            Step::Start { node } if !scn.cluster.join_later.contains(node) => {
+                return Err(v.err(Some(at), format!("step 'start': node '{}' is not listed in cluster.join-later (use 'restart' for a killed node)", node)));
+            }
             Step::Sleep { ms: 0 } => return Err(v.err(Some(at), "step 'sleep': ms must be > 0".into())),
             Step::Wait { timeout_ms: 0, .. } => return Err(v.err(Some(at), "step 'wait': timeout_ms must be > 0".into())),
             _ => {}
@@ -461,6 +479,9 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
 
     // [[checks]] run after every step, so every created table is known.
     for check in &scn.checks {
+        if let Check::NodeAlive { node } = check.get_ref() {
+            v.node(node, false, nvars, "check 'node_alive'", Some(check.span().start))?;
+        }
         if let Some(t) = check_table(check.get_ref()) {
             v.table(t, &format!("check '{}'", check_kind(check.get_ref())), check.span().start)?;
         }

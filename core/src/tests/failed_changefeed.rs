@@ -1,0 +1,249 @@
+//! A bootstrap that fails in the schema store (`ErrSnapshotLostByGC`), a node joining
+//! the failed maintainer, and the coordinator's `failed` state: persisted, stopped
+//! (unless `BlockBeforeStopChangefeed` holds the stop), never restarted.
+
+use super::harness::*;
+use crate::coordinator::{ChangefeedInfo, Coordinator, MetaStore, BACKOFF_INITIAL_MS};
+use crate::effects::*;
+use crate::maintainer::MaintainerState;
+use crate::messages::*;
+use crate::types::*;
+
+fn errors_of(h: &MH) -> Vec<ErrorCode> {
+    h.m.errors.iter().map(|e| e.code).collect()
+}
+
+#[test]
+fn schema_store_gc_error_fails_bootstrap_without_initialising() {
+    let mut schema = TestSchema::with_tables(&[10, 11]);
+    schema.gc_fast_fail = true;
+    let mut h = MH::new(&[0], schema);
+    let out = h.respond(0, NodeReport::default());
+    assert!(traced(&out, "handle bootstrap response"));
+    assert!(traced(&out, "load table from scheme store failed"));
+    assert!(traced(&out, "an error occurred in maintainer"));
+    assert_eq!(errors_of(&h), vec![ErrorCode::SnapshotLostByGC]);
+    assert!(h.m.errors[0].message.contains("ErrSnapshotLostByGC"));
+    assert_eq!(h.m.state, MaintainerState::Bootstrapping);
+    assert!(!h.m.initialized());
+    // Nothing was scheduled: only the table trigger's task exists.
+    assert_eq!(h.m.sc.tasks.len(), 1);
+    assert!(schedule_reqs(&out).is_empty());
+    assert!(!out.msgs.iter().any(|e| matches!(e.msg, Message::MaintainerPostBootstrapRequest { .. })));
+    // The status reports the error and bootstrap_done = false.
+    let st = h.m.status();
+    assert!(!st.bootstrap_done);
+    assert_eq!(st.errors.len(), 1);
+}
+
+#[test]
+fn failed_bootstrap_keeps_responses_and_does_not_resend_or_rerun() {
+    let mut schema = TestSchema::with_tables(&[10]);
+    schema.gc_fast_fail = true;
+    let mut h = MH::new(&[0, 1], schema);
+    h.respond(1, NodeReport::default());
+    h.respond(0, NodeReport::default());
+    assert_eq!(errors_of(&h), vec![ErrorCode::SnapshotLostByGC]);
+    // allNodesReady: no bootstrap resend, and a duplicate response does not run
+    // FinishBootstrap again.
+    h.env.now += 10_000;
+    let out = h.tick();
+    assert!(!out.msgs.iter().any(|e| matches!(e.msg, Message::MaintainerBootstrapRequest { .. })));
+    let out = h.respond(1, NodeReport::default());
+    assert!(traced(&out, "maintainer received bootstrap response"));
+    assert!(!traced(&out, "handle bootstrap response"));
+    assert_eq!(h.m.errors.len(), 1);
+}
+
+#[test]
+fn node_joining_a_failed_maintainer_reruns_bootstrap_and_fails_again() {
+    let mut schema = TestSchema::with_tables(&[10]);
+    schema.gc_fast_fail = true;
+    let mut h = MH::new(&[0], schema);
+    h.respond(0, NodeReport::default());
+    assert_eq!(h.m.errors.len(), 1);
+    // Node 1 joins: "maintainer node changed" and a bootstrap request to it.
+    let out = h.node_change(&[0, 1]);
+    assert!(traced(&out, "maintainer node changed"));
+    assert!(out.msgs.iter().any(|e| e.to == n(1) && matches!(e.msg, Message::MaintainerBootstrapRequest { .. })));
+    // Its answer hands every kept response over again: FinishBootstrap handles both
+    // nodes' responses and fails the same way, without a panic or any scheduling.
+    let out = h.respond(1, NodeReport::default());
+    let handled: Vec<String> = out.trace.iter().filter(|t| t.kind == "handle bootstrap response").map(|t| t.fields.iter().find(|(k, _)| *k == "node").unwrap().1.clone()).collect();
+    assert_eq!(handled, vec![n(0).to_string(), n(1).to_string()]);
+    assert_eq!(errors_of(&h), vec![ErrorCode::SnapshotLostByGC, ErrorCode::SnapshotLostByGC]);
+    assert_eq!(h.m.state, MaintainerState::Bootstrapping);
+    assert_eq!(h.m.sc.tasks.len(), 1);
+}
+
+#[test]
+fn bootstrap_retried_after_the_schema_store_recovers_initialises_once() {
+    let mut schema = TestSchema::with_tables(&[10, 11]);
+    schema.gc_fast_fail = true;
+    let mut h = MH::new(&[0], schema);
+    h.respond(0, NodeReport::default());
+    assert_eq!(h.m.state, MaintainerState::Bootstrapping);
+    // `1*return(true)`: the next load succeeds.
+    h.schema.gc_fast_fail = false;
+    h.node_change(&[0, 1]);
+    let out = h.respond(1, NodeReport::default());
+    assert!(traced(&out, "maintainer bootstrap finished"));
+    assert_eq!(h.m.state, MaintainerState::Working);
+    // The trigger plus one task per table: nothing initialised twice.
+    assert_eq!(h.m.sc.tasks.len(), 3);
+    assert_eq!(h.table_tasks(10).len(), 1);
+    assert_eq!(h.table_tasks(11).len(), 1);
+}
+
+#[test]
+fn removing_the_last_unanswered_node_hands_the_responses_over() {
+    let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]));
+    h.respond(0, NodeReport::default());
+    assert_eq!(h.m.state, MaintainerState::Bootstrapping);
+    let out = h.node_change(&[0]);
+    assert!(traced(&out, "maintainer node changed"));
+    assert_eq!(h.m.state, MaintainerState::Working);
+}
+
+// ---------------------------------------------------------------- coordinator
+
+const CF_EPOCH_NODE: u32 = 0;
+
+/// A coordinator on node 0 that has placed the changefeed; returns (coordinator, meta,
+/// maintainer node, epoch).
+fn placed(env: &mut Env) -> (Coordinator, MetaStore, NodeId, Epoch) {
+    let mut meta = MetaStore::default();
+    meta.changefeeds.insert(cf(), ChangefeedInfo { id: cf(), config: Default::default(), epoch: 0, checkpoint_ts: START, state: FeedState::Normal, last_error: None, created: false });
+    let mut c = Coordinator::new(n(CF_EPOCH_NODE), nodes(&[0, 1]));
+    // Discovery: both captures report (no maintainer yet).
+    c.handle_message(&mut env.ctx(), n(0), Message::MaintainerHeartbeat { statuses: vec![] }, &mut meta);
+    c.handle_message(&mut env.ctx(), n(1), Message::MaintainerHeartbeat { statuses: vec![] }, &mut meta);
+    c.tick(&mut env.ctx(), &mut meta);
+    let out = env.take();
+    let (to, epoch) = out.msgs.iter().find_map(|e| match &e.msg { Message::AddMaintainerRequest { maintainer_epoch, .. } => Some((e.to, *maintainer_epoch)), _ => None }).expect("changefeed placed");
+    (c, meta, to, epoch)
+}
+
+fn status(epoch: Epoch, cp: Ts, errors: Vec<RunningError>, removed: bool) -> Message {
+    Message::MaintainerHeartbeat { statuses: vec![MaintainerStatus { changefeed: cf(), checkpoint_ts: cp, bootstrap_done: false, errors, maintainer_epoch: epoch, removed }] }
+}
+
+fn gc_error() -> RunningError {
+    RunningError { node: n(0), code: ErrorCode::SnapshotLostByGC, message: "[CDC:ErrSnapshotLostByGC] lost".into() }
+}
+
+fn removes(out: &Out) -> Vec<(NodeId, bool, bool)> {
+    out.msgs.iter().filter_map(|e| match &e.msg { Message::RemoveMaintainerRequest { cascade, removed, .. } => Some((e.to, *cascade, *removed)), _ => None }).collect()
+}
+
+fn adds(out: &Out) -> usize {
+    out.msgs.iter().filter(|e| matches!(e.msg, Message::AddMaintainerRequest { .. })).count()
+}
+
+#[test]
+fn fast_fail_error_fails_and_stops_the_changefeed_for_good() {
+    let mut env = Env::new(0);
+    let (mut c, mut meta, m, epoch) = placed(&mut env);
+    // A retryable error first would warn; a GC fast-fail error anywhere in the list fails.
+    let retryable = RunningError { node: n(1), code: ErrorCode::ChangefeedRetryable, message: "x".into() };
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![retryable, gc_error()], false), &mut meta);
+    let out = env.take();
+    let info = &meta.changefeeds[&cf()];
+    assert_eq!(info.state, FeedState::Failed);
+    assert!(info.last_error.as_deref().unwrap().contains("ErrSnapshotLostByGC"));
+    assert!(traced(&out, "changefeed failed"));
+    // StopChangefeed: cascade, not removed.
+    assert_eq!(removes(&out), vec![(m, true, false)]);
+    // Further statuses change nothing; the stop is resent until the maintainer is gone.
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![RunningError { node: n(1), code: ErrorCode::ChangefeedRetryable, message: "y".into() }], false), &mut meta);
+    assert_eq!(meta.changefeeds[&cf()].state, FeedState::Failed);
+    env.take();
+    env.now += 2_000;
+    c.tick(&mut env.ctx(), &mut meta);
+    assert_eq!(removes(&env.take()), vec![(m, true, false)]);
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![], true), &mut meta);
+    assert!(traced(&env.take(), "changefeed stopped"));
+    // Never placed again, whatever the backoff.
+    env.now += 10 * BACKOFF_INITIAL_MS;
+    c.tick(&mut env.ctx(), &mut meta);
+    let out = env.take();
+    assert_eq!(adds(&out), 0);
+    assert!(removes(&out).is_empty());
+    assert_eq!(meta.changefeeds[&cf()].state, FeedState::Failed);
+}
+
+#[test]
+fn block_before_stop_changefeed_holds_the_stop_until_disabled() {
+    let mut env = Env::new(0);
+    let (mut c, mut meta, m, epoch) = placed(&mut env);
+    env.fp_on(FP_BLOCK_BEFORE_STOP_CHANGEFEED);
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![gc_error()], false), &mut meta);
+    let out = env.take();
+    // The failed state is persisted first, then the stop waits.
+    assert_eq!(meta.changefeeds[&cf()].state, FeedState::Failed);
+    assert!(traced(&out, "block before stop changefeed"));
+    assert!(removes(&out).is_empty());
+    env.now += 5_000;
+    c.tick(&mut env.ctx(), &mut meta);
+    assert!(removes(&env.take()).is_empty(), "held while the failpoint is on");
+    env.fp_off(FP_BLOCK_BEFORE_STOP_CHANGEFEED);
+    env.now += 200;
+    c.tick(&mut env.ctx(), &mut meta);
+    let out = env.take();
+    assert_eq!(removes(&out), vec![(m, true, false)]);
+    assert!(traced(&out, "stop changefeed"));
+    assert_eq!(adds(&out), 0);
+}
+
+#[test]
+fn retryable_error_warns_stops_and_restarts_after_backoff() {
+    let mut env = Env::new(0);
+    let (mut c, mut meta, m, epoch) = placed(&mut env);
+    let e = RunningError { node: n(1), code: ErrorCode::DispatcherManagerWritePathClosed, message: "closed".into() };
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![e], false), &mut meta);
+    let out = env.take();
+    assert_eq!(meta.changefeeds[&cf()].state, FeedState::Warning);
+    assert_eq!(removes(&out), vec![(m, true, false)]);
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![], true), &mut meta);
+    env.take();
+    env.now += BACKOFF_INITIAL_MS - 1;
+    c.tick(&mut env.ctx(), &mut meta);
+    assert_eq!(adds(&env.take()), 0, "not before the backoff");
+    env.now += 1;
+    c.tick(&mut env.ctx(), &mut meta);
+    assert_eq!(adds(&env.take()), 1);
+    assert_eq!(meta.changefeeds[&cf()].state, FeedState::Normal);
+    assert!(meta.changefeeds[&cf()].epoch > epoch);
+}
+
+#[test]
+fn new_coordinator_stops_a_discovered_maintainer_of_a_failed_changefeed() {
+    let mut env = Env::new(1);
+    let mut meta = MetaStore::default();
+    meta.changefeeds.insert(cf(), ChangefeedInfo { id: cf(), config: Default::default(), epoch: 9, checkpoint_ts: START, state: FeedState::Failed, last_error: Some("[CDC:ErrSnapshotLostByGC] lost".into()), created: true });
+    let mut c = Coordinator::new(n(1), nodes(&[0, 1]));
+    c.handle_message(&mut env.ctx(), n(0), status(9, START, vec![], false), &mut meta);
+    c.handle_message(&mut env.ctx(), n(1), Message::MaintainerHeartbeat { statuses: vec![] }, &mut meta);
+    env.take();
+    c.tick(&mut env.ctx(), &mut meta);
+    let out = env.take();
+    assert_eq!(removes(&out), vec![(n(0), true, false)]);
+    assert_eq!(adds(&out), 0);
+    assert_eq!(meta.changefeeds[&cf()].state, FeedState::Failed);
+}
+
+#[test]
+fn a_removing_maintainer_does_not_bootstrap_a_joining_node() {
+    let mut schema = TestSchema::with_tables(&[10]);
+    schema.gc_fast_fail = true;
+    let mut h = MH::new(&[0], schema);
+    h.respond(0, NodeReport::default());
+    // The coordinator's stop of the failed changefeed: cascade remove.
+    let mut ctx = h.env.ctx();
+    h.m.remove(&mut ctx, true, false);
+    h.env.take();
+    assert_eq!(h.m.state, MaintainerState::Removing);
+    let out = h.node_change(&[0, 1]);
+    assert!(!traced(&out, "maintainer node changed"));
+    assert!(!out.msgs.iter().any(|e| matches!(e.msg, Message::MaintainerBootstrapRequest { .. })));
+}
