@@ -951,6 +951,11 @@ impl Driver {
                     };
                     CheckResult { check: format!("node_alive {}", node), passed: ok, detail }
                 }
+                Check::TraceNotSeen { event } => {
+                    let g = self.w.lock().unwrap();
+                    let hit = g.trace.iter().find(|r| r.event == *event);
+                    CheckResult { check: format!("trace_not_seen {}", event), passed: hit.is_none(), detail: hit.map(|r| format!("seen: {}", r.line())).unwrap_or_else(|| "not seen".into()) }
+                }
                 Check::NoErrorLogged => {
                     let g = self.w.lock().unwrap();
                     CheckResult { check: "no_error_logged".into(), passed: g.retryable_errors.is_empty(), detail: if g.retryable_errors.is_empty() { "no error".into() } else { format!("{} retryable errors, first: {}", g.retryable_errors.len(), g.retryable_errors[0].1) } }

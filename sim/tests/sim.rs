@@ -65,6 +65,18 @@ fn bootstrap_retry_after_error_ends_failed_with_the_join_bootstrap_round() {
     assert!(!ticdc_sim::runner::trace_sequence_seen(&r.trace[..join_at], &rev));
 }
 
+#[test]
+fn bootstrap_retry_after_error_needs_the_schema_store_failpoint() {
+    // Without the failpoint the bootstrap succeeds: the wait for the logged
+    // ErrSnapshotLostByGC times out (the port's predicates can fail).
+    let mut s = scenario("bootstrap_retry_after_error");
+    s.steps.remove(0);
+    let r = run_on_fresh_thread(&s, 0, &Bugs::none(), &RunOptions::default());
+    assert_ne!(r.outcome, Outcome::Pass);
+    assert!(r.violations.iter().any(|v| v.invariant == "converges" && v.detail.contains("ErrSnapshotLostByGC")), "{:?}", r.violations);
+    assert!(r.trace.iter().any(|t| t.event == "maintainer bootstrap finished"));
+}
+
 fn dm_with(node: u32, ds: &[(u64, TableSpan, ComponentState, bool)]) -> DispatcherManager {
     let mut dm = DispatcherManager::new(ChangefeedId("cf".into()), NodeId(node), Default::default(), node as u64);
     for (id, span, st, trig) in ds {

@@ -236,6 +236,8 @@ pub enum Check {
     ChangefeedState { state: FeedStateName, error: Option<String> },
     /// The capture is running at the end (`get_cdc_pid`).
     NodeAlive { node: String },
+    /// No trace event of this name was recorded during the run.
+    TraceNotSeen { event: String },
 }
 
 /// Changefeed states as scenario files name them.

@@ -298,6 +298,7 @@ pub fn check_kind(c: &Check) -> &'static str {
         Check::NoErrorLogged => "no_error_logged",
         Check::ChangefeedState { .. } => "changefeed_state",
         Check::NodeAlive { .. } => "node_alive",
+        Check::TraceNotSeen { .. } => "trace_not_seen",
     }
 }
 
@@ -312,7 +313,7 @@ fn predicate_table(p: &Predicate) -> Option<&str> {
 fn check_table(c: &Check) -> Option<&str> {
     match c {
         Check::ReplicationCount { table, .. } | Check::TableExists { table } | Check::TableNotExists { table } => Some(table),
-        Check::SyncDiff | Check::NoErrorLogged | Check::ChangefeedState { .. } | Check::NodeAlive { .. } => None,
+        Check::SyncDiff | Check::NoErrorLogged | Check::ChangefeedState { .. } | Check::NodeAlive { .. } | Check::TraceNotSeen { .. } => None,
     }
 }
 
