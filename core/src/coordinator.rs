@@ -109,10 +109,19 @@ impl Coordinator {
         let cfs: Vec<ChangefeedId> = meta.changefeeds.keys().cloned().collect();
         for cf in cfs {
             let info = meta.changefeeds[&cf].clone();
+            let rt = self.runtime.entry(cf.clone()).or_default();
             if info.state == FeedState::Failed || info.state == FeedState::Stopped {
+                // A paused changefeed's maintainer is stopped (cascade), resent until it
+                // reports removed; nothing is placed while it is paused.
+                if let (Some(n), true) = (rt.node, rt.stopping) {
+                    if ctx.now_ms >= rt.last_send_ms + COORDINATOR_RESEND_MS {
+                        rt.last_send_ms = ctx.now_ms;
+                        let epoch = rt.epoch;
+                        ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: true, removed: false, maintainer_epoch: epoch });
+                    }
+                }
                 continue;
             }
-            let rt = self.runtime.entry(cf.clone()).or_default();
             // Operators resend their request until the maintainer answers (messages can be lost).
             if let (Some(n), false) = (rt.node, rt.stopping) {
                 if ctx.now_ms >= rt.last_status_ms.max(rt.last_send_ms) + COORDINATOR_RESEND_MS {
@@ -251,6 +260,44 @@ impl Coordinator {
             }
         }
         self.tick(ctx, meta);
+    }
+
+    /// `cdc cli changefeed pause`: persist the Stopped state and stop the maintainer
+    /// (cascade: every dispatcher manager closes). Returns false if the changefeed does
+    /// not exist or is not running.
+    pub fn pause_changefeed(&mut self, ctx: &mut Ctx, cf: &ChangefeedId, meta: &mut MetaStore) -> bool {
+        let Some(info) = meta.changefeeds.get_mut(cf) else { return false };
+        if info.state == FeedState::Stopped || info.state == FeedState::Failed {
+            return false;
+        }
+        info.state = FeedState::Stopped;
+        let rt = self.runtime.entry(cf.clone()).or_default();
+        rt.move_to = None;
+        let epoch = rt.epoch;
+        trace_ev!(ctx, Role::Coordinator, epoch, "pause changefeed", changefeed = cf, node = rt.node.map(|n| n.to_string()).unwrap_or_default());
+        if let Some(n) = rt.node {
+            rt.stopping = true;
+            rt.last_send_ms = ctx.now_ms;
+            ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: true, removed: false, maintainer_epoch: epoch });
+        }
+        true
+    }
+
+    /// `cdc cli changefeed resume`: back to Normal; the next tick places a maintainer
+    /// (with a new epoch, from the persisted checkpoint and configuration) once the
+    /// paused one has stopped. Returns false if the changefeed is not paused.
+    pub fn resume_changefeed(&mut self, ctx: &mut Ctx, cf: &ChangefeedId, meta: &mut MetaStore) -> bool {
+        let Some(info) = meta.changefeeds.get_mut(cf) else { return false };
+        if info.state != FeedState::Stopped {
+            return false;
+        }
+        info.state = FeedState::Normal;
+        let rt = self.runtime.entry(cf.clone()).or_default();
+        rt.next_retry_ms = 0;
+        rt.backoff_ms = 0;
+        trace_ev!(ctx, Role::Coordinator, rt.epoch, "resume changefeed", changefeed = cf, checkpoint_ts = info.checkpoint_ts);
+        self.tick(ctx, meta);
+        true
     }
 
     /// Move a changefeed's maintainer to another live node (`MoveMaintainerOperator`):
