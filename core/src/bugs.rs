@@ -17,6 +17,7 @@ pub enum Bug {
     AcceptNilTriggerBootstrap,
     LeakFenceLockWhenFenced,
     WritePathClosedIsError,
+    IgnorePendingBlockStartTs,
 }
 
 pub struct BugInfo {
@@ -37,6 +38,7 @@ pub const ALL_BUGS: &[BugInfo] = &[
     BugInfo { bug: Bug::AcceptNilTriggerBootstrap, name: "accept-nil-trigger-bootstrap", origin: "seed 004 review", behaviour: "a bootstrap without a trigger ID is accepted by a reused manager that has a different trigger" },
     BugInfo { bug: Bug::LeakFenceLockWhenFenced, name: "leak-fence-lock-when-fenced", origin: "seed 004 review", behaviour: "the fenced post-bootstrap path returns without releasing the manager's fence lock" },
     BugInfo { bug: Bug::WritePathClosedIsError, name: "write-path-closed-is-error", origin: "seed 004 review", behaviour: "creating a trigger on a closed write path is reported as an error instead of a clean stop" },
+    BugInfo { bug: Bug::IgnorePendingBlockStartTs, name: "ignore-pending-block-start-ts", origin: "TiCDC #3663 (PR #3677)", behaviour: "a dispatcher moved or merged while its span waits on a DDL or syncpoint restarts from its checkpoint, not from the pending event (a syncpoint's ts; a DDL's ts - 1 skipping its DMLs)" },
 ];
 
 impl Bug {

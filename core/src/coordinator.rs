@@ -114,8 +114,9 @@ impl Coordinator {
             let info = meta.changefeeds[&cf].clone();
             let rt = self.runtime.entry(cf.clone()).or_default();
             if info.state == FeedState::Failed || info.state == FeedState::Stopped {
-                // Never placed again; a maintainer still running (its stop held, or one a
-                // new coordinator discovered) is stopped.
+                // Never placed again (failed) or not while paused (stopped); a maintainer still
+                // running (its stop held, one a new coordinator discovered, or a paused
+                // changefeed's) is stopped, resent until it reports removed.
                 Self::stop_failed(ctx, &cf, rt);
                 continue;
             }
@@ -306,6 +307,44 @@ impl Coordinator {
             }
         }
         self.tick(ctx, meta);
+    }
+
+    /// `cdc cli changefeed pause`: persist the Stopped state and stop the maintainer
+    /// (cascade: every dispatcher manager closes). Returns false if the changefeed does
+    /// not exist or is not running.
+    pub fn pause_changefeed(&mut self, ctx: &mut Ctx, cf: &ChangefeedId, meta: &mut MetaStore) -> bool {
+        let Some(info) = meta.changefeeds.get_mut(cf) else { return false };
+        if info.state == FeedState::Stopped || info.state == FeedState::Failed {
+            return false;
+        }
+        info.state = FeedState::Stopped;
+        let rt = self.runtime.entry(cf.clone()).or_default();
+        rt.move_to = None;
+        let epoch = rt.epoch;
+        trace_ev!(ctx, Role::Coordinator, epoch, "pause changefeed", changefeed = cf, node = rt.node.map(|n| n.to_string()).unwrap_or_default());
+        if let Some(n) = rt.node {
+            rt.stopping = true;
+            rt.last_send_ms = ctx.now_ms;
+            ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: true, removed: false, maintainer_epoch: epoch });
+        }
+        true
+    }
+
+    /// `cdc cli changefeed resume`: back to Normal; the next tick places a maintainer
+    /// (with a new epoch, from the persisted checkpoint and configuration) once the
+    /// paused one has stopped. Returns false if the changefeed is not paused.
+    pub fn resume_changefeed(&mut self, ctx: &mut Ctx, cf: &ChangefeedId, meta: &mut MetaStore) -> bool {
+        let Some(info) = meta.changefeeds.get_mut(cf) else { return false };
+        if info.state != FeedState::Stopped {
+            return false;
+        }
+        info.state = FeedState::Normal;
+        let rt = self.runtime.entry(cf.clone()).or_default();
+        rt.next_retry_ms = 0;
+        rt.backoff_ms = 0;
+        trace_ev!(ctx, Role::Coordinator, rt.epoch, "resume changefeed", changefeed = cf, checkpoint_ts = info.checkpoint_ts);
+        self.tick(ctx, meta);
+        true
     }
 
     /// Move a changefeed's maintainer to another live node (`MoveMaintainerOperator`):

@@ -35,6 +35,8 @@ pub enum ObjectContent {
     Rows(Vec<crate::upstream::RowChange>),
     /// A schema file written for a DDL.
     Ddl(crate::upstream::DdlRecord),
+    /// A syncpoint record (the `tidb_cdc.syncpoint_v1` row, see [`crate::syncpoint`]).
+    SyncPoint(crate::syncpoint::SyncPointRecord),
 }
 
 /// A request to external storage. Completion comes back through
@@ -85,6 +87,8 @@ impl Failpoints {
 pub const FP_BLOCK_CREATE_DISPATCHER: &str = "BlockCreateDispatcher";
 pub const FP_NOT_READY_TO_CLOSE_DISPATCHER: &str = "NotReadyToCloseDispatcher";
 pub const FP_STOP_BALANCE_SCHEDULER: &str = "StopBalanceScheduler";
+/// `dispatcher/BlockOrWaitBeforeWrite` (in `ExecuteBlockEventDDL`): holds the write of a
+/// block event (DDL or syncpoint) that a barrier's Write action asked for.
 pub const FP_BLOCK_OR_WAIT_BEFORE_WRITE: &str = "BlockOrWaitBeforeWrite";
 /// `logservice/schemastore/getAllPhysicalTablesGCFastFail`: the node's schema store
 /// loads tables at snapshot 0, below its GC ts (`ErrSnapshotLostByGC`).

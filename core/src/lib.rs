@@ -45,18 +45,19 @@
 //! ## Simplifications against TiCDC
 //!
 //! Each is named where it lives; the main ones: keys are integers per table
-//! ([`types`]); redo mode, routes, drain, syncpoints, database DDL, traffic-based
-//! splitting and the split-group balance scheduler are not modelled; the cloud-storage sink has one writer per
-//! dispatcher, and a removed dispatcher's last flush races its writer's cleanup
-//! ([`sink::cloudstorage`]); the merged dispatcher starts at the sources' minimum
-//! checkpoint; the fast resend after `IgnoredBlockStatus` is rate-limited
+//! ([`types`]); redo mode, routes, drain, database-level DDL, traffic-based splitting
+//! and the split-group balance scheduler are not modelled; the cloud-storage sink has
+//! one writer per dispatcher, and a removed dispatcher's last flush races its writer's
+//! cleanup ([`sink::cloudstorage`]); syncpoints ([`syncpoint`]) are written by that sink
+//! as a storage object (TiCDC writes the record only to MySQL and refuses syncpoints for
+//! storage sinks); the fast resend after `IgnoredBlockStatus` is rate-limited
 //! ([`dispatcher::dispatcher`]).
 //!
 //! ## Tests
 //!
 //! `cargo test -p ticdc-sched-core` runs the unit tests next to each module and the
 //! behaviour tests in `src/tests/` (operators, bootstrap restore paths, barrier,
-//! checkpoint, epoch fencing, trigger takeover, sink, proptests).
+//! checkpoint, epoch fencing, trigger takeover, sink, syncpoints, proptests).
 
 pub mod bugs;
 pub mod config;
@@ -66,6 +67,7 @@ pub mod effects;
 pub mod maintainer;
 pub mod messages;
 pub mod sink;
+pub mod syncpoint;
 pub mod types;
 pub mod upstream;
 

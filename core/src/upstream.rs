@@ -69,8 +69,66 @@ impl DdlEvent {
 pub enum UpstreamEvent {
     Dml(RowChange),
     Ddl(DdlEvent),
+    /// A syncpoint at this ts (see [`crate::syncpoint`]): after every DML/DDL at or
+    /// below it, before anything above it.
+    SyncPoint(Ts),
     /// Everything at or below this ts has been delivered.
     Resolved(Ts),
+}
+
+/// A block event (`commonEvent.BlockEvent`): a DDL or a syncpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BlockEvent {
+    Ddl(DdlEvent),
+    /// `SyncPointEvent`: blocks every table (`InfluenceType_All`), adds and drops none.
+    SyncPoint(Ts),
+}
+
+impl BlockEvent {
+    pub fn commit_ts(&self) -> Ts {
+        match self {
+            BlockEvent::Ddl(d) => d.commit_ts,
+            BlockEvent::SyncPoint(ts) => *ts,
+        }
+    }
+    pub fn is_sync_point(&self) -> bool {
+        matches!(self, BlockEvent::SyncPoint(_))
+    }
+    /// The barrier key `(commitTs, isSyncPoint)`.
+    pub fn key(&self) -> (Ts, bool) {
+        (self.commit_ts(), self.is_sync_point())
+    }
+    pub fn blocked_tables(&self) -> InfluencedTables {
+        match self {
+            BlockEvent::Ddl(d) => d.blocked_tables.clone(),
+            BlockEvent::SyncPoint(_) => InfluencedTables { influence_type: crate::messages::InfluenceType::All, table_ids: vec![], schema_id: 0 },
+        }
+    }
+    pub fn need_dropped_tables(&self) -> Option<InfluencedTables> {
+        match self {
+            BlockEvent::Ddl(d) => d.need_dropped_tables.clone(),
+            BlockEvent::SyncPoint(_) => None,
+        }
+    }
+    pub fn need_added_tables(&self) -> Vec<TableRef> {
+        match self {
+            BlockEvent::Ddl(d) => d.need_added_tables.clone(),
+            BlockEvent::SyncPoint(_) => vec![],
+        }
+    }
+    /// The DDL's query, or `SYNC POINT` (for traces and reports).
+    pub fn query(&self) -> String {
+        match self {
+            BlockEvent::Ddl(d) => d.query.clone(),
+            BlockEvent::SyncPoint(_) => "SYNC POINT".to_string(),
+        }
+    }
+    pub fn ddl(&self) -> Option<&DdlEvent> {
+        match self {
+            BlockEvent::Ddl(d) => Some(d),
+            BlockEvent::SyncPoint(_) => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

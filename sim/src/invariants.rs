@@ -132,13 +132,25 @@ pub struct DataLossChecker {
 
 impl DataLossChecker {
     /// Every upstream change after `start_ts` and at or below `checkpoint` of an
-    /// existing table must be durable downstream.
-    pub fn advance(&mut self, up: &Upstream, st: &Storage, start_ts: Ts, checkpoint: Ts) -> Vec<(&'static str, String)> {
+    /// existing table must be durable downstream; with syncpoints due from `first` every
+    /// `interval` ms (`sync_points`), so must the record of every syncpoint strictly
+    /// below `checkpoint` (a dispatcher waiting on a syncpoint at `s` may report the
+    /// checkpoint `s` before the record is written; none passes `s` before it is).
+    pub fn advance(&mut self, up: &Upstream, st: &Storage, start_ts: Ts, checkpoint: Ts, sync_points: Option<(Ts, u64)>) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         if checkpoint <= self.last_checkpoint {
             return out;
         }
+        let previous = self.last_checkpoint;
         self.last_checkpoint = checkpoint;
+        if let Some((first, iv)) = sync_points {
+            for s in core_sched::syncpoint::sync_points_in(previous.max(first), checkpoint, iv) {
+                if !st.syncpoints.contains_key(&s) {
+                    out.push((NO_DATA_LOSS, format!("syncpoint {} is below the persisted checkpoint {} but has no record downstream", s, checkpoint)));
+                    break;
+                }
+            }
+        }
         for (t, changes) in &up.changes {
             let Some(tab) = up.tables.get(t) else { continue };
             if tab.dropped_ts.is_some() {

@@ -77,12 +77,13 @@ pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, flush_ms: u64) {
     sp(EVENT_POLL_MS, StepKind::Events, |ns, ctx, up, _| {
         let resolved = up.resolved_ts(ctx.now_ms);
         for dm in ns.orch.managers.values_mut() {
+            let sync_point = dm.config.sync_point_interval();
             for (id, span, fed, trig, qlen) in dm.event_cursors() {
                 if qlen > 4096 || fed >= resolved {
                     continue;
                 }
                 let to = resolved.min(fed + ts_from_ms(FEED_WINDOW_MS));
-                let evs = up.events_for(&span, trig, fed, to);
+                let evs = up.events_for(&span, trig, fed, to, sync_point);
                 dm.feed(id, evs, to);
             }
             dm.process(ctx);

@@ -81,7 +81,7 @@ pub fn record_entities(r: &TraceRecord) -> BTreeSet<Entity> {
 }
 
 /// Lifecycle events always belong in the slice (matched on the event name).
-const LIFECYCLE: &[&str] = &["capture", "campaign", "maintainer", "bootstrap", "changefeed failed", "changefeed stopped", "changefeed restart", "retryable", "error", "failed", "failpoint", "node removed", "split span by region count", "restore merge operator"];
+const LIFECYCLE: &[&str] = &["capture", "campaign", "maintainer", "bootstrap", "changefeed failed", "changefeed stopped", "changefeed restart", "retryable", "error", "failed", "failpoint", "node removed", "split span by region count", "restore merge operator", "pause changefeed", "resume changefeed"];
 /// Scenario steps that only feed data or wait are not part of the story.
 const QUIET_STEPS: &[&str] = &["Insert", "Update", "Delete", "Sleep", "Wait", "EnableFailpoint", "DisableFailpoint"];
 

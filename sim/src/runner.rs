@@ -16,7 +16,7 @@ use core_sched::types::*;
 use core_sched::upstream::RowOp;
 use rand::Rng;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -104,6 +104,15 @@ struct Driver {
     flush_ms: u64,
     /// Swarm fault families (name -> on); empty when the scenario is not a swarm.
     families: BTreeMap<String, bool>,
+    /// Values captured by `trace_seen` predicates (`capture`), referenced as `$name`.
+    values: BTreeMap<String, String>,
+    /// Stop flags of the background DML loops (`dml_loop`).
+    dml_loops: Vec<Arc<AtomicBool>>,
+}
+
+/// A duration already checked by the loader.
+fn duration_ms(s: &Option<String>, default: u64) -> u64 {
+    s.as_deref().map(|d| parse_duration_ms(d).unwrap_or(default)).unwrap_or(default)
 }
 
 fn changefeed_config(c: &ChangefeedDef) -> ChangefeedConfig {
@@ -121,7 +130,14 @@ fn changefeed_config(c: &ChangefeedDef) -> ChangefeedConfig {
     if let Some(v) = c.flush_interval_ms {
         sink.flush_interval_ms = v;
     }
-    ChangefeedConfig { scheduler: s, sink, enable_sync_point: c.enable_sync_point }
+    let d = ChangefeedConfig::default();
+    ChangefeedConfig {
+        scheduler: s,
+        sink,
+        enable_sync_point: c.enable_sync_point,
+        sync_point_interval_ms: duration_ms(&c.sync_point_interval, d.sync_point_interval_ms),
+        sync_point_retention_ms: duration_ms(&c.sync_point_retention, d.sync_point_retention_ms),
+    }
 }
 
 async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunResult {
@@ -142,7 +158,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     }
     world.verbose = opts.verbose;
     world.check_retryable_after_failover = scn.invariants.no_retryable_error_after_failover;
-    let cfg = changefeed_config(&scn.changefeed);
+    let mut cfg = changefeed_config(&scn.changefeed);
     let mut config_lines = vec![
         format!("seed = {}", seed),
         format!("bugs = [{}]", bugs.names().join(", ")),
@@ -153,6 +169,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         format!("storage.error = {}", scn.faults.storage_error),
         format!("changefeed.scheduler = {:?}", cfg.scheduler),
         format!("changefeed.sink.flush_interval_ms = {}", cfg.sink.flush_interval_ms),
+        format!("changefeed.enable_sync_point = {}, sync_point_interval_ms = {}", cfg.enable_sync_point, cfg.sync_point_interval_ms),
         format!("node_failure_detection_ms = {}", NODE_FAILURE_DETECTION_MS),
     ];
     // Swarm: the seed decides which fault families are on (and how hard), so one
@@ -183,8 +200,13 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         on("move_table", &mut r);
         on("split_merge", &mut r);
         on("partition", &mut r);
+        // Drawn last, so the draws above (and runs without syncpoints) are unchanged.
+        if on("sync_point", &mut r) {
+            cfg.enable_sync_point = true;
+            cfg.sync_point_interval_ms = r.random_range(2..=8u64) * 1000;
+        }
         config_lines.push(format!("swarm families = {:?}", families));
-        config_lines.push(format!("swarm plan: net.loss = {:.3}, net.duplicate = {:.3}, net.delay_spike = {:.3}, storage.latency_ms = {:?}", world.net.loss, world.net.duplicate, world.net.delay_spike, world.storage_latency_ms));
+        config_lines.push(format!("swarm plan: net.loss = {:.3}, net.duplicate = {:.3}, net.delay_spike = {:.3}, storage.latency_ms = {:?}, sync_point_interval_ms = {}", world.net.loss, world.net.duplicate, world.net.delay_spike, world.storage_latency_ms, if cfg.enable_sync_point { cfg.sync_point_interval_ms.to_string() } else { "off".into() }));
     }
     let w: W = Arc::new(Mutex::new(world));
     let handle = madsim::runtime::Handle::current();
@@ -229,7 +251,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         w.lock().unwrap().node_handles[i as usize] = Some(h.clone());
         handles.push(h);
     }
-    let mut d = Driver { w: w.clone(), scn: scn.clone(), handles, vars: BTreeMap::new(), tables: BTreeMap::new(), liveness: vec![], phases: vec![], flush_ms, families };
+    let mut d = Driver { w: w.clone(), scn: scn.clone(), handles, vars: BTreeMap::new(), tables: BTreeMap::new(), liveness: vec![], phases: vec![], flush_ms, families, values: BTreeMap::new(), dml_loops: vec![] };
     madsim::time::sleep(Duration::from_millis(5)).await;
     notify_membership(&w);
     d.setup(&cfg);
@@ -243,6 +265,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
             break;
         }
     }
+    d.stop_dml_loops();
     d.phase("steps");
     if !stopped_early {
         d.converge().await;
@@ -258,7 +281,9 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     let g = w.lock().unwrap();
     config_lines.extend(d.vars.iter().map(|(k, v)| format!("var ${} = {}", k, v)));
     let mut violations = g.violations.clone();
-    let safety = !violations.is_empty() || checks.iter().any(|c| !c.passed && c.check.starts_with("sync_diff"));
+    // A failed sync-diff or an assertion on a protocol value (`trace_field`) is a safety
+    // failure; other failed checks are liveness failures.
+    let safety = !violations.is_empty() || checks.iter().any(|c| !c.passed && (c.check.starts_with("sync_diff") || c.check.starts_with("trace_field")));
     violations.extend(d.liveness.iter().cloned());
     for c in checks.iter().filter(|c| !c.passed) {
         violations.push(Violation { invariant: format!("check:{}", c.check), at_ms: g.now_ms, detail: c.detail.clone() });
@@ -316,6 +341,9 @@ impl Driver {
         g.meta.changefeeds.insert(cf.clone(), ChangefeedInfo { id: cf.clone(), config: cfg.clone(), epoch: 0, checkpoint_ts: start, state: FeedState::Normal, last_error: None, created: false });
         g.persisted_checkpoint = start;
         g.data_loss.last_checkpoint = start;
+        if let Some(iv) = cfg.sync_point_interval() {
+            g.sync_points = Some((core_sched::syncpoint::calculate_start_sync_point_ts(start, iv, false), iv));
+        }
         g.record("-", "Scenario", 0, "create changefeed", vec![("changefeed".into(), cf.to_string()), ("start_ts".into(), start.to_string())]);
         let gw = &mut *g;
         for t in &self.scn.tables {
@@ -431,6 +459,79 @@ impl Driver {
                 let dest = self.node(to)?;
                 self.move_maintainer(dest, true)?;
             }
+            Step::PauseChangefeed | Step::ResumeChangefeed => {
+                let pause = matches!(step, Step::PauseChangefeed);
+                let (owner, cf) = {
+                    let g = self.w.lock().unwrap();
+                    (g.owner().ok_or("no owner")?, g.cf.clone())
+                };
+                let mut ok = false;
+                crate::world::step(&self.w, owner, None, StepKind::Api, |ns, ctx, _, meta| {
+                    if let Some(c) = ns.coord.as_mut() {
+                        ok = if pause { c.pause_changefeed(ctx, &cf, meta) } else { c.resume_changefeed(ctx, &cf, meta) };
+                    }
+                });
+                if !ok {
+                    return Err(format!("{} changefeed refused (state {:?})", if pause { "pause" } else { "resume" }, self.w.lock().unwrap().meta.changefeeds.get(&cf).map(|i| i.state)));
+                }
+                if !pause {
+                    // Syncpoints are due from the first one at or after the checkpoint the
+                    // new maintainer generation starts from.
+                    let mut g = self.w.lock().unwrap();
+                    let info = g.meta.changefeeds[&cf].clone();
+                    if let Some(iv) = info.config.sync_point_interval() {
+                        let first = core_sched::syncpoint::calculate_start_sync_point_ts(info.checkpoint_ts, iv, false);
+                        g.sync_points = Some(match g.sync_points {
+                            Some((f, i)) if i == iv => (f.min(first), iv),
+                            _ => (first, iv),
+                        });
+                    }
+                }
+            }
+            Step::UpdateChangefeed { config } => {
+                let mut g = self.w.lock().unwrap();
+                let cf = g.cf.clone();
+                let info = g.meta.changefeeds.get_mut(&cf).ok_or("no changefeed")?;
+                if info.state != core_sched::messages::FeedState::Stopped {
+                    return Err(format!("update changefeed: the changefeed must be paused first (state {:?})", info.state));
+                }
+                if let Some(v) = config.enable_sync_point {
+                    info.config.enable_sync_point = v;
+                }
+                if let Some(v) = &config.sync_point_interval {
+                    info.config.sync_point_interval_ms = parse_duration_ms(v)?;
+                }
+                if let Some(v) = &config.sync_point_retention {
+                    info.config.sync_point_retention_ms = parse_duration_ms(v)?;
+                }
+                let c = info.config.clone();
+                g.record("-", "Scenario", 0, "update changefeed", vec![("enable_sync_point".into(), c.enable_sync_point.to_string()), ("sync_point_interval_ms".into(), c.sync_point_interval_ms.to_string())]);
+            }
+            Step::DmlLoop { table, interval_ms, rows } => {
+                let id = self.table(table)?;
+                let stop = Arc::new(AtomicBool::new(false));
+                self.dml_loops.push(stop.clone());
+                let (w, every, n) = (self.w.clone(), (*interval_ms).max(1), *rows);
+                let net = self.w.lock().unwrap().net_handle.clone().unwrap();
+                net.spawn(async move {
+                    loop {
+                        if stop.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        {
+                            let mut g = w.lock().unwrap();
+                            g.now_ms = crate::world::now_ms();
+                            let now = g.now_ms;
+                            let gw = &mut *g;
+                            if gw.upstream.tables.get(&id).map(|t| t.dropped_ts.is_none()).unwrap_or(false) {
+                                gw.upstream.dml(now, id, n, RowOp::Insert, &mut gw.sim_rng);
+                            }
+                        }
+                        madsim::time::sleep(Duration::from_millis(every)).await;
+                    }
+                });
+            }
+            Step::StopDmlLoop => self.stop_dml_loops(),
             Step::EnableFailpoint { name, node } | Step::DisableFailpoint { name, node } => {
                 let on = matches!(step, Step::EnableFailpoint { .. });
                 let ns = self.nodes(node)?;
@@ -498,6 +599,45 @@ impl Driver {
             }
         }
         Ok(())
+    }
+
+    fn stop_dml_loops(&mut self) {
+        for s in self.dml_loops.drain(..) {
+            s.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// A value reference: `"$name"` is a value captured by a `trace_seen` wait, anything
+    /// else is taken literally.
+    fn value(&self, v: &str) -> Result<String, String> {
+        match v.strip_prefix('$') {
+            Some(name) => self.values.get(name).cloned().ok_or_else(|| format!("value ${} was not captured (a trace_seen wait with capture must run first)", name)),
+            None => Ok(v.to_string()),
+        }
+    }
+
+    /// A syncpoint ts reference (a number or `"$name"`).
+    fn ts_value(&self, v: &str) -> Result<Ts, String> {
+        let s = self.value(v)?;
+        s.parse::<Ts>().map_err(|_| format!("'{}' (from '{}') is not a ts", s, v))
+    }
+
+    /// Trace records matching an event name and the optional node, table and field filters.
+    fn trace_matches<'a>(&self, trace: &'a [crate::result::TraceRecord], event: &str, node: Option<NodeId>, table: Option<&str>, fields: &BTreeMap<String, String>) -> Result<Vec<&'a crate::result::TraceRecord>, String> {
+        let t = table.map(|t| self.table(t)).transpose()?.map(|t| t.to_string());
+        let node = node.map(|n| n.to_string());
+        let mut want = Vec::new();
+        for (k, v) in fields {
+            want.push((k.as_str(), self.value(v)?));
+        }
+        let field = |r: &crate::result::TraceRecord, k: &str| r.fields.iter().find(|(f, _)| f == k).map(|(_, v)| v.clone());
+        Ok(trace
+            .iter()
+            .filter(|r| r.event == event)
+            .filter(|r| node.as_ref().map(|n| &r.node == n).unwrap_or(true))
+            .filter(|r| t.as_ref().map(|t| field(r, "table").as_ref() == Some(t)).unwrap_or(true))
+            .filter(|r| want.iter().all(|(k, v)| field(r, k).as_ref() == Some(v)))
+            .collect())
     }
 
     /// Draw one operation every `interval` ms from the seed until `duration` is over.
@@ -735,6 +875,30 @@ impl Driver {
     fn eval(&mut self, p: &Predicate) -> Result<bool, String> {
         let on_node = match p {
             Predicate::TableOnNode { node, .. } => Some(self.node(node)?),
+            Predicate::TraceSeen { node: Some(node), .. } => Some(self.node(node)?),
+            _ => None,
+        };
+        if let Predicate::TraceSeen { event, table, contains, fields, capture, .. } = p {
+            let captured = {
+                let g = self.w.lock().unwrap();
+                let found = self.trace_matches(&g.trace, event, on_node, table.as_deref(), fields)?;
+                let has = |r: &&crate::result::TraceRecord| contains.as_ref().map(|c| r.fields.iter().any(|(_, v)| v.contains(c.as_str()))).unwrap_or(true);
+                let Some(r) = found.iter().copied().find(|r| has(&r)) else { return Ok(false) };
+                let mut v = Vec::new();
+                for (name, field) in capture {
+                    let Some((_, val)) = r.fields.iter().find(|(f, _)| f == field) else { return Err(format!("trace event '{}' has no field '{}' to capture as ${}", event, field, name)) };
+                    v.push((name.clone(), val.clone()));
+                }
+                v
+            };
+            for (name, val) in captured {
+                self.w.lock().unwrap().record("-", "Scenario", 0, "capture value", vec![("name".into(), name.clone()), ("value".into(), val.clone())]);
+                self.values.insert(name, val);
+            }
+            return Ok(true);
+        }
+        let want_ts = match p {
+            Predicate::SyncpointRecorded { ts: Some(ts) } => Some(self.ts_value(ts)?),
             _ => None,
         };
         let g = self.w.lock().unwrap();
@@ -770,10 +934,11 @@ impl Driver {
                     _ => false,
                 }
             }
-            Predicate::TraceSeen { event, table, contains } => {
-                let t = table.as_ref().map(|t| self.table(t)).transpose()?.map(|t| t.to_string());
-                g.trace.iter().any(|r| r.event == *event && t.as_ref().map(|t| r.fields.iter().any(|(k, v)| k == "table" && v == t)).unwrap_or(true) && contains.as_ref().map(|c| r.fields.iter().any(|(_, v)| v.contains(c.as_str()))).unwrap_or(true))
-            }
+            Predicate::TraceSeen { .. } => unreachable!("handled above"),
+            Predicate::SyncpointRecorded { .. } => match want_ts {
+                Some(ts) => g.storage.syncpoints.contains_key(&ts),
+                None => !g.storage.syncpoints.is_empty(),
+            },
             Predicate::TraceSequence { events } => trace_sequence_seen(&g.trace, events),
             Predicate::ChangefeedState { state, error } => changefeed_state_is(&g, *state, error.as_deref()).0,
             Predicate::DownstreamSynced => g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()).all(|t| g.storage.table_rows(t.id) == t.rows),
@@ -854,8 +1019,8 @@ impl Driver {
                                 NodeId(i as u32),
                                 d.state,
                                 cp,
-                                d.block.as_ref().map(|b| format!(", blocked on {} at {} ({:?})", b.event.query, b.event.commit_ts, b.stage)).unwrap_or_default(),
-                                if d.ddl_writing.is_some() { ", writing a DDL" } else { "" },
+                                d.block.as_ref().map(|b| format!(", blocked on {} at {} ({:?})", b.event.query(), b.event.commit_ts(), b.stage)).unwrap_or_default(),
+                                if d.ddl_writing.is_some() { if d.writing_sync_point { ", writing a syncpoint" } else { ", writing a DDL" } } else { "" },
                                 if !d.progress.is_empty() { format!(", {} unflushed commit ts", d.progress.len()) } else { String::new() },
                                 if d.try_removing { ", removing" } else { "" },
                                 if !d.registered { ", not registered" } else { "" },
@@ -906,6 +1071,64 @@ impl Driver {
         }
     }
 
+    /// Sync-diff against a syncpoint: the upstream snapshot at the primary ts equals the
+    /// downstream as the first record of that syncpoint found it (TiCDC's
+    /// `snapshot = primary_ts` / `snapshot = secondary_ts` diff), for every table that
+    /// exists upstream at the primary ts.
+    fn check_sync_diff_snapshot(&self, snap: &str) -> CheckResult {
+        let check = format!("sync_diff snapshot={}", snap);
+        let ts = match self.ts_value(snap) {
+            Ok(t) => t,
+            Err(e) => return CheckResult { check, passed: false, detail: e },
+        };
+        let check = format!("sync_diff snapshot={}", ts);
+        let g = self.w.lock().unwrap();
+        let Some(down) = g.storage.syncpoint_snapshots.get(&ts) else {
+            return CheckResult { check, passed: false, detail: format!("no syncpoint record with primary ts {} downstream (records: {:?})", ts, g.storage.syncpoints.keys().collect::<Vec<_>>()) };
+        };
+        let secondary = g.storage.syncpoints.get(&ts).map(|r| r.0.secondary_ts).unwrap_or(0);
+        let empty = BTreeMap::new();
+        let mut bad = Vec::new();
+        for t in g.upstream.tables.values().filter(|t| g.upstream.table_exists_at(t.id, ts)) {
+            let up = g.upstream.rows_at(t.id, ts);
+            let d = down.get(&t.id).unwrap_or(&empty);
+            if &up != d {
+                let missing = up.iter().filter(|(k, v)| d.get(k) != Some(v)).count();
+                let extra = d.keys().filter(|k| !up.contains_key(k)).count();
+                bad.push(format!("{}: {} rows differ or missing, {} extra", t.name, missing, extra));
+            }
+        }
+        CheckResult { check, passed: bad.is_empty(), detail: if bad.is_empty() { format!("upstream at {} equals downstream at secondary ts {}", ts, secondary) } else { bad.join("; ") } }
+    }
+
+    /// `trace_field`: every matching record's field compares as asked with the value;
+    /// at least one record matches.
+    #[allow(clippy::too_many_arguments)]
+    fn check_trace_field(&mut self, event: &str, table: Option<&str>, node: Option<&str>, fields: &BTreeMap<String, String>, field: &str, op: FieldOp, value: &str) -> CheckResult {
+        let check = format!("trace_field '{}' {} {:?} {}", event, field, op, value);
+        let res = (|| -> Result<(bool, String), String> {
+            let node = node.map(|n| self.node(n)).transpose()?;
+            let want = self.value(value)?;
+            let g = self.w.lock().unwrap();
+            let found = self.trace_matches(&g.trace, event, node, table, fields)?;
+            if found.is_empty() {
+                let capped = if g.trace.len() >= crate::world::TRACE_CAP { " (the trace is truncated)" } else { "" };
+                return Ok((false, format!("no trace record '{}' matches{}", event, capped)));
+            }
+            for r in &found {
+                let Some((_, got)) = r.fields.iter().find(|(f, _)| f == field) else { return Ok((false, format!("record at {} ms has no field '{}'", r.at_ms, field))) };
+                if !compare_field(got, op, &want)? {
+                    return Ok((false, format!("record at {} ms on {}: {} = {}, want {:?} {}", r.at_ms, r.node, field, got, op, want)));
+                }
+            }
+            Ok((true, format!("{} record(s): {} {:?} {}", found.len(), field, op, want)))
+        })();
+        match res {
+            Ok((passed, detail)) => CheckResult { check, passed, detail },
+            Err(e) => CheckResult { check, passed: false, detail: e },
+        }
+    }
+
     fn run_checks(&mut self) -> Vec<CheckResult> {
         let mut out = Vec::new();
         for c in self.scn.checks.clone() {
@@ -921,7 +1144,25 @@ impl Driver {
                     let got = self.w.lock().unwrap().storage.table_exists(id);
                     CheckResult { check: format!("table_{}exists {}", if want { "" } else { "not_" }, table), passed: got == want, detail: format!("table {} exists downstream: {}", table, got) }
                 }
-                Check::SyncDiff => {
+                Check::SyncDiff { snapshot: Some(snap) } => self.check_sync_diff_snapshot(snap),
+                Check::TraceField { event, table, node, fields, field, op, value } => self.check_trace_field(event, table.as_deref(), node.as_deref(), fields, field, *op, value),
+                Check::SyncpointRecorded { ts } => {
+                    let want = match ts.as_deref().map(|t| self.ts_value(t)).transpose() {
+                        Ok(w) => w,
+                        Err(e) => {
+                            out.push(CheckResult { check: "syncpoint_recorded".into(), passed: false, detail: e });
+                            continue;
+                        }
+                    };
+                    let g = self.w.lock().unwrap();
+                    let got: Vec<Ts> = g.storage.syncpoints.keys().copied().collect();
+                    let passed = match want {
+                        Some(t) => got.contains(&t),
+                        None => !got.is_empty(),
+                    };
+                    CheckResult { check: format!("syncpoint_recorded {}", want.map(|t| t.to_string()).unwrap_or_else(|| "any".into())), passed, detail: format!("syncpoint records downstream: {:?}", got) }
+                }
+                Check::SyncDiff { snapshot: None } => {
                     let g = self.w.lock().unwrap();
                     let mut bad = Vec::new();
                     for t in g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()) {
@@ -1008,6 +1249,32 @@ fn changefeed_state_is(g: &World, want: FeedStateName, error: Option<&str>) -> (
     };
     let err_ok = error.map(|e| info.last_error.as_deref().unwrap_or("").contains(e)).unwrap_or(true);
     (state_ok && err_ok, format!("changefeed state {:?}, error {:?}", info.state, info.last_error))
+}
+
+/// Compare a trace field with a value: as numbers when both are, else only `eq`/`ne`.
+fn compare_field(got: &str, op: FieldOp, want: &str) -> Result<bool, String> {
+    use std::cmp::Ordering as O;
+    let ord = match (got.parse::<i128>(), want.parse::<i128>()) {
+        (Ok(a), Ok(b)) => a.cmp(&b),
+        _ => match op {
+            FieldOp::Eq | FieldOp::Ne => {
+                if got == want {
+                    O::Equal
+                } else {
+                    O::Less
+                }
+            }
+            _ => return Err(format!("cannot compare '{}' {:?} '{}': not numbers", got, op, want)),
+        },
+    };
+    Ok(match op {
+        FieldOp::Eq => ord == O::Equal,
+        FieldOp::Ne => ord != O::Equal,
+        FieldOp::Ge => ord != O::Less,
+        FieldOp::Gt => ord == O::Greater,
+        FieldOp::Le => ord != O::Greater,
+        FieldOp::Lt => ord == O::Less,
+    })
 }
 
 fn cmp(op: CmpOp, got: usize, want: usize) -> bool {

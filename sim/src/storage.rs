@@ -1,7 +1,13 @@
 //! External storage (the cloud-storage sink's bucket) and the downstream consumer
 //! that rebuilds each table from the durable files.
+//!
+//! Syncpoint records (see `core_sched::syncpoint`) are objects too. When the first
+//! record of a primary ts becomes durable (TiCDC writes it with `insert ignore`), the
+//! storage keeps the consumer's view of every table at that moment: the downstream "at
+//! the secondary ts", which sync-diff compares with the upstream at the primary ts.
 
 use core_sched::effects::{ObjectContent, StorageError};
+use core_sched::syncpoint::SyncPointRecord;
 use core_sched::types::*;
 use core_sched::upstream::{DdlKind, RowChange, RowOp};
 use std::collections::{BTreeMap, HashSet};
@@ -15,6 +21,13 @@ pub struct Storage {
     pub ddl_writes: BTreeMap<(Ts, TableId), u32>,
     /// DDLs made durable since the barrier check last looked.
     pub new_ddls: Vec<core_sched::upstream::DdlRecord>,
+    /// Syncpoint records by primary ts: the first record written (`insert ignore`) and
+    /// how many times one was written.
+    pub syncpoints: BTreeMap<Ts, (SyncPointRecord, u32)>,
+    /// The downstream (every table's rows) when the first record of a primary ts became durable.
+    pub syncpoint_snapshots: BTreeMap<Ts, BTreeMap<TableId, BTreeMap<u64, u64>>>,
+    /// Syncpoint records made durable since the barrier check last looked.
+    pub new_syncpoints: Vec<SyncPointRecord>,
 }
 
 impl Storage {
@@ -35,6 +48,15 @@ impl Storage {
             ObjectContent::Ddl(d) => {
                 *self.ddl_writes.entry((d.commit_ts, d.table_id)).or_insert(0) += 1;
                 self.new_ddls.push(d.clone());
+            }
+            ObjectContent::SyncPoint(r) => {
+                let first = !self.syncpoints.contains_key(&r.primary_ts);
+                self.syncpoints.entry(r.primary_ts).or_insert_with(|| (r.clone(), 0)).1 += 1;
+                if first {
+                    let snap = self.all_table_rows();
+                    self.syncpoint_snapshots.insert(r.primary_ts, snap);
+                }
+                self.new_syncpoints.push(r.clone());
             }
         }
         // Renaming onto an existing object replaces it: its rows are no longer durable
@@ -84,6 +106,19 @@ impl Storage {
         }
     }
 
+    /// The consumer's view of every table that has data (one pass over the objects).
+    pub fn all_table_rows(&self) -> BTreeMap<TableId, BTreeMap<u64, u64>> {
+        let mut all: BTreeMap<TableId, Vec<&RowChange>> = BTreeMap::new();
+        for (_, c) in self.final_objects() {
+            if let ObjectContent::Rows(rows) = c {
+                for r in rows {
+                    all.entry(r.table_id).or_default().push(r);
+                }
+            }
+        }
+        all.into_iter().map(|(t, rows)| (t, apply_rows(rows))).collect()
+    }
+
     /// The consumer's view of a table: apply durable row changes in commit-ts order.
     pub fn table_rows(&self, table: TableId) -> BTreeMap<u64, u64> {
         let mut all: Vec<&RowChange> = Vec::new();
@@ -92,18 +127,23 @@ impl Storage {
                 all.extend(rows.iter().filter(|r| r.table_id == table));
             }
         }
-        all.sort_by_key(|r| (r.commit_ts, r.key));
-        let mut m = BTreeMap::new();
-        for r in all {
-            match r.op {
-                RowOp::Delete => {
-                    m.remove(&r.key);
-                }
-                _ => {
-                    m.insert(r.key, r.value);
-                }
+        apply_rows(all)
+    }
+}
+
+/// Apply row changes in commit-ts order (duplicates are harmless).
+pub fn apply_rows(mut all: Vec<&RowChange>) -> BTreeMap<u64, u64> {
+    all.sort_by_key(|r| (r.commit_ts, r.key));
+    let mut m = BTreeMap::new();
+    for r in all {
+        match r.op {
+            RowOp::Delete => {
+                m.remove(&r.key);
+            }
+            _ => {
+                m.insert(r.key, r.value);
             }
         }
-        m
     }
+    m
 }

@@ -1,7 +1,8 @@
 //! The upstream TiDB cluster: a TSO, tables with key ranges and region counts, a
 //! multi-version schema store with DDL history, committed row changes, and the event
 //! service that serves a dispatcher its span's changes after its start ts in
-//! commit-ts order plus resolved-ts progress.
+//! commit-ts order plus resolved-ts progress, and (with syncpoints on) the syncpoint
+//! events at every multiple of the interval.
 
 use core_sched::messages::{InfluenceType, InfluencedTables, TableRef};
 use core_sched::types::*;
@@ -193,8 +194,11 @@ impl Upstream {
         done
     }
 
-    /// Events for a dispatcher in `(from, to]`.
-    pub fn events_for(&self, span: &TableSpan, is_trigger: bool, from: Ts, to: Ts) -> Vec<UpstreamEvent> {
+    /// Events for a dispatcher in `(from, to]`, and with syncpoints every
+    /// `sync_point_interval_ms` the syncpoints in `[from, to)` (`sync_points_in`): at one
+    /// ts, DDL first, then DML, then the syncpoint (`emitSyncPointEventIfNeeded` sends a
+    /// syncpoint before the first event above it).
+    pub fn events_for(&self, span: &TableSpan, is_trigger: bool, from: Ts, to: Ts, sync_point_interval_ms: Option<u64>) -> Vec<UpstreamEvent> {
         let mut evs: Vec<(Ts, u8, UpstreamEvent)> = Vec::new();
         for d in self.ddls.iter().filter(|d| d.commit_ts > from && d.commit_ts <= to) {
             // The table trigger gets the DDLs that block the DDL span (DB/All, or table 0
@@ -225,8 +229,24 @@ impl Upstream {
                 }
             }
         }
+        if let Some(iv) = sync_point_interval_ms {
+            for s in core_sched::syncpoint::sync_points_in(from, to, iv) {
+                evs.push((s, 2, UpstreamEvent::SyncPoint(s)));
+            }
+        }
         evs.sort_by_key(|(ts, k, _)| (*ts, *k));
         evs.into_iter().map(|(_, _, e)| e).collect()
+    }
+
+    /// Whether the table exists as of `ts` (created at or before, dropped after).
+    pub fn table_exists_at(&self, t: TableId, ts: Ts) -> bool {
+        self.tables.get(&t).map(|t| t.created_ts <= ts && t.dropped_ts.map(|d| d > ts).unwrap_or(true)).unwrap_or(false)
+    }
+
+    /// The table's rows as of `ts` (every change at or below it applied).
+    pub fn rows_at(&self, t: TableId, ts: Ts) -> BTreeMap<u64, u64> {
+        let changes = self.changes.get(&t).map(|c| c.iter().take_while(|c| c.commit_ts <= ts).collect()).unwrap_or_default();
+        crate::storage::apply_rows(changes)
     }
 
     pub fn info(&self, t: &UTable) -> TableInfo {

@@ -102,8 +102,13 @@ pub struct World {
     /// Probability of a transient failure of a storage put or rename.
     pub storage_error: f64,
     pub storage_errors: u64,
-    /// (maintainer epoch, DDL commit ts) -> the dispatcher that wrote it.
-    pub ddl_writers: BTreeMap<(u64, String), String>,
+    /// (maintainer epoch, commit ts, is syncpoint) -> the dispatcher that wrote the
+    /// block event of that open barrier.
+    pub ddl_writers: BTreeMap<(u64, String, bool), String>,
+    /// Syncpoints are due from this ts on, every this many ms (set when the changefeed
+    /// runs with `enable-sync-point`): `no-data-loss` wants each one below the persisted
+    /// checkpoint recorded downstream.
+    pub sync_points: Option<(Ts, u64)>,
 }
 
 impl World {
@@ -145,6 +150,7 @@ impl World {
             storage_error: 0.0,
             storage_errors: 0,
             ddl_writers: BTreeMap::new(),
+            sync_points: None,
         }
     }
 
@@ -279,13 +285,12 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
         // A finished barrier may be replayed later (a span restarted from a checkpoint
         // below the DDL: at-least-once DDL, as in TiCDC); only one writer per open barrier.
         if t.kind == "barrier event done" {
-            if let Some((_, ts)) = t.fields.iter().find(|(k, _)| *k == "commit_ts") {
-                wd.ddl_writers.remove(&(t.epoch, ts.clone()));
-            }
-        }
-        if t.kind == "write ddl" && t.fields.iter().any(|(k, v)| *k == "mode" && v == "barrier") {
             let get = |k: &str| t.fields.iter().find(|(f, _)| *f == k).map(|(_, v)| v.clone()).unwrap_or_default();
-            note_barrier_ddl_write(wd, t.epoch, &get("commit_ts"), &get("dispatcher"));
+            wd.ddl_writers.remove(&(t.epoch, get("commit_ts"), get("sync_point") == "true"));
+        }
+        if matches!(t.kind, "write ddl" | "write sync point") && t.fields.iter().any(|(k, v)| *k == "mode" && v == "barrier") {
+            let get = |k: &str| t.fields.iter().find(|(f, _)| *f == k).map(|(_, v)| v.clone()).unwrap_or_default();
+            note_barrier_ddl_write(wd, t.epoch, &get("commit_ts"), t.kind == "write sync point", &get("dispatcher"));
         }
         if t.kind == "applied control message from older epoch" {
             let detail: Vec<String> = t.fields.iter().map(|(k, v)| format!("{}={}", k, v)).collect();
@@ -340,7 +345,7 @@ pub fn check_persisted_checkpoint(wd: &mut World) {
         }
         if cp > wd.persisted_checkpoint {
             wd.persisted_checkpoint = cp;
-            let found = wd.data_loss.advance(&wd.upstream, &wd.storage, wd.start_ts, cp);
+            let found = wd.data_loss.advance(&wd.upstream, &wd.storage, wd.start_ts, cp, wd.sync_points);
             for (inv, d) in found {
                 wd.violate(inv, d);
             }
@@ -526,20 +531,38 @@ fn complete_storage_later(w: &W, wd: &World, n: NodeId, op_id: u64, lat: u64, op
     });
 }
 
-/// `barrier-writes-once`, writer half: a barrier write of the DDL at `commit_ts` by
-/// `dispatcher` in maintainer generation `epoch`; a second writer while that barrier is
-/// still open is a violation (the world forgets the writer when the barrier finishes).
-pub fn note_barrier_ddl_write(wd: &mut World, epoch: u64, commit_ts: &str, dispatcher: &str) {
-    let prev = wd.ddl_writers.entry((epoch, commit_ts.to_string())).or_insert_with(|| dispatcher.to_string()).clone();
+/// `barrier-writes-once`, writer half: a barrier write of the block event (DDL, or
+/// syncpoint if `sync_point`) at `commit_ts` by `dispatcher` in maintainer generation
+/// `epoch`; a second writer while that barrier is still open is a violation (the world
+/// forgets the writer when the barrier finishes).
+pub fn note_barrier_ddl_write(wd: &mut World, epoch: u64, commit_ts: &str, sync_point: bool, dispatcher: &str) {
+    let prev = wd.ddl_writers.entry((epoch, commit_ts.to_string(), sync_point)).or_insert_with(|| dispatcher.to_string()).clone();
     if prev != dispatcher {
-        wd.violate(invariants::BARRIER_WRITES_ONCE, format!("DDL at {} written by two dispatchers in maintainer epoch {}: {} and {}", commit_ts, epoch, prev, dispatcher));
+        let what = if sync_point { "syncpoint" } else { "DDL" };
+        wd.violate(invariants::BARRIER_WRITES_ONCE, format!("{} at {} written by two dispatchers in maintainer epoch {}: {} and {}", what, commit_ts, epoch, prev, dispatcher));
     }
 }
 
 /// `barrier-writes-once`, flush half: when a DDL becomes durable downstream, every row
 /// change of the tables it blocks that committed before it (and after the changefeed's
-/// start) must already be durable.
+/// start) must already be durable; when a syncpoint record becomes durable, every row
+/// change of every table at or below its primary ts (the downstream then is the
+/// upstream snapshot at that ts).
 pub fn check_durable_ddls(wd: &mut World) {
+    for rec in std::mem::take(&mut wd.storage.new_syncpoints) {
+        let mut missing = None;
+        'tables: for ch in wd.upstream.changes.values() {
+            for c in ch.iter().take_while(|c| c.commit_ts <= rec.primary_ts) {
+                if c.commit_ts > wd.start_ts && !wd.storage.durable.contains(&(c.table_id, c.commit_ts, c.key)) {
+                    missing = Some((c.table_id, c.commit_ts, c.key));
+                    break 'tables;
+                }
+            }
+        }
+        if let Some((t, ts, key)) = missing {
+            wd.violate(invariants::BARRIER_WRITES_ONCE, format!("syncpoint {} became durable before row key={} commit_ts={} of table {} was flushed", rec.primary_ts, key, ts, t));
+        }
+    }
     let ddls = std::mem::take(&mut wd.storage.new_ddls);
     for rec in ddls {
         let Some(ev) = wd.upstream.ddls.iter().find(|d| d.commit_ts == rec.commit_ts) else { continue };

@@ -30,6 +30,8 @@ pub fn scenario_for(bug: Bug) -> &'static str {
         Bug::NonatomicOperatorAdmission => "ddl_with_random_move_table",
         // Seed 004 stack: requests of an older generation arriving after a maintainer move.
         Bug::NoEpochFencing => "move_maintainer_with_delayed_messages",
+        // TiCDC #3663: a span merged or moved while a syncpoint's write is held.
+        Bug::IgnorePendingBlockStartTs => "in_flight_syncpoint_during_scheduling",
         // Seed 004: newer maintainer generations bootstrap a reused dispatcher manager
         // that still carries out the older generation's removals (stale Remove entries of
         // reported dispatchers), including a same-capture higher-epoch replacement (the

@@ -210,3 +210,49 @@ fn takeover_races_reach_the_stale_remove_window_with_a_same_capture_replacement(
     assert!(bug.trace.iter().any(|t| t.event == "dispatcher stopped without operator, mark absent"));
     assert_eq!(bug.outcome, Outcome::Pass, "{:?}", bug.violations);
 }
+
+#[test]
+fn syncpoints_happen_only_when_on_and_each_is_recorded_once_per_barrier() {
+    let count = |r: &RunResult, ev: &str| r.trace.iter().filter(|t| t.event == ev).count();
+    let off = run(&with_faults("", "\"dml\""), 1, Bugs::none());
+    assert_eq!(off.outcome, Outcome::Pass, "{:?}", off.violations);
+    assert_eq!(count(&off, "dispatcher receive sync point event"), 0);
+    let mut s = with_faults("", "\"dml\", \"move_table\", \"create_table\"");
+    s.changefeed.enable_sync_point = true;
+    s.changefeed.sync_point_interval = Some("2s".into());
+    let on = run(&s, 1, Bugs::none());
+    assert_eq!(on.outcome, Outcome::Pass, "{:?} {:?}", on.violations, on.checks);
+    assert!(count(&on, "write sync point") >= 3, "a syncpoint every 2 s: {}", count(&on, "write sync point"));
+    // One barrier write per syncpoint and maintainer generation (the invariant holds too).
+    let mut writes = std::collections::BTreeMap::new();
+    for t in on.trace.iter().filter(|t| t.event == "write sync point") {
+        let ts = t.fields.iter().find(|(k, _)| k == "commit_ts").unwrap().1.clone();
+        *writes.entry((t.epoch, ts)).or_insert(0) += 1;
+    }
+    assert!(writes.values().all(|n| *n == 1), "{:?}", writes);
+}
+
+#[test]
+fn the_in_flight_syncpoint_port_passes_and_catches_ignore_pending_block_start_ts() {
+    let s = file("in_flight_syncpoint_during_scheduling");
+    for seed in 0..2 {
+        let r = run(&s, seed, Bugs::none());
+        assert_eq!(r.outcome, Outcome::Pass, "seed {}: {:?} {:?}", seed, r.violations, r.checks);
+        assert!(r.checks.iter().all(|c| c.passed));
+        assert!(r.checks.iter().any(|c| c.check.starts_with("sync_diff snapshot=")));
+    }
+    // Before TiCDC #3677 the merged dispatcher restarted from its sources' checkpoint: the
+    // port's wait for the pending-block start ts never succeeds.
+    let r = run(&s, 0, Bugs::none().with(Bug::IgnorePendingBlockStartTs));
+    assert_ne!(r.outcome, Outcome::Pass);
+    assert!(r.violations.iter().any(|v| v.detail.contains("merge dispatcher uses pending block event")), "{:?}", r.violations);
+}
+
+#[test]
+fn swarm_draws_syncpoints_as_a_family() {
+    let s = file("swarm");
+    let on = |r: &RunResult| r.config.iter().any(|l| l.starts_with("swarm families") && l.contains("\"sync_point\": true"));
+    let r = (0..12).map(|seed| run(&s, seed, Bugs::none())).find(on).expect("some seed in 0..12 draws syncpoints");
+    assert_eq!(r.outcome, Outcome::Pass, "{:?}", r.violations);
+    assert!(r.trace.iter().any(|t| t.event == "write sync point"));
+}

@@ -131,14 +131,61 @@ fn no_data_loss_fires_for_a_change_below_the_checkpoint_that_is_not_durable() {
     for c in &changes {
         st.durable.insert((c.table_id, c.commit_ts, c.key));
     }
-    assert!(DataLossChecker::default().advance(&up, &st, 0, cp).is_empty());
+    assert!(DataLossChecker::default().advance(&up, &st, 0, cp, None).is_empty());
     // Fire: one change missing.
     let c0 = &changes[0];
     st.durable.remove(&(c0.table_id, c0.commit_ts, c0.key));
-    let v = DataLossChecker::default().advance(&up, &st, 0, cp);
+    let v = DataLossChecker::default().advance(&up, &st, 0, cp, None);
     assert!(v.iter().any(|(inv, _)| *inv == NO_DATA_LOSS), "{:?}", v);
     // Below the start ts nothing is required.
-    assert!(DataLossChecker::default().advance(&up, &st, cp, cp).is_empty());
+    assert!(DataLossChecker::default().advance(&up, &st, cp, cp, None).is_empty());
+}
+
+#[test]
+fn no_data_loss_fires_for_a_syncpoint_below_the_checkpoint_without_a_record() {
+    use core_sched::effects::ObjectContent;
+    use core_sched::syncpoint::SyncPointRecord;
+    use ticdc_sim::storage::Storage;
+    use ticdc_sim::upstream::Upstream;
+    let up = Upstream::new();
+    let (s1, s2) = (ts_from_ms(1_000), ts_from_ms(2_000));
+    let due = Some((s1, 1_000));
+    let mut st = Storage::default();
+    // A checkpoint equal to a syncpoint's ts does not require its record yet.
+    assert!(DataLossChecker::default().advance(&up, &st, 0, s1, due).is_empty());
+    let v = DataLossChecker::default().advance(&up, &st, 0, s1 + 1, due);
+    assert!(v.iter().any(|(inv, d)| *inv == NO_DATA_LOSS && d.contains("syncpoint")), "{:?}", v);
+    let rec = |ts| ObjectContent::SyncPoint(SyncPointRecord { changefeed: "cf".into(), primary_ts: ts, secondary_ts: ts + 5 });
+    st.put("a.tmp", rec(s1)).unwrap();
+    st.rename("a.tmp", "a").unwrap();
+    let mut c = DataLossChecker::default();
+    assert!(c.advance(&up, &st, 0, s1 + 1, due).is_empty());
+    assert!(!c.advance(&up, &st, 0, s2 + 1, due).is_empty(), "the next one is missing");
+    assert!(DataLossChecker::default().advance(&up, &st, 0, s2 + 1, None).is_empty(), "syncpoints off: nothing due");
+    assert_eq!(st.syncpoints[&s1].1, 1);
+}
+
+#[test]
+fn the_event_service_orders_ddl_dml_then_the_syncpoint_at_one_ts() {
+    use core_sched::upstream::{RowOp, UpstreamEvent};
+    use rand::SeedableRng;
+    use ticdc_sim::upstream::Upstream;
+    let mut up = Upstream::new();
+    let t = up.create_table(1, "test", "t1", 1);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    // A DML and a DDL exactly at syncpoint ts (first TSO of their ms), one between.
+    up.dml(2_000, t, 1, RowOp::Insert, &mut rng);
+    up.dml(2_500, t, 1, RowOp::Insert, &mut rng);
+    up.add_column(3_000, t);
+    let kinds = |evs: Vec<UpstreamEvent>| evs.into_iter().map(|e| match e { UpstreamEvent::Dml(r) => format!("dml@{}", ts_to_ms(r.commit_ts)), UpstreamEvent::Ddl(d) => format!("ddl@{}", ts_to_ms(d.commit_ts)), UpstreamEvent::SyncPoint(s) => format!("sp@{}", ts_to_ms(s)), UpstreamEvent::Resolved(_) => "resolved".into() }).collect::<Vec<_>>();
+    let span = TableSpan::full(t);
+    assert_eq!(kinds(up.events_for(&span, false, ts_from_ms(1_500), ts_from_ms(3_000) + 1, Some(1_000))), vec!["dml@2000", "sp@2000", "dml@2500", "ddl@3000", "sp@3000"]);
+    // The syncpoint at a window's resolved ts waits for the next window.
+    assert_eq!(kinds(up.events_for(&span, false, ts_from_ms(1_500), ts_from_ms(3_000), Some(1_000))), vec!["dml@2000", "sp@2000", "dml@2500", "ddl@3000"]);
+    assert_eq!(kinds(up.events_for(&span, false, ts_from_ms(3_000), ts_from_ms(3_500), Some(1_000))), vec!["sp@3000"]);
+    // The trigger gets syncpoints too; without syncpoints nobody does.
+    assert_eq!(kinds(up.events_for(&TableSpan::ddl_span(), true, ts_from_ms(1_500), ts_from_ms(2_500), Some(1_000))), vec!["sp@2000"]);
+    assert!(kinds(up.events_for(&span, false, ts_from_ms(1_500), ts_from_ms(3_000) + 1, None)).iter().all(|k| !k.starts_with("sp")));
 }
 
 #[test]
@@ -192,13 +239,48 @@ fn barrier_writes_once_fires_on_an_early_ddl_or_a_second_writer_and_is_quiet_oth
     }
     put_ddl(&mut w2);
     assert!(w2.violations.is_empty(), "{:?}", w2.violations);
-    // Writer half: one writer per DDL and generation; another generation may write again.
-    note_barrier_ddl_write(&mut w2, 7, "100", "aa");
-    note_barrier_ddl_write(&mut w2, 7, "100", "aa");
-    note_barrier_ddl_write(&mut w2, 8, "100", "bb");
+    // Writer half: one writer per DDL and generation; another generation may write again;
+    // a syncpoint at the same ts is another barrier.
+    note_barrier_ddl_write(&mut w2, 7, "100", false, "aa");
+    note_barrier_ddl_write(&mut w2, 7, "100", false, "aa");
+    note_barrier_ddl_write(&mut w2, 8, "100", false, "bb");
+    note_barrier_ddl_write(&mut w2, 7, "100", true, "dd");
     assert!(w2.violations.is_empty(), "{:?}", w2.violations);
-    note_barrier_ddl_write(&mut w2, 7, "100", "cc");
+    note_barrier_ddl_write(&mut w2, 7, "100", false, "cc");
     assert!(w2.violations.iter().any(|v| v.invariant == BARRIER_WRITES_ONCE && v.detail.contains("two dispatchers")));
+    note_barrier_ddl_write(&mut w2, 7, "100", true, "ee");
+    assert!(w2.violations.iter().any(|v| v.invariant == BARRIER_WRITES_ONCE && v.detail.contains("syncpoint at 100 written by two dispatchers")));
+}
+
+#[test]
+fn barrier_writes_once_fires_on_a_syncpoint_written_before_the_rows_at_or_below_it() {
+    use core_sched::effects::ObjectContent;
+    use core_sched::syncpoint::SyncPointRecord;
+    use rand::SeedableRng;
+    use ticdc_sim::world::{check_durable_ddls, World};
+    let mut w = World::new(1, Bugs::none(), 2, [1, 2]);
+    let t = w.upstream.create_table(1, "test", "t1", 1);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    w.upstream.dml(2_000, t, 1, core_sched::upstream::RowOp::Insert, &mut rng);
+    w.upstream.dml(3_500, t, 1, core_sched::upstream::RowOp::Insert, &mut rng);
+    let changes = w.upstream.changes[&t].clone();
+    let put_sp = |w: &mut World, ms: u64| {
+        let ts = ts_from_ms(ms);
+        w.storage.put("sp.tmp", ObjectContent::SyncPoint(SyncPointRecord { changefeed: "cf".into(), primary_ts: ts, secondary_ts: ts })).unwrap();
+        w.storage.rename("sp.tmp", &format!("sp{}", ms)).unwrap();
+        check_durable_ddls(w);
+    };
+    // Fire: the row at the syncpoint's ts (part of its snapshot) is not durable.
+    put_sp(&mut w, 2_000);
+    assert!(w.violations.iter().any(|v| v.invariant == BARRIER_WRITES_ONCE && v.detail.contains("syncpoint")), "{:?}", w.violations);
+    // Quiet: the rows at or below it durable; a later row does not matter.
+    let mut w2 = World::new(1, Bugs::none(), 2, [1, 2]);
+    w2.upstream = std::mem::take(&mut w.upstream);
+    w2.storage.durable.insert((t, changes[0].commit_ts, changes[0].key));
+    put_sp(&mut w2, 3_000);
+    assert!(w2.violations.is_empty(), "{:?}", w2.violations);
+    // The downstream at the record's first write is kept for sync-diff against the syncpoint.
+    assert!(w2.storage.syncpoint_snapshots.contains_key(&ts_from_ms(3_000)));
 }
 
 #[test]

@@ -6,10 +6,16 @@
 //! report WAITING (resent every 5 s until ACK), then Write or Pass on the maintainer's
 //! action, report DONE. The trigger writes non-blocking table-creating DDLs first, then
 //! reports them (stage NONE) and caps its checkpoint at commitTs-1 until the ACK.
+//!
+//! Syncpoints always block (`shouldBlock`); the table trigger holds one (like every
+//! DB/All event) while non-blocking reports are unacknowledged. While a dispatcher waits
+//! on a syncpoint at `s` its checkpoint may be `s` itself (TiCDC: the resolved ts,
+//! which can equal `s` because the syncpoint at `s` goes out only after a resolved ts
+//! above it); while it writes one, `s-1` (the event is in its table progress).
 
 use crate::messages::*;
 use crate::types::*;
-use crate::upstream::{DdlEvent, DdlKind, UpstreamEvent};
+use crate::upstream::{BlockEvent, DdlEvent, DdlKind, UpstreamEvent};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Minimum gap between two fast resends of one WAITING status after ignores.
@@ -19,11 +25,14 @@ pub const BLOCK_STATUS_RESEND_MS: u64 = 5_000;
 
 #[derive(Clone, Debug)]
 pub struct PendingBlock {
-    pub event: DdlEvent,
+    pub event: BlockEvent,
     pub stage: BlockStage,
     pub last_report_ms: u64,
     pub acked: bool,
     pub last_ignored_resend_ms: u64,
+    /// `(commitTs, isSyncPoint)` of the action being executed: TiCDC reports DONE with
+    /// the action's key (`reportBlockedEventDone(actionCommitTs, actionIsSyncPoint)`).
+    pub action_key: Option<(Ts, bool)>,
 }
 
 #[derive(Clone, Debug)]
@@ -36,10 +45,13 @@ pub struct PendingNonBlocking {
 #[derive(Debug, Default)]
 pub struct DispatcherEffects {
     pub rows: Vec<crate::upstream::RowChange>,
-    pub write_ddl: Option<DdlEvent>,
+    /// A block event to write downstream (a DDL's schema file or a syncpoint record).
+    pub write_block: Option<BlockEvent>,
     pub flush_rows: bool,
     pub block_statuses: Vec<BlockState>,
     pub became_working: bool,
+    /// Trace lines the manager records (with the dispatcher and its table added).
+    pub notes: Vec<(&'static str, Vec<(&'static str, String)>)>,
 }
 
 #[derive(Clone, Debug)]
@@ -59,8 +71,12 @@ pub struct Dispatcher {
     pub resolved_ts: Ts,
     /// Table progress: commit ts of rows handed to the sink and not yet durable.
     pub progress: BTreeMap<Ts, u32>,
-    /// A DDL write in flight (this dispatcher waits for it).
+    /// A block event write in flight (a DDL, or a syncpoint if `writing_sync_point`);
+    /// this dispatcher waits for it.
     pub ddl_writing: Option<Ts>,
+    pub writing_sync_point: bool,
+    /// The last syncpoint this dispatcher logged as received.
+    pub received_sync_point: Option<Ts>,
     /// Rows abandoned by a write failure while closing: the checkpoint stays below them.
     pub lost_floor: Option<Ts>,
     pub block: Option<PendingBlock>,
@@ -91,6 +107,8 @@ impl Dispatcher {
             resolved_ts: start_ts,
             progress: BTreeMap::new(),
             ddl_writing: None,
+            writing_sync_point: false,
+            received_sync_point: None,
             lost_floor: None,
             block: None,
             try_removing: false,
@@ -111,7 +129,13 @@ impl Dispatcher {
             cp = cp.min(t.saturating_sub(1));
         }
         if let Some(b) = &self.block {
-            cp = cp.min(b.event.commit_ts.saturating_sub(1));
+            // Everything before the event is flushed; rows at a syncpoint's ts come before
+            // it, so a syncpoint at `s` leaves the checkpoint at up to `s`.
+            let cap = match &b.event {
+                BlockEvent::SyncPoint(s) => *s,
+                BlockEvent::Ddl(d) => d.commit_ts.saturating_sub(1),
+            };
+            cp = cp.min(cap);
         }
         if let Some(&t) = self.add_table_blockers.iter().next() {
             cp = cp.min(t.saturating_sub(1));
@@ -139,16 +163,22 @@ impl Dispatcher {
         }
     }
 
-    fn block_state(&self, ev: &DdlEvent, stage: BlockStage, blocked: bool) -> BlockState {
+    fn block_state(&self, ev: &BlockEvent, stage: BlockStage, blocked: bool) -> BlockState {
         BlockState {
             is_blocked: blocked,
-            block_ts: ev.commit_ts,
-            block_tables: Some(ev.blocked_tables.clone()),
-            need_dropped_tables: ev.need_dropped_tables.clone(),
-            need_added_tables: ev.need_added_tables.clone(),
-            is_sync_point: false,
+            block_ts: ev.commit_ts(),
+            block_tables: Some(ev.blocked_tables()),
+            need_dropped_tables: ev.need_dropped_tables(),
+            need_added_tables: ev.need_added_tables(),
+            is_sync_point: ev.is_sync_point(),
             stage,
         }
+    }
+
+    /// `GetBlockEventStatus`: the pending blocking event and its stage (reported at
+    /// bootstrap, and read by a merge when it closes its sources).
+    pub fn pending_block_state(&self) -> Option<BlockState> {
+        self.block.as_ref().map(|b| self.block_state(&b.event, b.stage, true))
     }
 
     /// Process queued events until the queue is empty or the dispatcher must wait.
@@ -199,10 +229,11 @@ impl Dispatcher {
                             let needs_schedule = d.need_dropped_tables.is_some() || !d.need_added_tables.is_empty();
                             if needs_schedule {
                                 self.add_table_blockers.insert(d.commit_ts);
-                                self.nonblocking_written = Some(self.block_state(&d, BlockStage::None, false));
+                                self.nonblocking_written = Some(self.block_state(&BlockEvent::Ddl(d.clone()), BlockStage::None, false));
                             }
                             self.ddl_writing = Some(d.commit_ts);
-                            fx.write_ddl = Some(d);
+                            self.writing_sync_point = false;
+                            fx.write_block = Some(BlockEvent::Ddl(d));
                             return;
                         }
                         // A DB/All event waits while non-blocking reports are unacknowledged.
@@ -213,16 +244,46 @@ impl Dispatcher {
                         // Single-table DDL on a complete-table span: the dispatcher writes it itself.
                         self.queue.pop_front();
                         self.ddl_writing = Some(d.commit_ts);
-                        fx.write_ddl = Some(d);
+                        self.writing_sync_point = false;
+                        fx.write_block = Some(BlockEvent::Ddl(d));
                         return;
                     }
-                    let st = self.block_state(&d, BlockStage::Waiting, true);
-                    self.block = Some(PendingBlock { event: d, stage: BlockStage::Waiting, last_report_ms: now_ms, acked: false, last_ignored_resend_ms: 0 });
-                    fx.block_statuses.push(st);
+                    self.report_waiting(BlockEvent::Ddl(d), now_ms, fx);
+                    return;
+                }
+                UpstreamEvent::SyncPoint(s) => {
+                    let s = *s;
+                    // A stale event (`commitTs < resolvedTs`) is ignored.
+                    if s < self.resolved_ts {
+                        self.queue.pop_front();
+                        continue;
+                    }
+                    if self.received_sync_point != Some(s) {
+                        self.received_sync_point = Some(s);
+                        fx.notes.push(("dispatcher receive sync point event", vec![("commitTs", s.to_string())]));
+                    }
+                    // A syncpoint always blocks: flush every prior row first.
+                    if !self.progress.is_empty() || sink_has_buffered || !fx.rows.is_empty() {
+                        fx.flush_rows = true;
+                        return;
+                    }
+                    self.mark_working(fx);
+                    // The trigger holds a DB/All event while non-blocking reports are unacknowledged.
+                    if self.is_trigger && !self.pending_acks.is_empty() {
+                        return;
+                    }
+                    self.report_waiting(BlockEvent::SyncPoint(s), now_ms, fx);
                     return;
                 }
             }
         }
+    }
+
+    /// `reportBlockedEventToMaintainer`: the event is pending in WAITING and reported.
+    fn report_waiting(&mut self, ev: BlockEvent, now_ms: u64, fx: &mut DispatcherEffects) {
+        let st = self.block_state(&ev, BlockStage::Waiting, true);
+        self.block = Some(PendingBlock { event: ev, stage: BlockStage::Waiting, last_report_ms: now_ms, acked: false, last_ignored_resend_ms: 0, action_key: None });
+        fx.block_statuses.push(st);
     }
 
     fn mark_working(&mut self, fx: &mut DispatcherEffects) {
@@ -232,25 +293,28 @@ impl Dispatcher {
         }
     }
 
-    /// The DDL write this dispatcher issued became durable.
-    pub fn on_ddl_written(&mut self, commit_ts: Ts, now_ms: u64, fx: &mut DispatcherEffects) {
-        if self.ddl_writing != Some(commit_ts) {
+    /// The block event write this dispatcher issued (a DDL, or a syncpoint if
+    /// `is_sync_point`) became durable.
+    pub fn on_block_written(&mut self, commit_ts: Ts, is_sync_point: bool, now_ms: u64, fx: &mut DispatcherEffects) {
+        if self.ddl_writing != Some(commit_ts) || self.writing_sync_point != is_sync_point {
             return;
         }
         self.ddl_writing = None;
-        // Everything up to the DDL is handled (events are processed in commit-ts order):
-        // the dispatcher's progress includes the DDL itself now, so a span restarted from
-        // its checkpoint (move, merge) does not execute the DDL a second time.
+        self.writing_sync_point = false;
+        // Everything up to the event is handled (events are processed in commit-ts order):
+        // the dispatcher's progress includes the event itself now, so a span restarted from
+        // its checkpoint (move, merge) does not execute a DDL a second time.
         self.resolved_ts = self.resolved_ts.max(commit_ts);
-        let writing_ev = self.block.as_ref().filter(|b| b.event.commit_ts == commit_ts && b.stage == BlockStage::Writing).map(|b| b.event.clone());
-        if let Some(ev) = writing_ev {
-            {
-                let st = self.block_state(&ev, BlockStage::Done, true);
-                self.block = None;
-                fx.block_statuses.push(st);
-                self.queue.pop_front();
-                return;
-            }
+        let writing = self.block.as_ref().filter(|b| b.event.key() == (commit_ts, is_sync_point) && b.stage == BlockStage::Writing).map(|b| (b.event.clone(), b.action_key));
+        if let Some((ev, action_key)) = writing {
+            let st = Self::done_state(&ev, action_key);
+            self.block = None;
+            fx.block_statuses.push(st);
+            self.queue.pop_front();
+            return;
+        }
+        if is_sync_point {
+            return;
         }
         if self.is_trigger && self.add_table_blockers.contains(&commit_ts) {
             // Find the event in the queue history: report stage NONE with the schedule info.
@@ -261,17 +325,33 @@ impl Dispatcher {
         }
     }
 
-    /// Handle a barrier action for the pending block event.
+    /// The DONE status of a finished block event: TiCDC reports the key of the action it
+    /// executed (`offerDoneBlockStatus(actionCommitTs, actionIsSyncPoint)`).
+    fn done_state(ev: &BlockEvent, action_key: Option<(Ts, bool)>) -> BlockState {
+        let (ts, sp) = action_key.unwrap_or_else(|| ev.key());
+        BlockState { is_blocked: true, block_ts: ts, block_tables: None, need_dropped_tables: None, need_added_tables: vec![], is_sync_point: sp, stage: BlockStage::Done }
+    }
+
+    /// Handle a barrier action for the pending block event (`HandleDispatcherStatus`).
+    ///
+    /// As in TiCDC (`BlockEventStatus.actionMatchs`), an action matches the pending
+    /// event when the event is WAITING and the commit ts are equal; `isSyncPoint` is not
+    /// compared. A dispatcher executing an action does not look at further statuses
+    /// until it is done (TiCDC's status path awaits the write/pass); here they are
+    /// dropped, and the maintainer's resend brings them again.
     pub fn on_action(&mut self, action: &DispatcherAction, fx: &mut DispatcherEffects) {
-        let current = self.block.as_ref().map(|b| b.event.commit_ts);
-        if current != Some(action.commit_ts) {
-            // Not the pending event (`HandleDispatcherStatus`): an action for a future
-            // event is ignored (no pending event and beyond the resolved ts, or beyond
-            // the pending one); an outdated one is answered DONE, so a barrier whose
-            // DONE was lost (or whose writer was moved after writing) can finish.
-            let future = match current {
+        let pending = self.block.as_ref().map(|b| (b.event.commit_ts(), b.stage));
+        if let Some((_, BlockStage::Writing)) = pending {
+            return;
+        }
+        if pending != Some((action.commit_ts, BlockStage::Waiting)) {
+            // Not the pending event: an action for a future event is ignored (no pending
+            // event and beyond the resolved ts, or beyond the pending one); an outdated
+            // one is answered DONE, so a barrier whose DONE was lost (or whose writer was
+            // moved after writing) can finish.
+            let future = match pending {
                 None => action.commit_ts > self.resolved_ts,
-                Some(ts) => action.commit_ts > ts,
+                Some((ts, _)) => action.commit_ts > ts,
             };
             if !future {
                 fx.block_statuses.push(BlockState { is_blocked: true, block_ts: action.commit_ts, block_tables: None, need_dropped_tables: None, need_added_tables: vec![], is_sync_point: action.is_sync_point, stage: BlockStage::Done });
@@ -279,19 +359,23 @@ impl Dispatcher {
             return;
         }
         let Some(b) = &mut self.block else { return };
-        if b.stage != BlockStage::Waiting {
-            return;
-        }
+        let (inner, name) = match action.action {
+            ActionKind::Write => (0, "Write"),
+            ActionKind::Pass => (1, "Pass"),
+        };
+        fx.notes.push(("pending event get the action", vec![("action", name.to_string()), ("innerAction", inner.to_string()), ("actionIsSyncPoint", action.is_sync_point.to_string()), ("pendingEventCommitTs", b.event.commit_ts().to_string()), ("pendingIsSyncPoint", b.event.is_sync_point().to_string())]));
+        b.action_key = Some((action.commit_ts, action.is_sync_point));
         match action.action {
             ActionKind::Write => {
                 b.stage = BlockStage::Writing;
-                self.ddl_writing = Some(b.event.commit_ts);
-                fx.write_ddl = Some(b.event.clone());
+                self.ddl_writing = Some(b.event.commit_ts());
+                self.writing_sync_point = b.event.is_sync_point();
+                fx.write_block = Some(b.event.clone());
             }
             ActionKind::Pass => {
-                let ev = b.event.clone();
-                self.resolved_ts = self.resolved_ts.max(ev.commit_ts);
-                let st = self.block_state(&ev, BlockStage::Done, true);
+                let (ev, key) = (b.event.clone(), b.action_key);
+                self.resolved_ts = self.resolved_ts.max(ev.commit_ts());
+                let st = Self::done_state(&ev, key);
                 self.block = None;
                 self.queue.pop_front();
                 fx.block_statuses.push(st);
@@ -299,13 +383,15 @@ impl Dispatcher {
         }
     }
 
+    /// An ACK cancels the resend of the status with that `(commitTs, isSyncPoint)`.
     pub fn on_ack(&mut self, ack: &AckEvent) {
         if let Some(b) = &mut self.block {
-            if b.event.commit_ts == ack.commit_ts {
+            if b.event.key() == (ack.commit_ts, ack.is_sync_point) {
                 b.acked = true;
             }
         }
-        if self.pending_acks.remove(&ack.commit_ts).is_some() {
+        // Non-blocking reports are DDLs (never syncpoints).
+        if !ack.is_sync_point && self.pending_acks.remove(&ack.commit_ts).is_some() {
             self.add_table_blockers.remove(&ack.commit_ts);
         }
     }
@@ -334,7 +420,8 @@ impl Dispatcher {
     /// so here a WAITING status is resent at most once per `IGNORED_RESEND_MIN_MS`.
     pub fn on_ignored(&mut self, ev: &AckEvent, now_ms: u64, out: &mut Vec<BlockState>) {
         if let Some(b) = &mut self.block {
-            if b.event.commit_ts == ev.commit_ts && b.stage == BlockStage::Waiting && now_ms >= b.last_ignored_resend_ms + IGNORED_RESEND_MIN_MS {
+            // `ignoredStatusMatches` compares the commit ts and `isSyncPoint`.
+            if b.event.key() == (ev.commit_ts, ev.is_sync_point) && b.stage == BlockStage::Waiting && now_ms >= b.last_ignored_resend_ms + IGNORED_RESEND_MIN_MS {
                 b.last_ignored_resend_ms = now_ms;
                 let e = b.event.clone();
                 out.push(self.block_state(&e, BlockStage::Waiting, true));

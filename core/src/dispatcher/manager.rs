@@ -21,10 +21,10 @@ use crate::bugs::Bug;
 use crate::config::ChangefeedConfig;
 use crate::effects::*;
 use crate::messages::*;
-use crate::sink::cloudstorage::{CloudStorageSink, FlushOutcome};
+use crate::sink::cloudstorage::{CloudStorageSink, FlushOutcome, WriteKind};
 use crate::trace_ev;
 use crate::types::*;
-use crate::upstream::UpstreamEvent;
+use crate::upstream::{BlockEvent, UpstreamEvent};
 use std::collections::BTreeMap;
 
 /// Periodic heartbeat (`HeartBeatRequest`) period.
@@ -80,8 +80,8 @@ pub struct DispatcherManager {
     /// Creates paused by `BlockCreateDispatcher`, holding the fence lock.
     pub blocked_creates: Vec<JournalEntry>,
     pub fence_waiters: Vec<FenceWaiter>,
-    /// DDL writes held by failpoint `BlockOrWaitBeforeWrite`.
-    pub blocked_writes: Vec<(DispatcherId, crate::upstream::DdlEvent)>,
+    /// Block event writes (DDLs, syncpoints) held by failpoint `BlockOrWaitBeforeWrite`.
+    pub blocked_writes: Vec<(DispatcherId, BlockEvent)>,
     /// Set by the `leak-fence-lock-when-fenced` bug: the lock is never released.
     pub fence_leaked: bool,
     /// `closing`: `TryClose` started the asynchronous close.
@@ -231,7 +231,7 @@ impl DispatcherManager {
                 if let Some(d) = self.dispatchers.get(&id) {
                     if !d.try_removing {
                         let schema = format!("db{}", d.schema_id);
-                        self.write_ddl(ctx, id, &schema, ev);
+                        self.write_block(ctx, id, &schema, ev);
                     }
                 }
             }
@@ -320,10 +320,11 @@ impl DispatcherManager {
                 d.try_removing = true;
                 d.registered = false;
                 d.queue.clear();
-                // A DDL write held by a failpoint is abandoned with the dispatcher.
+                // A block event write held by a failpoint is abandoned with the dispatcher.
                 if self.blocked_writes.iter().any(|(b, _)| *b == id) {
                     self.blocked_writes.retain(|(b, _)| *b != id);
                     d.ddl_writing = None;
+                    d.writing_sync_point = false;
                 }
                 // The writer's last flush and its cleanup race (see `close_dispatcher`);
                 // TryClose waits until the table progress has drained either way.
@@ -413,7 +414,7 @@ impl DispatcherManager {
             // dispatcher being removed stays Working until its `TryClose` succeeds and it
             // leaves the map, exactly as TiCDC reports it. The cleanup intent of such a
             // dispatcher travels only in the operator journal below.
-            .map(|d| BootstrapTableSpan { id: d.id, schema_id: d.schema_id, span: d.span, state: d.state, checkpoint_ts: d.checkpoint_ts(), block_state: d.block.as_ref().map(|b| BlockState { is_blocked: true, block_ts: b.event.commit_ts, block_tables: Some(b.event.blocked_tables.clone()), need_dropped_tables: b.event.need_dropped_tables.clone(), need_added_tables: b.event.need_added_tables.clone(), is_sync_point: false, stage: b.stage }) })
+            .map(|d| BootstrapTableSpan { id: d.id, schema_id: d.schema_id, span: d.span, state: d.state, checkpoint_ts: d.checkpoint_ts(), block_state: d.pending_block_state() })
             .collect::<Vec<_>>();
         // Operators: only the current owner's, plus stale Removes whose dispatcher is reported.
         let mut operators = Vec::new();
@@ -596,9 +597,8 @@ impl DispatcherManager {
     ///
     /// Simplification: TiCDC's `doMerge` loops every 10 ms inside the task until all
     /// sources close; here the check repeats every `MERGE_CHECK_INTERVAL_MS`. The
-    /// merged start ts is the plain minimum checkpoint (no shared-pending-block
-    /// adjustment): a source blocked on a DDL has checkpoint `blockTs-1`, so the merged
-    /// dispatcher replays the DDL and reports it itself.
+    /// merged start ts follows `resolveMergedDispatcherStartTs` (see
+    /// [`merged_start_ts_candidate`]).
     fn run_merge_checks(&mut self, ctx: &mut Ctx) {
         let due: Vec<DispatcherId> = self.merge_tasks.iter().filter(|(_, t)| ctx.now_ms >= t.next_check_ms).map(|(id, _)| *id).collect();
         for merged in due {
@@ -641,6 +641,7 @@ impl DispatcherManager {
             let not_ready = ctx.fp(FP_NOT_READY_TO_CLOSE_DISPATCHER);
             let mut all_closed = true;
             let mut min_cp = u64::MAX;
+            let mut pending = Vec::new();
             for s in &sources {
                 let d = self.dispatchers.get_mut(s).unwrap();
                 if !d.merging {
@@ -652,20 +653,26 @@ impl DispatcherManager {
                     all_closed = false;
                 }
                 min_cp = min_cp.min(d.checkpoint_ts());
+                pending.push(d.pending_block_state());
             }
             if !all_closed {
                 continue;
             }
             self.merge_tasks.remove(&merged);
+            let c = if ctx.bug(Bug::IgnorePendingBlockStartTs) { MergedStartTs { start_ts: min_cp, skip_dml_as_start_ts: false, pending: None } } else { merged_start_ts_candidate(min_cp, &pending) };
+            let table = self.dispatchers[&merged].span.table_id;
+            if let Some((ts, sp)) = c.pending {
+                self.trace(ctx, "merge dispatcher uses pending block event to calculate start ts", vec![("dispatcher", merged.to_string()), ("table", table.to_string()), ("pendingCommitTs", ts.to_string()), ("pendingIsSyncPoint", sp.to_string()), ("startTs", c.start_ts.to_string()), ("skipDMLAsStartTs", c.skip_dml_as_start_ts.to_string()), ("minCheckpointTs", min_cp.to_string())]);
+            }
             let d = self.dispatchers.get_mut(&merged).unwrap();
-            d.start_ts = min_cp;
-            d.fed_ts = min_cp;
-            d.resolved_ts = min_cp;
+            d.start_ts = c.start_ts;
+            d.fed_ts = c.start_ts;
+            d.resolved_ts = c.start_ts;
+            d.skip_dml_as_start_ts = c.skip_dml_as_start_ts;
             d.state = ComponentState::Initializing;
             d.registered = true;
-            let table = d.span.table_id;
             self.seq += 1;
-            self.trace(ctx, "merge dispatcher commit", vec![("dispatcher", merged.to_string()), ("table", table.to_string()), ("start_ts", min_cp.to_string())]);
+            self.trace(ctx, "merge dispatcher commit", vec![("dispatcher", merged.to_string()), ("table", table.to_string()), ("start_ts", c.start_ts.to_string())]);
             for s in &sources {
                 self.remove_dispatcher(ctx, *s);
             }
@@ -734,6 +741,11 @@ impl DispatcherManager {
         let Some(d) = self.dispatchers.get(&id) else { return };
         let span = d.span;
         let schema = format!("db{}", d.schema_id);
+        for (kind, mut fields) in fx.notes {
+            fields.insert(0, ("dispatcher", id.to_string()));
+            fields.insert(1, ("table", span.table_id.to_string()));
+            self.trace(ctx, kind, fields);
+        }
         for r in fx.rows {
             self.sink.append_row(id, span, &schema, r);
         }
@@ -741,14 +753,22 @@ impl DispatcherManager {
             let rng = &mut *ctx.rng;
             self.sink.flush(Some(id), rng, &mut ctx.out.storage);
         }
-        if let Some(ev) = fx.write_ddl {
-            if ctx.fp(FP_BLOCK_OR_WAIT_BEFORE_WRITE) {
+        if let Some(ev) = fx.write_block {
+            // The failpoint sits in `ExecuteBlockEventDDL`, the write of a barrier's Write
+            // action; non-blocking DDLs (written before they are reported) and DDLs a
+            // dispatcher writes alone take another path and are not held.
+            let barrier_write = self.dispatchers.get(&id).and_then(|d| d.block.as_ref()).map(|b| b.stage == BlockStage::Writing && b.event.key() == ev.key()).unwrap_or(false);
+            if barrier_write && ctx.fp(FP_BLOCK_OR_WAIT_BEFORE_WRITE) {
                 // The block-event executor waits before the sink write; the dispatcher
-                // stays in its writing state (its checkpoint below the DDL).
-                self.trace(ctx, "block before write ddl", vec![("dispatcher", id.to_string()), ("table", ev.table_id.to_string()), ("commit_ts", ev.commit_ts.to_string())]);
+                // stays in its writing state (its checkpoint below the event).
+                let (kind, table) = match &ev {
+                    BlockEvent::Ddl(d) => ("block before write ddl", d.table_id),
+                    BlockEvent::SyncPoint(_) => ("block before write sync point", span.table_id),
+                };
+                self.trace(ctx, kind, vec![("dispatcher", id.to_string()), ("table", table.to_string()), ("commit_ts", ev.commit_ts().to_string())]);
                 self.blocked_writes.push((id, ev));
             } else {
-                self.write_ddl(ctx, id, &schema, ev);
+                self.write_block(ctx, id, &schema, ev);
             }
         }
         if fx.became_working {
@@ -769,6 +789,22 @@ impl DispatcherManager {
         }
     }
 
+    fn write_block(&mut self, ctx: &mut Ctx, id: DispatcherId, schema: &str, ev: BlockEvent) {
+        match ev {
+            BlockEvent::Ddl(d) => self.write_ddl(ctx, id, schema, d),
+            BlockEvent::SyncPoint(ts) => self.write_sync_point(ctx, id, ts),
+        }
+    }
+
+    /// The trigger writes the syncpoint record (`SendSyncPointEvent`; see
+    /// [`crate::syncpoint`]): the secondary ts is the writer's clock.
+    fn write_sync_point(&mut self, ctx: &mut Ctx, id: DispatcherId, ts: Ts) {
+        let rec = crate::syncpoint::SyncPointRecord { changefeed: self.cf.to_string(), primary_ts: ts, secondary_ts: ts_from_ms(ctx.now_ms) };
+        self.sink.write_sync_point(id, rec, &mut *ctx.rng, &mut ctx.out.storage);
+        let barrier = self.dispatchers.get(&id).and_then(|d| d.block.as_ref()).map(|b| b.event.key() == (ts, true) && b.stage == BlockStage::Writing).unwrap_or(false);
+        self.trace(ctx, "write sync point", vec![("dispatcher", id.to_string()), ("commit_ts", ts.to_string()), ("mode", if barrier { "barrier" } else { "self" }.to_string())]);
+    }
+
     fn write_ddl(&mut self, ctx: &mut Ctx, id: DispatcherId, schema: &str, ev: crate::upstream::DdlEvent) {
         let mut rec = ev.record();
         if rec.schema_name.is_empty() {
@@ -778,7 +814,7 @@ impl DispatcherManager {
         // `barrier`: the barrier chose this dispatcher as the writer (Write action);
         // `self`: a DDL only this dispatcher sees (single-table on a full span, or the
         // trigger's non-blocking events), which a restarted span may write again.
-        let barrier = self.dispatchers.get(&id).and_then(|d| d.block.as_ref()).map(|b| b.event.commit_ts == ev.commit_ts && b.stage == BlockStage::Writing).unwrap_or(false);
+        let barrier = self.dispatchers.get(&id).and_then(|d| d.block.as_ref()).map(|b| b.event.key() == (ev.commit_ts, false) && b.stage == BlockStage::Writing).unwrap_or(false);
         self.trace(ctx, "write ddl", vec![("dispatcher", id.to_string()), ("table", ev.table_id.to_string()), ("commit_ts", ev.commit_ts.to_string()), ("query", ev.query.clone()), ("mode", if barrier { "barrier" } else { "self" }.to_string())]);
     }
 
@@ -792,11 +828,11 @@ impl DispatcherManager {
         let outcome = self.sink.on_result(op_id, res, &mut ctx.out.storage);
         match outcome {
             FlushOutcome::Pending | FlushOutcome::Unknown => {}
-            FlushOutcome::Durable { dispatcher, commit_ts, is_ddl } => {
+            FlushOutcome::Durable { dispatcher, commit_ts, kind } => {
                 let Some(d) = self.dispatchers.get_mut(&dispatcher) else { return };
-                if is_ddl {
+                if kind != WriteKind::Rows {
                     let mut fx = DispatcherEffects::default();
-                    d.on_ddl_written(commit_ts[0], ctx.now_ms, &mut fx);
+                    d.on_block_written(commit_ts[0], kind == WriteKind::SyncPoint, ctx.now_ms, &mut fx);
                     self.apply_effects(ctx, dispatcher, fx);
                 } else {
                     for ts in commit_ts {
@@ -821,6 +857,7 @@ impl DispatcherManager {
                     if closing {
                         d.progress.clear();
                         d.ddl_writing = None;
+                        d.writing_sync_point = false;
                     }
                 }
                 if escalate {
@@ -917,4 +954,36 @@ impl DispatcherManager {
         }
         Watermark { checkpoint_ts: cp, resolved_ts: cp, seq: self.seq }
     }
+}
+
+/// `buildMergedStartTsCandidate` (`dispatchermanager/task.go`): the merged dispatcher's
+/// start ts. From the sources' minimum checkpoint, unless every source waits on the same
+/// block event `(commitTs, isSyncPoint)`: then a syncpoint restarts at its commit ts
+/// (so the merged dispatcher receives that syncpoint again and re-joins its barrier, and
+/// does not replay rows at or below it), a DDL at `commitTs-1` with `skipDMLAsStartTs`
+/// (replay the DDL, not the DMLs at its ts). MySQL's `ddl_ts` recovery does not apply
+/// to the storage sink.
+pub fn merged_start_ts_candidate(min_checkpoint: Ts, pending: &[Option<BlockState>]) -> MergedStartTs {
+    let mut c = MergedStartTs { start_ts: min_checkpoint, skip_dml_as_start_ts: false, pending: None };
+    let Some(Some(first)) = pending.first() else { return c };
+    let key = (first.block_ts, first.is_sync_point);
+    if !pending.iter().all(|p| p.as_ref().map(|b| (b.block_ts, b.is_sync_point)) == Some(key)) {
+        return c;
+    }
+    c.pending = Some(key);
+    if key.1 {
+        c.start_ts = key.0;
+    } else if key.0 > 0 {
+        c.start_ts = key.0 - 1;
+        c.skip_dml_as_start_ts = true;
+    }
+    c
+}
+
+/// Result of [`merged_start_ts_candidate`]; `pending` is the shared pending event, if any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MergedStartTs {
+    pub start_ts: Ts,
+    pub skip_dml_as_start_ts: bool,
+    pub pending: Option<(Ts, bool)>,
 }

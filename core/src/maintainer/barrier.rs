@@ -1,4 +1,11 @@
 //! Barrier: coordinates DDLs and syncpoints ("block events") across dispatchers (§8).
+//!
+//! Events are keyed by `(commitTs, isSyncPoint)`, so a DDL and a syncpoint at the same
+//! ts are two events, and schedule-requiring events are applied in key order (the DDL
+//! first). A syncpoint influences all tables: it is selected once every task (and the
+//! table trigger) reported WAITING, the table trigger is its writer, and the Pass fans
+//! out to every alive node (`InfluenceType_All`), each dispatcher manager applying it to
+//! all its dispatchers.
 
 use super::operator::{Operator, OperatorController, RemoveDispatcherOperator, RemovePostFinish};
 use super::span_controller::{ReplicaState, SpanController};
@@ -9,6 +16,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Per-event resend period.
 pub const BARRIER_RESEND_MS: u64 = 1_000;
+/// `fanoutPassResendQuietInterval`: a DB/All pass is not broadcast again while DONE
+/// statuses arrived within this window after the previous broadcast.
+pub const FANOUT_PASS_QUIET_MS: u64 = 1_000;
 
 pub type EventKey = (Ts, bool);
 
@@ -26,14 +36,25 @@ pub struct BarrierEvent {
     pub writer_advanced: bool,
     pub done: BTreeSet<DispatcherId>,
     pub last_resend_ms: u64,
+    /// Last status accepted after selection (`lastStatusReceivedTime`).
+    pub last_status_ms: u64,
+    /// A pass went out since selection (`passActionSent`).
+    pub pass_sent: bool,
 }
 
 impl BarrierEvent {
     fn new(key: EventKey, st: &BlockState) -> Self {
-        BarrierEvent { commit_ts: key.0, is_sync_point: key.1, block_tables: st.block_tables.clone(), need_dropped: st.need_dropped_tables.clone(), need_added: st.need_added_tables.clone(), reported: BTreeSet::new(), last_reporter: None, selected: false, writer: None, writer_advanced: false, done: BTreeSet::new(), last_resend_ms: 0 }
+        BarrierEvent { commit_ts: key.0, is_sync_point: key.1, block_tables: st.block_tables.clone(), need_dropped: st.need_dropped_tables.clone(), need_added: st.need_added_tables.clone(), reported: BTreeSet::new(), last_reporter: None, selected: false, writer: None, writer_advanced: false, done: BTreeSet::new(), last_resend_ms: 0, last_status_ms: 0, pass_sent: false }
     }
     pub fn need_schedule(&self) -> bool {
         self.need_dropped.is_some() || !self.need_added.is_empty()
+    }
+    /// DB/All influence: the table trigger writes; the pass fans out.
+    pub fn is_db_all(&self) -> bool {
+        self.block_tables.as_ref().map(|b| b.influence_type != InfluenceType::Normal).unwrap_or(false)
+    }
+    fn is_all(&self) -> bool {
+        self.block_tables.as_ref().map(|b| b.influence_type == InfluenceType::All).unwrap_or(false)
     }
 }
 
@@ -170,9 +191,19 @@ impl Barrier {
                 out.push(from, ack(key.0, key.1, id));
             }
             BlockStage::Waiting | BlockStage::Writing => {
+                let now = bc.now;
                 let ev = self.events.entry(key).or_insert_with(|| BarrierEvent::new(key, s));
                 if ev.selected {
+                    ev.last_status_ms = now;
                     out.push(from, ack(key.0, key.1, id));
+                    return;
+                }
+                // The trigger's DB/All report builds the event's task snapshot: while a
+                // schedule-requiring event is still pending (its tables not added or dropped
+                // yet) it is dropped without ACK, and the trigger's resend brings it back.
+                let db_all = s.block_tables.as_ref().map(|b| b.influence_type != InfluenceType::Normal).unwrap_or(false);
+                if is_ddl_span && db_all && !self.pending_events.is_empty() {
+                    out.notes.push(("discard db/all block event from ddl dispatcher due to pending schedule events", format!("commit_ts={} sync_point={} pending={}", key.0, key.1, self.pending_events.len())));
                     return;
                 }
                 ev.reported.insert(id);
@@ -215,6 +246,11 @@ impl Barrier {
     }
 
     fn handle_done(&mut self, from: NodeId, id: DispatcherId, key: EventKey, bc: &mut BarrierCtx, out: &mut BarrierOut) {
+        if let Some(ev) = self.events.get_mut(&key) {
+            if ev.selected {
+                ev.last_status_ms = bc.now;
+            }
+        }
         let Some(ev) = self.events.get(&key) else { return };
         if ev.writer == Some(id) && !ev.writer_advanced {
             if ev.need_schedule() {
@@ -243,14 +279,24 @@ impl Barrier {
             return;
         }
         let related = self.related_tasks(ev, sc);
-        if related.iter().all(|id| ev.done.contains(id) || sc.get(id).map(|r| r.checkpoint_ts >= key.0).unwrap_or(true)) {
+        if related.iter().all(|id| ev.done.contains(id) || sc.get(id).map(|r| forward_barrier_event(r, key)).unwrap_or(true)) {
             self.events.remove(&key);
             self.finished.push(key);
         }
     }
 
     fn send_pass(&mut self, key: EventKey, bc: &mut BarrierCtx, out: &mut BarrierOut) {
-        let Some(ev) = self.events.get(&key) else { return };
+        let Some(ev) = self.events.get_mut(&key) else { return };
+        ev.pass_sent = true;
+        if ev.is_all() {
+            // All: to every alive node; each manager applies it to all its dispatchers.
+            for n in bc.alive.iter().copied() {
+                out.notes.push(("barrier pass", format!("commit_ts={} sync_point={} node={} dispatchers=all", key.0, key.1, n)));
+                out.push(n, action(ActionKind::Pass, key.0, key.1, InfluencedDispatchers::All));
+            }
+            return;
+        }
+        let ev = self.events.get(&key).unwrap();
         let related = self.related_tasks(ev, bc.sc);
         let mut by_node: BTreeMap<NodeId, Vec<DispatcherId>> = BTreeMap::new();
         for id in related {
@@ -307,11 +353,17 @@ impl Barrier {
                 continue;
             }
             let (selected, advanced, writer) = (ev.selected, ev.writer_advanced, ev.writer);
+            // DB/All passes fan out to many nodes: while DONE statuses keep arriving after
+            // the previous broadcast, wait for them to settle (the resend clock stays).
+            if selected && advanced && ev.pass_sent && ev.is_db_all() && bc.now < ev.last_status_ms + FANOUT_PASS_QUIET_MS {
+                self.maybe_finish(key, bc.sc);
+                continue;
+            }
             self.events.get_mut(&key).unwrap().last_resend_ms = bc.now;
             if !selected {
-                // Someone already past the event: it was written.
+                // Someone already past the event: it was written (`checkBlockedDispatchers`).
                 let related = self.related_tasks(self.events.get(&key).unwrap(), bc.sc);
-                let past = related.iter().any(|id| bc.sc.get(id).map(|r| r.checkpoint_ts >= key.0).unwrap_or(false));
+                let past = related.iter().any(|id| bc.sc.get(id).map(|r| forward_barrier_event(r, key)).unwrap_or(false));
                 if past {
                     let ev = self.events.get_mut(&key).unwrap();
                     ev.selected = true;
@@ -323,7 +375,10 @@ impl Barrier {
             } else if !advanced {
                 let mut w = writer.filter(|w| bc.sc.get(w).is_some());
                 if w.is_none() {
-                    w = self.related_tasks(self.events.get(&key).unwrap(), bc.sc).first().copied();
+                    // Only a Normal event's writer can vanish (split/merge of its table);
+                    // a DB/All event is always written by the table trigger.
+                    let ev = self.events.get(&key).unwrap();
+                    w = if ev.is_db_all() { Some(bc.sc.ddl_span_id) } else { self.related_tasks(ev, bc.sc).first().copied() };
                     self.events.get_mut(&key).unwrap().writer = w;
                 }
                 if let Some(w) = w {
@@ -341,5 +396,21 @@ impl Barrier {
     /// Events that add tables cap the changefeed checkpoint at their commit ts.
     pub fn min_blocked_checkpoint_for_new_tables(&self) -> Option<Ts> {
         self.events.values().filter(|e| !e.need_added.is_empty()).map(|e| e.commit_ts).min()
+    }
+}
+
+/// `forwardBarrierEvent`: whether a task is known to be past the event `key`. Its
+/// checkpoint must be strictly above the event's ts (a dispatcher recreated at a
+/// syncpoint's ts reports that ts as its checkpoint before the syncpoint is written), or
+/// its block state beyond the event: a later block event, or a syncpoint at the ts of a
+/// DDL event (events at one ts are ordered DDL first).
+pub fn forward_barrier_event(r: &super::span_controller::SpanReplication, key: EventKey) -> bool {
+    if r.checkpoint_ts > key.0 {
+        return true;
+    }
+    match &r.block_state {
+        Some(b) if b.block_ts > key.0 => true,
+        Some(b) if b.block_ts == key.0 => b.is_sync_point && !key.1,
+        _ => false,
     }
 }

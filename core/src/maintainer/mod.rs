@@ -89,7 +89,8 @@ pub struct Maintainer {
 impl Maintainer {
     pub fn new(ctx: &mut Ctx, cf: ChangefeedId, config: ChangefeedConfig, checkpoint: Ts, epoch: Epoch, is_new: bool, alive: BTreeSet<NodeId>) -> Self {
         let ddl_id = ctx.new_dispatcher_id();
-        let sc = SpanController::new(ddl_id, ctx.node, checkpoint, config.scheduler.clone());
+        let mut sc = SpanController::new(ddl_id, ctx.node, checkpoint, config.scheduler.clone());
+        sc.ignore_pending_block_start_ts = ctx.bug(Bug::IgnorePendingBlockStartTs);
         let mut m = Maintainer {
             cf,
             node: ctx.node,
@@ -339,6 +340,7 @@ impl Maintainer {
             return;
         }
         let now = ctx.now_ms;
+        self.sc.ignore_pending_block_start_ts = ctx.bug(Bug::IgnorePendingBlockStartTs);
         let (msgs, finished, follow) = {
             let rng = &mut *ctx.rng;
             let mut new_id = || new_id_from(rng);

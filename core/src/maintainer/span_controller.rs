@@ -47,11 +47,14 @@ pub struct SpanController {
     pub ddl_span_id: DispatcherId,
     pub committed_checkpoint: Ts,
     pub cfg: SchedulerConfig,
+    /// The `ignore-pending-block-start-ts` bug (set by the maintainer from its context):
+    /// Creates ignore the task's pending block event.
+    pub ignore_pending_block_start_ts: bool,
 }
 
 impl SpanController {
     pub fn new(ddl_span_id: DispatcherId, node: NodeId, checkpoint: Ts, cfg: SchedulerConfig) -> Self {
-        let mut sc = SpanController { tasks: BTreeMap::new(), by_table: BTreeMap::new(), ddl_span_id, committed_checkpoint: checkpoint, cfg };
+        let mut sc = SpanController { tasks: BTreeMap::new(), by_table: BTreeMap::new(), ddl_span_id, committed_checkpoint: checkpoint, cfg, ignore_pending_block_start_ts: false };
         sc.insert(SpanReplication { id: ddl_span_id, span: TableSpan::ddl_span(), schema_id: 0, node: Some(node), state: ReplicaState::Replicating, checkpoint_ts: checkpoint, last_state: Some(ComponentState::Working), block_state: None });
         sc
     }

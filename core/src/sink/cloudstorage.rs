@@ -22,15 +22,23 @@ pub enum FlushPhase {
     Rename,
 }
 
+/// What an object holds: a data file, a DDL's schema file or a syncpoint record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteKind {
+    Rows,
+    Ddl,
+    SyncPoint,
+}
+
 #[derive(Clone, Debug)]
 pub struct InflightFlush {
     pub dispatcher: DispatcherId,
     pub tmp: String,
     pub target: String,
     pub phase: FlushPhase,
-    /// Commit ts of the rows in this file (for table progress), or the DDL's commit ts.
+    /// Commit ts of the rows in this file (for table progress), or the block event's.
     pub commit_ts: Vec<Ts>,
-    pub is_ddl: bool,
+    pub kind: WriteKind,
 }
 
 /// What a completed storage operation means for the dispatcher manager.
@@ -39,7 +47,7 @@ pub enum FlushOutcome {
     /// Still in progress (the rename was issued).
     Pending,
     /// The file is durable; these rows (commit ts) of the dispatcher are flushed.
-    Durable { dispatcher: DispatcherId, commit_ts: Vec<Ts>, is_ddl: bool },
+    Durable { dispatcher: DispatcherId, commit_ts: Vec<Ts>, kind: WriteKind },
     /// The write failed. `closing` tells whether the dispatcher's writer was already closed.
     Failed { dispatcher: DispatcherId, error: StorageError, closing: bool },
     /// Unknown op (e.g. issued before a restart of the sink).
@@ -107,7 +115,7 @@ impl CloudStorageSink {
             let op_id = self.op_id();
             let commit_ts = rows.iter().map(|r| r.commit_ts).collect();
             out.push(StorageRequest::Put { op_id, path: tmp.clone(), content: ObjectContent::Rows(rows) });
-            self.inflight.insert(op_id, InflightFlush { dispatcher: d, tmp: tmp.clone(), target: target.clone(), phase: FlushPhase::Put, commit_ts, is_ddl: false });
+            self.inflight.insert(op_id, InflightFlush { dispatcher: d, tmp: tmp.clone(), target: target.clone(), phase: FlushPhase::Put, commit_ts, kind: WriteKind::Rows });
             started.push((d, tmp));
         }
         started
@@ -120,7 +128,18 @@ impl CloudStorageSink {
         let op_id = self.op_id();
         let ts = rec.commit_ts;
         out.push(StorageRequest::Put { op_id, path: tmp.clone(), content: ObjectContent::Ddl(rec) });
-        self.inflight.insert(op_id, InflightFlush { dispatcher: d, tmp: tmp.clone(), target, phase: FlushPhase::Put, commit_ts: vec![ts], is_ddl: true });
+        self.inflight.insert(op_id, InflightFlush { dispatcher: d, tmp: tmp.clone(), target, phase: FlushPhase::Put, commit_ts: vec![ts], kind: WriteKind::Ddl });
+        tmp
+    }
+
+    /// Write a syncpoint record (tmp + rename like every object; see [`crate::syncpoint`]).
+    pub fn write_sync_point(&mut self, d: DispatcherId, rec: crate::syncpoint::SyncPointRecord, rng: &mut dyn rand::RngCore, out: &mut Vec<StorageRequest>) -> String {
+        let target = crate::syncpoint::record_path(&rec.changefeed, rec.primary_ts);
+        let tmp = self.tmp_name(&target, rng);
+        let op_id = self.op_id();
+        let ts = rec.primary_ts;
+        out.push(StorageRequest::Put { op_id, path: tmp.clone(), content: ObjectContent::SyncPoint(rec) });
+        self.inflight.insert(op_id, InflightFlush { dispatcher: d, tmp: tmp.clone(), target, phase: FlushPhase::Put, commit_ts: vec![ts], kind: WriteKind::SyncPoint });
         tmp
     }
 
@@ -141,7 +160,7 @@ impl CloudStorageSink {
                 }
                 FlushPhase::Rename => {
                     let f = self.inflight.remove(&op_id).unwrap();
-                    FlushOutcome::Durable { dispatcher: f.dispatcher, commit_ts: f.commit_ts, is_ddl: f.is_ddl }
+                    FlushOutcome::Durable { dispatcher: f.dispatcher, commit_ts: f.commit_ts, kind: f.kind }
                 }
             },
         }
@@ -199,7 +218,7 @@ mod tests {
         assert_eq!(s.on_result(op_id, Ok(()), &mut out2), FlushOutcome::Pending);
         assert!(matches!(out2[0], StorageRequest::Rename { .. }));
         let r = s.on_result(op_id, Ok(()), &mut vec![]);
-        assert_eq!(r, FlushOutcome::Durable { dispatcher: d, commit_ts: vec![10], is_ddl: false });
+        assert_eq!(r, FlushOutcome::Durable { dispatcher: d, commit_ts: vec![10], kind: WriteKind::Rows });
     }
 
     #[test]

@@ -12,4 +12,5 @@ mod operators;
 mod props;
 mod sink;
 mod start_ts;
+mod syncpoint;
 mod takeover;

@@ -1,6 +1,7 @@
 //! The scenario file format (TOML). Documented for users in `scenarios/README.md`.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 fn d_nodes() -> u32 {
     3
@@ -28,6 +29,9 @@ fn d_max_tables() -> usize {
 }
 fn d_true() -> bool {
     true
+}
+fn d_loop_interval() -> u64 {
+    1000
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -89,6 +93,52 @@ pub struct ChangefeedDef {
     pub enable_sync_point: bool,
     /// `check-balance-interval` of the balance scheduler, in ms (TiCDC default 15 s).
     pub check_balance_interval_ms: Option<u64>,
+    /// Go duration string (`"30s"`, `"10m"`, `"1m30s"`, `"500ms"`); TiCDC's default `10m`.
+    pub sync_point_interval: Option<String>,
+    /// Go duration string; TiCDC's default `24h` (the record cleanup is not modelled).
+    pub sync_point_retention: Option<String>,
+}
+
+/// The changefeed configuration keys `update_changefeed` may change (a
+/// `cdc cli changefeed update --config` file); omitted keys keep their value.
+#[derive(Clone, Debug, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ChangefeedUpdate {
+    pub enable_sync_point: Option<bool>,
+    pub sync_point_interval: Option<String>,
+    pub sync_point_retention: Option<String>,
+}
+
+/// Parse a Go duration string (`h`, `m`, `s`, `ms` units, e.g. `"1m30s"`) into ms.
+pub fn parse_duration_ms(s: &str) -> Result<u64, String> {
+    let bad = || format!("invalid duration '{}' (use Go syntax, e.g. \"30s\", \"10m\", \"1m30s\", \"500ms\")", s);
+    let s = s.trim();
+    if s.is_empty() {
+        return Err(bad());
+    }
+    let (mut total, mut rest) = (0u64, s);
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        if digits == 0 {
+            return Err(bad());
+        }
+        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
+        rest = &rest[digits..];
+        let (unit, len) = if rest.starts_with("ms") {
+            (1, 2)
+        } else if rest.starts_with('h') {
+            (3_600_000, 1)
+        } else if rest.starts_with('m') {
+            (60_000, 1)
+        } else if rest.starts_with('s') {
+            (1_000, 1)
+        } else {
+            return Err(bad());
+        };
+        total = n.checked_mul(unit).and_then(|v| total.checked_add(v)).ok_or_else(bad)?;
+        rest = &rest[len..];
+    }
+    Ok(total)
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, Default, PartialEq, Eq)]
@@ -143,6 +193,24 @@ pub enum Step {
     MergeTable { table: String },
     /// Move the changefeed's maintainer to another capture (coordinator API).
     MoveMaintainer { to: String },
+    /// `cdc cli changefeed pause`: the coordinator stops the maintainer (cascade).
+    PauseChangefeed,
+    /// `cdc cli changefeed update --config`: change the persisted configuration of a
+    /// paused changefeed; it applies when the changefeed is resumed.
+    UpdateChangefeed { config: ChangefeedUpdate },
+    /// `cdc cli changefeed resume`: a new maintainer generation from the checkpoint.
+    ResumeChangefeed,
+    /// Start a background loop inserting `rows` rows into `table` every `interval_ms`
+    /// (the integration tests' `while true; do run_sql INSERT ...; sleep 1; done &`).
+    DmlLoop {
+        table: String,
+        #[serde(default = "d_loop_interval")]
+        interval_ms: u64,
+        #[serde(default = "d_one")]
+        rows: u64,
+    },
+    /// Stop every background DML loop (`kill $dml_pid`).
+    StopDmlLoop,
     EnableFailpoint { name: String, node: String },
     DisableFailpoint { name: String, node: String },
     Kill { node: String },
@@ -210,9 +278,20 @@ pub enum Predicate {
     TableOnNode { table: String, node: String },
     DispatcherCount { op: CmpOp, count: usize },
     MaintainerMoved,
-    /// A trace event was recorded; `table` and `contains` (a substring of one of its
-    /// field values) narrow it down.
-    TraceSeen { event: String, table: Option<String>, contains: Option<String> },
+    /// A trace record with this event name (and, if given, on `node`, of `table`, with
+    /// a field value containing `contains`, and with every `fields` entry equal; a value
+    /// `"$name"` is a captured value). On success, `capture` stores fields of the first matching record as values
+    /// (`{ name = "field" }`) for later steps and checks.
+    TraceSeen {
+        event: String,
+        table: Option<String>,
+        node: Option<String>,
+        contains: Option<String>,
+        #[serde(default)]
+        fields: BTreeMap<String, String>,
+        #[serde(default)]
+        capture: BTreeMap<String, String>,
+    },
     /// The events were recorded on one node in this order (others may come between):
     /// the `awk` log checks of the integration tests.
     TraceSequence { events: Vec<String> },
@@ -221,6 +300,9 @@ pub enum Predicate {
     CheckpointCaughtUp,
     /// Downstream equals upstream for every existing table (sync-diff would pass).
     DownstreamSynced,
+    /// A syncpoint record downstream with this primary ts (a number or `"$name"`), or
+    /// any syncpoint record if `ts` is omitted.
+    SyncpointRecorded { ts: Option<String> },
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -229,7 +311,13 @@ pub enum Check {
     ReplicationCount { table: String, op: CmpOp, count: usize },
     TableExists { table: String },
     TableNotExists { table: String },
-    SyncDiff,
+    /// Downstream equals upstream; with `snapshot` (a syncpoint's primary ts, a number
+    /// or `"$name"`), sync-diff against the syncpoint: the upstream snapshot at the
+    /// primary ts equals the downstream as the syncpoint record found it.
+    SyncDiff {
+        #[serde(default)]
+        snapshot: Option<String>,
+    },
     NoErrorLogged,
     /// The persisted changefeed state (`check_changefeed_state`), and if given a
     /// substring of its error.
@@ -238,6 +326,21 @@ pub enum Check {
     NodeAlive { node: String },
     /// No trace event of this name was recorded during the run.
     TraceNotSeen { event: String },
+    /// Every trace record with this event name (on `node`, of `table`, with the
+    /// `fields` given) has `field` `op` `value` (numbers compared as numbers; a `"$name"`
+    /// value is a captured value), and at least one such record exists.
+    TraceField {
+        event: String,
+        table: Option<String>,
+        node: Option<String>,
+        #[serde(default)]
+        fields: BTreeMap<String, String>,
+        field: String,
+        op: FieldOp,
+        value: String,
+    },
+    /// A syncpoint record downstream with this primary ts (or any, if omitted).
+    SyncpointRecorded { ts: Option<String> },
 }
 
 /// Changefeed states as scenario files name them.
@@ -248,6 +351,18 @@ pub enum FeedStateName {
     Warning,
     Failed,
     Stopped,
+}
+
+/// Comparison of a trace field with a value.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldOp {
+    Eq,
+    Ne,
+    Ge,
+    Gt,
+    Le,
+    Lt,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, Default)]

@@ -5,7 +5,7 @@
 //! Every error is a single line: `<path>:<line>:<col>: <reason>` for TOML errors,
 //! `<path>:<line>: <reason>` for semantic ones.
 
-use super::{Check, Predicate, Scenario, Step};
+use super::{parse_duration_ms, Check, Predicate, Scenario, Step};
 use serde::Deserialize;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -84,7 +84,16 @@ pub fn resolve(arg: &str) -> Result<Loaded, LoadError> {
 /// [`resolve`] against an explicit scenarios directory.
 pub fn resolve_in(dir: &Path, arg: &str) -> Result<Loaded, LoadError> {
     if is_path(arg) {
-        return load_path(Path::new(arg));
+        // A relative path that does not exist from here is tried from the scenarios
+        // directory's parent (the repository root), so seed files can name
+        // `scenarios/findings/<x>.toml` whatever the current directory (e.g. `cargo test`).
+        let p = Path::new(arg);
+        if p.is_relative() && !p.exists() {
+            if let Some(alt) = dir.parent().map(|root| root.join(p)).filter(|a| a.is_file()) {
+                return load_path(&alt);
+            }
+        }
+        return load_path(p);
     }
     let path = dir.join(format!("{}.toml", arg));
     if !path.is_file() {
@@ -274,6 +283,11 @@ pub fn step_action(s: &Step) -> &'static str {
         Step::SplitTable { .. } => "split_table",
         Step::MergeTable { .. } => "merge_table",
         Step::MoveMaintainer { .. } => "move_maintainer",
+        Step::PauseChangefeed => "pause_changefeed",
+        Step::UpdateChangefeed { .. } => "update_changefeed",
+        Step::ResumeChangefeed => "resume_changefeed",
+        Step::DmlLoop { .. } => "dml_loop",
+        Step::StopDmlLoop => "stop_dml_loop",
         Step::EnableFailpoint { .. } => "enable_failpoint",
         Step::DisableFailpoint { .. } => "disable_failpoint",
         Step::Kill { .. } => "kill",
@@ -294,11 +308,13 @@ pub fn check_kind(c: &Check) -> &'static str {
         Check::ReplicationCount { .. } => "replication_count",
         Check::TableExists { .. } => "table_exists",
         Check::TableNotExists { .. } => "table_not_exists",
-        Check::SyncDiff => "sync_diff",
+        Check::SyncDiff { .. } => "sync_diff",
         Check::NoErrorLogged => "no_error_logged",
         Check::ChangefeedState { .. } => "changefeed_state",
         Check::NodeAlive { .. } => "node_alive",
         Check::TraceNotSeen { .. } => "trace_not_seen",
+        Check::TraceField { .. } => "trace_field",
+        Check::SyncpointRecorded { .. } => "syncpoint_recorded",
     }
 }
 
@@ -306,21 +322,23 @@ fn predicate_table(p: &Predicate) -> Option<&str> {
     match p {
         Predicate::TableExistsDownstream { table } | Predicate::ReplicationCount { table, .. } | Predicate::TableScheduled { table } | Predicate::TableOnNode { table, .. } => Some(table),
         Predicate::TraceSeen { table, .. } => table.as_deref(),
-        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced | Predicate::TraceSequence { .. } | Predicate::ChangefeedState { .. } => None,
+        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced | Predicate::TraceSequence { .. } | Predicate::ChangefeedState { .. } | Predicate::SyncpointRecorded { .. } => None,
     }
 }
 
 fn check_table(c: &Check) -> Option<&str> {
     match c {
         Check::ReplicationCount { table, .. } | Check::TableExists { table } | Check::TableNotExists { table } => Some(table),
-        Check::SyncDiff | Check::NoErrorLogged | Check::ChangefeedState { .. } | Check::NodeAlive { .. } | Check::TraceNotSeen { .. } => None,
+        Check::TraceField { table, .. } => table.as_deref(),
+        Check::SyncDiff { .. } | Check::NoErrorLogged | Check::ChangefeedState { .. } | Check::NodeAlive { .. } | Check::TraceNotSeen { .. } | Check::SyncpointRecorded { .. } => None,
     }
 }
 
 /// What a step references: tables, nodes (with whether `all` is allowed), failpoints.
 fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
     match s {
-        Step::CreateTable { .. } | Step::Heal | Step::Sleep { .. } | Step::SleepRandom { .. } | Step::RandomWorkload { .. } => (None, vec![], None),
+        Step::CreateTable { .. } | Step::Heal | Step::Sleep { .. } | Step::SleepRandom { .. } | Step::RandomWorkload { .. } | Step::PauseChangefeed | Step::UpdateChangefeed { .. } | Step::ResumeChangefeed | Step::StopDmlLoop => (None, vec![], None),
+        Step::DmlLoop { table, .. } => (Some(table), vec![], None),
         Step::DropTable { table }
         | Step::TruncateTable { table }
         | Step::AddColumn { table }
@@ -335,6 +353,7 @@ fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
         Step::Kill { node } | Step::Restart { node } | Step::Start { node } | Step::MoveMaintainer { to: node } => (None, vec![(node, false)], None),
         Step::Partition { a, b, .. } => (None, vec![(a, false), (b, false)], None),
         Step::Wait { until: Predicate::TableOnNode { table, node }, .. } => (Some(table), vec![(node, false)], None),
+        Step::Wait { until: Predicate::TraceSeen { table, node: Some(node), .. }, .. } => (table.as_deref(), vec![(node, false)], None),
         Step::Wait { until, .. } => (predicate_table(until), vec![], None),
     }
 }
@@ -344,12 +363,43 @@ struct Validator<'a> {
     nodes: u32,
     vars: Vec<String>,
     tables: BTreeSet<String>,
+    /// Names captured by `trace_seen` waits so far (`$name` values).
+    values: BTreeSet<String>,
+}
+
+/// The `$name` value references of a step or check (field filters, ts, compared value).
+fn value_refs_of_predicate(p: &Predicate) -> Vec<&str> {
+    match p {
+        Predicate::TraceSeen { fields, .. } => fields.values().map(|v| v.as_str()).collect(),
+        Predicate::SyncpointRecorded { ts: Some(t) } => vec![t.as_str()],
+        _ => vec![],
+    }
+}
+fn value_refs_of_check(c: &Check) -> Vec<&str> {
+    match c {
+        Check::TraceField { fields, value, .. } => fields.values().map(|v| v.as_str()).chain(std::iter::once(value.as_str())).collect(),
+        Check::SyncpointRecorded { ts: Some(t) } | Check::SyncDiff { snapshot: Some(t) } => vec![t.as_str()],
+        _ => vec![],
+    }
 }
 
 impl Validator<'_> {
     fn err(&self, offset: Option<usize>, reason: String) -> LoadError {
         let line = offset.map(|o| line_col(&self.loaded.source, o).0);
         LoadError::at(&self.loaded.path, line, None, reason)
+    }
+
+    /// `$name` values must be captured by an earlier `trace_seen` wait.
+    fn value_refs(&self, refs: &[&str], what: &str, offset: usize) -> Result<(), LoadError> {
+        for r in refs {
+            if let Some(name) = r.strip_prefix('$') {
+                if !self.values.contains(name) {
+                    let known = if self.values.is_empty() { "none".to_string() } else { self.values.iter().map(|n| format!("${}", n)).collect::<Vec<_>>().join(", ") };
+                    return Err(self.err(Some(offset), format!("value '{}' in {} is not captured by an earlier trace_seen wait; captured values: {}", r, what, known)));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn known_table(&self, t: &str) -> bool {
@@ -398,7 +448,7 @@ impl Validator<'_> {
 pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
     let scn = &loaded.scenario;
     let spans: SpanDoc = toml::from_str(&loaded.source).unwrap_or_default();
-    let mut v = Validator { loaded, nodes: scn.cluster.nodes, vars: vec![], tables: BTreeSet::new() };
+    let mut v = Validator { loaded, nodes: scn.cluster.nodes, vars: vec![], tables: BTreeSet::new(), values: BTreeSet::new() };
 
     // [cluster]
     if !(1..=16).contains(&scn.cluster.nodes) {
@@ -421,6 +471,18 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
         if ms <= 1000 {
             let at = spans.changefeed.as_ref().and_then(|c| start(&c.check_balance_interval_ms));
             return Err(v.err(at, format!("changefeed.check-balance-interval-ms must be > 1000, got {}", ms)));
+        }
+    }
+
+
+    // [changefeed]
+    for (key, d) in [("sync-point-interval", &scn.changefeed.sync_point_interval), ("sync-point-retention", &scn.changefeed.sync_point_retention)] {
+        if let Some(d) = d {
+            match parse_duration_ms(d) {
+                Ok(0) => return Err(v.err(None, format!("changefeed.{} must be > 0", key))),
+                Ok(_) => {}
+                Err(e) => return Err(v.err(None, format!("changefeed.{}: {}", key, e))),
+            }
         }
     }
 
@@ -465,6 +527,9 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
                 return Err(v.err(Some(at), format!("unknown failpoint '{}' in {}; valid failpoints: {}", fp, what, core_sched::effects::KNOWN_FAILPOINTS.join(", "))));
             }
         }
+        if let Step::Wait { until, .. } = s {
+            v.value_refs(&value_refs_of_predicate(until), &what, at)?;
+        }
         match s {
             Step::CreateTable { table, .. } => {
                 v.tables.insert(table.clone());
@@ -474,6 +539,24 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
             }
             Step::Sleep { ms: 0 } => return Err(v.err(Some(at), "step 'sleep': ms must be > 0".into())),
             Step::Wait { timeout_ms: 0, .. } => return Err(v.err(Some(at), "step 'wait': timeout_ms must be > 0".into())),
+            Step::DmlLoop { interval_ms: 0, .. } => return Err(v.err(Some(at), "step 'dml_loop': interval_ms must be > 0".into())),
+            Step::UpdateChangefeed { config } => {
+                for d in [&config.sync_point_interval, &config.sync_point_retention].into_iter().flatten() {
+                    match parse_duration_ms(d) {
+                        Ok(0) => return Err(v.err(Some(at), "step 'update_changefeed': durations must be > 0".into())),
+                        Ok(_) => {}
+                        Err(e) => return Err(v.err(Some(at), format!("step 'update_changefeed': {}", e))),
+                    }
+                }
+            }
+            Step::Wait { until: Predicate::TraceSeen { capture, .. }, .. } => {
+                for name in capture.keys() {
+                    if name.is_empty() || name.starts_with('$') || name == "maintainer" || v.vars.contains(name) {
+                        return Err(v.err(Some(at), format!("step 'wait': invalid capture name '{}': write it without '$'; it must not be 'maintainer' or a [[vars]] name", name)));
+                    }
+                    v.values.insert(name.clone());
+                }
+            }
             _ => {}
         }
     }
@@ -483,9 +566,14 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
         if let Check::NodeAlive { node } = check.get_ref() {
             v.node(node, false, nvars, "check 'node_alive'", Some(check.span().start))?;
         }
+        let what = format!("check '{}'", check_kind(check.get_ref()));
         if let Some(t) = check_table(check.get_ref()) {
-            v.table(t, &format!("check '{}'", check_kind(check.get_ref())), check.span().start)?;
+            v.table(t, &what, check.span().start)?;
         }
+        if let Check::TraceField { node: Some(n), .. } = check.get_ref() {
+            v.node(n, false, nvars, &what, Some(check.span().start))?;
+        }
+        v.value_refs(&value_refs_of_check(check.get_ref()), &what, check.span().start)?;
     }
 
     // [faults]
@@ -681,6 +769,51 @@ mod tests {
         assert_eq!(l[0], ("a".to_string(), "first".to_string()));
         assert_eq!(l[1], ("b".to_string(), "second; line two".to_string()));
         assert!(l[2].1.starts_with("(invalid: line 1:"), "{:?}", l[2]);
+    }
+
+    #[test]
+    fn durations_parse_like_go() {
+        use super::super::parse_duration_ms;
+        assert_eq!(parse_duration_ms("30s"), Ok(30_000));
+        assert_eq!(parse_duration_ms("10m"), Ok(600_000));
+        assert_eq!(parse_duration_ms("1m30s"), Ok(90_000));
+        assert_eq!(parse_duration_ms("500ms"), Ok(500));
+        assert_eq!(parse_duration_ms("24h"), Ok(86_400_000));
+        for bad in ["", "30", "s", "1x", "-1s", "1.5s"] {
+            assert!(parse_duration_ms(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn syncpoint_steps_checks_and_captures() {
+        let body = format!(
+            "{HEAD}[cluster]\nnodes = 2\njoin-later = [\"n1\"]\n\
+             [changefeed]\nenable-sync-point = true\nsync-point-interval = \"30s\"\n\
+             [[steps]]\naction = \"pause_changefeed\"\n\
+             [[steps]]\naction = \"update_changefeed\"\nconfig = {{ enable-sync-point = true, sync-point-interval = \"1m\" }}\n\
+             [[steps]]\naction = \"resume_changefeed\"\n\
+             [[steps]]\naction = \"dml_loop\"\ntable = \"t1\"\n\
+             [[steps]]\naction = \"wait\"\ntimeout_ms = 5\nuntil = {{ kind = \"trace_seen\", event = \"e\", node = \"n0\", capture = {{ ts = \"commitTs\" }} }}\n\
+             [[steps]]\naction = \"stop_dml_loop\"\n\
+             [[steps]]\naction = \"wait\"\ntimeout_ms = 5\nuntil = {{ kind = \"syncpoint_recorded\", ts = \"$ts\" }}\n\
+             [[checks]]\nkind = \"trace_field\"\nevent = \"e\"\nfields = {{ a = \"$ts\" }}\nfield = \"startTs\"\nop = \"ge\"\nvalue = \"$ts\"\n\
+             [[checks]]\nkind = \"sync_diff\"\nsnapshot = \"$ts\"\n\
+             [[checks]]\nkind = \"sync_diff\"\n\
+             [[checks]]\nkind = \"syncpoint_recorded\"\n"
+        );
+        let d = temp_dir();
+        let p = write(&d, "sp.toml", &body);
+        let l = load_path(&p).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(l.scenario.steps.len(), 7);
+        // A value used before it is captured, or never captured.
+        let (_, e) = load_err(&format!("{HEAD}[[checks]]\nkind = \"syncpoint_recorded\"\nts = \"$nope\"\n"));
+        assert!(e.contains("value '$nope' in check 'syncpoint_recorded' is not captured"), "{e}");
+        let (_, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"wait\"\ntimeout_ms = 5\nuntil = {{ kind = \"trace_seen\", event = \"e\", fields = {{ a = \"$x\" }} }}\n[[steps]]\naction = \"wait\"\ntimeout_ms = 5\nuntil = {{ kind = \"trace_seen\", event = \"e\", capture = {{ x = \"f\" }} }}\n"));
+        assert!(e.contains("value '$x'"), "{e}");
+        let (_, e) = load_err(&format!("{HEAD}[changefeed]\nsync-point-interval = \"30\"\n"));
+        assert!(e.contains("changefeed.sync-point-interval: invalid duration '30'"), "{e}");
+        let (_, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"update_changefeed\"\nconfig = {{ sync-point-interval = \"soon\" }}\n"));
+        assert!(e.contains("step 'update_changefeed': invalid duration 'soon'"), "{e}");
     }
 
     #[test]

@@ -28,7 +28,7 @@ impl AddDispatcherOperator {
         if !self.throttle.should_send(now, self.dest, ScheduleAction::Create) {
             return None;
         }
-        let config = add_dispatcher_config(r, sc.committed_checkpoint);
+        let config = create_config(sc, r);
         Some((self.dest, ScheduleDispatcherRequest { config, action: ScheduleAction::Create, operator_type: self.op_type, maintainer_epoch: epoch }))
     }
     pub fn check(&mut self, from: NodeId, st: &TableSpanStatus) {

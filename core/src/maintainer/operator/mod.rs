@@ -221,6 +221,17 @@ pub fn add_dispatcher_config(r: &super::span_controller::SpanReplication, commit
     DispatcherConfig { span: r.span, start_ts: start, dispatcher_id: r.id, schema_id: r.schema_id, skip_dml_as_start_ts: skip }
 }
 
+/// The Create an operator sends for task `r`: [`add_dispatcher_config`] with the
+/// controller's committed checkpoint. With the `ignore-pending-block-start-ts` bug the
+/// pending block event is ignored (TiCDC before #3677: start from the checkpoint).
+pub fn create_config(sc: &SpanController, r: &super::span_controller::SpanReplication) -> DispatcherConfig {
+    if sc.ignore_pending_block_start_ts {
+        let plain = super::span_controller::SpanReplication { block_state: None, ..r.clone() };
+        return add_dispatcher_config(&plain, sc.committed_checkpoint);
+    }
+    add_dispatcher_config(r, sc.committed_checkpoint)
+}
+
 pub fn remove_request(id: DispatcherId, span: TableSpan, op: OperatorType, epoch: Epoch) -> ScheduleDispatcherRequest {
     ScheduleDispatcherRequest { config: DispatcherConfig { span, start_ts: 0, dispatcher_id: id, schema_id: 0, skip_dml_as_start_ts: false }, action: ScheduleAction::Remove, operator_type: op, maintainer_epoch: epoch }
 }

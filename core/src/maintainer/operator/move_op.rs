@@ -54,7 +54,7 @@ impl MoveDispatcherOperator {
                 if !self.throttle.should_send(now, self.dest, ScheduleAction::Create) {
                     return None;
                 }
-                let config = add_dispatcher_config(r, sc.committed_checkpoint);
+                let config = create_config(sc, r);
                 Some((self.dest, ScheduleDispatcherRequest { config, action: ScheduleAction::Create, operator_type: OperatorType::Move, maintainer_epoch: epoch }))
             }
             _ => None,
