@@ -215,6 +215,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
                         let slot = &mut g.nodes[i as usize];
                         slot.generation += 1;
                         slot.alive = true;
+                        slot.session_done = false;
                         let gen = slot.generation;
                         let st = fresh_node_state(&mut g, n);
                         g.nodes[i as usize].state = Some(st);
@@ -447,6 +448,10 @@ impl Driver {
             Step::Kill { node } => {
                 let n = self.node(node)?;
                 self.kill(n);
+            }
+            Step::SessionLoss { node } => {
+                let n = self.node(node)?;
+                crate::session::session_loss(&self.w, n);
             }
             Step::Restart { node } => {
                 let n = self.node(node)?;
@@ -734,7 +739,7 @@ impl Driver {
 
     fn eval(&mut self, p: &Predicate) -> Result<bool, String> {
         let on_node = match p {
-            Predicate::TableOnNode { node, .. } => Some(self.node(node)?),
+            Predicate::TableOnNode { node, .. } | Predicate::NodeExited { node } => Some(self.node(node)?),
             _ => None,
         };
         let g = self.w.lock().unwrap();
@@ -774,6 +779,7 @@ impl Driver {
                 let t = table.as_ref().map(|t| self.table(t)).transpose()?.map(|t| t.to_string());
                 g.trace.iter().any(|r| r.event == *event && t.as_ref().map(|t| r.fields.iter().any(|(k, v)| k == "table" && v == t)).unwrap_or(true) && contains.as_ref().map(|c| r.fields.iter().any(|(_, v)| v.contains(c.as_str()))).unwrap_or(true))
             }
+            Predicate::NodeExited { .. } => on_node.map(|n| !g.nodes[n.0 as usize].alive).unwrap_or(false),
             Predicate::TraceSequence { events } => trace_sequence_seen(&g.trace, events),
             Predicate::ChangefeedState { state, error } => changefeed_state_is(&g, *state, error.as_deref()).0,
             Predicate::DownstreamSynced => g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()).all(|t| g.storage.table_rows(t.id) == t.rows),

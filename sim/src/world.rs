@@ -44,6 +44,9 @@ pub struct NodeSlot {
     pub held: bool,
     pub generation: u64,
     pub state: Option<NodeState>,
+    /// The capture's etcd session is done (`session_loss`): the process still runs but the
+    /// cluster no longer counts it as alive.
+    pub session_done: bool,
 }
 
 #[derive(Debug, Default)]
@@ -104,6 +107,8 @@ pub struct World {
     pub storage_errors: u64,
     /// (maintainer epoch, DDL commit ts) -> the dispatcher that wrote it.
     pub ddl_writers: BTreeMap<(u64, String), String>,
+    /// Storage requests held by `MySQLSinkHangLongTime`: (node, generation, op id).
+    pub hung_storage: Vec<(NodeId, u64, u64)>,
 }
 
 impl World {
@@ -116,7 +121,7 @@ impl World {
             bugs,
             core_rng,
             sim_rng,
-            nodes: (0..nodes).map(|_| NodeSlot { alive: false, held: false, generation: 0, state: None }).collect(),
+            nodes: (0..nodes).map(|_| NodeSlot { alive: false, held: false, generation: 0, state: None, session_done: false }).collect(),
             failpoints: (0..nodes).map(|_| Failpoints::default()).collect(),
             meta: MetaStore::default(),
             upstream: Upstream::new(),
@@ -145,11 +150,12 @@ impl World {
             storage_error: 0.0,
             storage_errors: 0,
             ddl_writers: BTreeMap::new(),
+            hung_storage: Vec::new(),
         }
     }
 
     pub fn alive(&self) -> BTreeSet<NodeId> {
-        self.nodes.iter().enumerate().filter(|(_, s)| s.alive).map(|(i, _)| NodeId(i as u32)).collect()
+        self.nodes.iter().enumerate().filter(|(_, s)| s.alive && !s.session_done).map(|(i, _)| NodeId(i as u32)).collect()
     }
 
     /// The owner (coordinator) node. Ownership is sticky while the owner lives; when it
@@ -303,6 +309,10 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
     }
     for env in out.msgs {
         send(w, wd, env);
+    }
+    let fenced = wd.node_state(n).map(|st| st.orch.fenced).unwrap_or(false);
+    for (inv, d) in invariants::check_no_write_after_fence(n, fenced, &out.storage) {
+        wd.violate(inv, d);
     }
     for req in out.storage {
         storage_request(w, wd, n, req);
@@ -475,6 +485,13 @@ fn storage_request(w: &W, wd: &mut World, n: NodeId, req: StorageRequest) {
                 g.record(&node, "Storage", 0, "delete temporary objects", vec![("paths".into(), paths.join(","))]);
             });
         }
+        StorageRequest::Put { op_id, .. } | StorageRequest::Rename { op_id, .. } if wd.failpoints[n.0 as usize].on(FP_MYSQL_SINK_HANG_LONG_TIME) => {
+            // `util.Hang(ctx, time.Hour)`: the write waits until the writer's context is
+            // cancelled (the capture's local fence cancels it, see `session`).
+            let gen = wd.nodes[n.0 as usize].generation;
+            wd.hung_storage.push((n, gen, op_id));
+            wd.record(&n.to_string(), "Sink", 0, "inject MySQLSinkHangLongTime", vec![("op_id".into(), op_id.to_string())]);
+        }
         StorageRequest::Put { op_id, path, content } => {
             let lat = storage_latency(wd);
             if storage_fails(wd) {
@@ -563,7 +580,7 @@ pub fn check_durable_ddls(wd: &mut World) {
     }
 }
 
-fn storage_done(w: &W, n: NodeId, gen: u64, op_id: u64, res: Result<(), StorageError>) {
+pub fn storage_done(w: &W, n: NodeId, gen: u64, op_id: u64, res: Result<(), StorageError>) {
     step(w, n, Some(gen), StepKind::Storage, |ns, ctx, _, _| {
         for dm in ns.orch.managers.values_mut() {
             if dm.sink.instance == op_id >> 32 {

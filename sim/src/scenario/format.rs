@@ -146,6 +146,10 @@ pub enum Step {
     EnableFailpoint { name: String, node: String },
     DisableFailpoint { name: String, node: String },
     Kill { node: String },
+    /// `revoke_capture_lease`: the capture's etcd session ends while its process keeps
+    /// running. The cluster drops it from the alive set after the failure-detection
+    /// delay; the capture notices after a drawn delay, local-fences, closes and exits.
+    SessionLoss { node: String },
     Restart { node: String },
     /// Start a node listed in `cluster.join-later` (it joins the cluster now).
     Start { node: String },
@@ -221,6 +225,8 @@ pub enum Predicate {
     CheckpointCaughtUp,
     /// Downstream equals upstream for every existing table (sync-diff would pass).
     DownstreamSynced,
+    /// The capture's process has exited (`! ps -p $pid`).
+    NodeExited { node: String },
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]

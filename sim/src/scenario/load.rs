@@ -277,6 +277,7 @@ pub fn step_action(s: &Step) -> &'static str {
         Step::EnableFailpoint { .. } => "enable_failpoint",
         Step::DisableFailpoint { .. } => "disable_failpoint",
         Step::Kill { .. } => "kill",
+        Step::SessionLoss { .. } => "session_loss",
         Step::Restart { .. } => "restart",
         Step::Start { .. } => "start",
         Step::Partition { .. } => "partition",
@@ -306,7 +307,7 @@ fn predicate_table(p: &Predicate) -> Option<&str> {
     match p {
         Predicate::TableExistsDownstream { table } | Predicate::ReplicationCount { table, .. } | Predicate::TableScheduled { table } | Predicate::TableOnNode { table, .. } => Some(table),
         Predicate::TraceSeen { table, .. } => table.as_deref(),
-        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced | Predicate::TraceSequence { .. } | Predicate::ChangefeedState { .. } => None,
+        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced | Predicate::TraceSequence { .. } | Predicate::ChangefeedState { .. } | Predicate::NodeExited { .. } => None,
     }
 }
 
@@ -332,9 +333,10 @@ fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
         | Step::MergeTable { table } => (Some(table), vec![], None),
         Step::MoveTable { table, to } => (Some(table), vec![(to, false)], None),
         Step::EnableFailpoint { name, node } | Step::DisableFailpoint { name, node } => (None, vec![(node, true)], Some(name)),
-        Step::Kill { node } | Step::Restart { node } | Step::Start { node } | Step::MoveMaintainer { to: node } => (None, vec![(node, false)], None),
+        Step::Kill { node } | Step::SessionLoss { node } | Step::Restart { node } | Step::Start { node } | Step::MoveMaintainer { to: node } => (None, vec![(node, false)], None),
         Step::Partition { a, b, .. } => (None, vec![(a, false), (b, false)], None),
         Step::Wait { until: Predicate::TableOnNode { table, node }, .. } => (Some(table), vec![(node, false)], None),
+        Step::Wait { until: Predicate::NodeExited { node }, .. } => (None, vec![(node, false)], None),
         Step::Wait { until, .. } => (predicate_table(until), vec![], None),
     }
 }
