@@ -449,9 +449,9 @@ impl Driver {
                 let n = self.node(node)?;
                 self.kill(n);
             }
-            Step::SessionLoss { node } => {
+            Step::SessionLoss { node, notice_ms } => {
                 let n = self.node(node)?;
-                crate::session::session_loss(&self.w, n);
+                crate::session::session_loss(&self.w, n, notice_ms.unwrap_or(crate::session::SESSION_DONE_NOTICE_MS));
             }
             Step::Restart { node } => {
                 let n = self.node(node)?;
@@ -779,6 +779,7 @@ impl Driver {
                 let t = table.as_ref().map(|t| self.table(t)).transpose()?.map(|t| t.to_string());
                 g.trace.iter().any(|r| r.event == *event && t.as_ref().map(|t| r.fields.iter().any(|(k, v)| k == "table" && v == t)).unwrap_or(true) && contains.as_ref().map(|c| r.fields.iter().any(|(_, v)| v.contains(c.as_str()))).unwrap_or(true))
             }
+            Predicate::DownstreamRowCount { table, count } => g.storage.table_rows(self.table(table)?).len() == *count,
             Predicate::NodeExited { .. } => on_node.map(|n| !g.nodes[n.0 as usize].alive).unwrap_or(false),
             Predicate::TraceSequence { events } => trace_sequence_seen(&g.trace, events),
             Predicate::ChangefeedState { state, error } => changefeed_state_is(&g, *state, error.as_deref()).0,

@@ -23,7 +23,7 @@ pub const SESSION_DONE_NOTICE_MS: [u64; 2] = [1, 2_000];
 const CLOSE_POLL_MS: u64 = 50;
 
 /// The capture's session ends now (its process keeps running).
-pub fn session_loss(w: &W, n: NodeId) {
+pub fn session_loss(w: &W, n: NodeId, notice_ms: [u64; 2]) {
     let (gen, notice) = {
         let mut g = w.lock().unwrap();
         let slot = &mut g.nodes[n.0 as usize];
@@ -36,8 +36,8 @@ pub fn session_loss(w: &W, n: NodeId) {
         if was_maintainer && g.failover_at_ms.is_none() {
             g.failover_at_ms = Some(g.now_ms);
         }
-        let [lo, hi] = SESSION_DONE_NOTICE_MS;
-        let notice = g.sim_rng.random_range(lo..=hi);
+        let [lo, hi] = notice_ms;
+        let notice = g.sim_rng.random_range(lo..=hi.max(lo));
         g.record(&n.to_string(), "Node", 0, "capture session lost", vec![("maintainer".into(), was_maintainer.to_string()), ("notice_ms".into(), notice.to_string())]);
         (gen, notice)
     };

@@ -485,8 +485,8 @@ fn storage_request(w: &W, wd: &mut World, n: NodeId, req: StorageRequest) {
                 g.record(&node, "Storage", 0, "delete temporary objects", vec![("paths".into(), paths.join(","))]);
             });
         }
-        StorageRequest::Put { op_id, .. } | StorageRequest::Rename { op_id, .. } if wd.failpoints[n.0 as usize].on(FP_MYSQL_SINK_HANG_LONG_TIME) => {
-            // `util.Hang(ctx, time.Hour)`: the write waits until the writer's context is
+        StorageRequest::Put { op_id, content: ObjectContent::Rows(_), .. } if wd.failpoints[n.0 as usize].on(FP_MYSQL_SINK_HANG_LONG_TIME) => {
+            // `util.Hang(ctx, time.Hour)` in the DML writer: a row write waits until the writer's context is
             // cancelled (the capture's local fence cancels it, see `session`).
             let gen = wd.nodes[n.0 as usize].generation;
             wd.hung_storage.push((n, gen, op_id));

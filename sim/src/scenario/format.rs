@@ -149,7 +149,13 @@ pub enum Step {
     /// `revoke_capture_lease`: the capture's etcd session ends while its process keeps
     /// running. The cluster drops it from the alive set after the failure-detection
     /// delay; the capture notices after a drawn delay, local-fences, closes and exits.
-    SessionLoss { node: String },
+    SessionLoss {
+        node: String,
+        /// Range [min, max] in ms of the delay until the capture notices its session is
+        /// done, drawn from the seed (default `session::SESSION_DONE_NOTICE_MS`).
+        #[serde(default)]
+        notice_ms: Option<[u64; 2]>,
+    },
     Restart { node: String },
     /// Start a node listed in `cluster.join-later` (it joins the cluster now).
     Start { node: String },
@@ -225,6 +231,8 @@ pub enum Predicate {
     CheckpointCaughtUp,
     /// Downstream equals upstream for every existing table (sync-diff would pass).
     DownstreamSynced,
+    /// The downstream holds exactly `count` rows of the table (`select count(*)`).
+    DownstreamRowCount { table: String, count: usize },
     /// The capture's process has exited (`! ps -p $pid`).
     NodeExited { node: String },
 }

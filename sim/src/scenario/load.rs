@@ -305,7 +305,7 @@ pub fn check_kind(c: &Check) -> &'static str {
 
 fn predicate_table(p: &Predicate) -> Option<&str> {
     match p {
-        Predicate::TableExistsDownstream { table } | Predicate::ReplicationCount { table, .. } | Predicate::TableScheduled { table } | Predicate::TableOnNode { table, .. } => Some(table),
+        Predicate::TableExistsDownstream { table } | Predicate::ReplicationCount { table, .. } | Predicate::TableScheduled { table } | Predicate::TableOnNode { table, .. } | Predicate::DownstreamRowCount { table, .. } => Some(table),
         Predicate::TraceSeen { table, .. } => table.as_deref(),
         Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced | Predicate::TraceSequence { .. } | Predicate::ChangefeedState { .. } | Predicate::NodeExited { .. } => None,
     }
@@ -333,7 +333,7 @@ fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
         | Step::MergeTable { table } => (Some(table), vec![], None),
         Step::MoveTable { table, to } => (Some(table), vec![(to, false)], None),
         Step::EnableFailpoint { name, node } | Step::DisableFailpoint { name, node } => (None, vec![(node, true)], Some(name)),
-        Step::Kill { node } | Step::SessionLoss { node } | Step::Restart { node } | Step::Start { node } | Step::MoveMaintainer { to: node } => (None, vec![(node, false)], None),
+        Step::Kill { node } | Step::SessionLoss { node, .. } | Step::Restart { node } | Step::Start { node } | Step::MoveMaintainer { to: node } => (None, vec![(node, false)], None),
         Step::Partition { a, b, .. } => (None, vec![(a, false), (b, false)], None),
         Step::Wait { until: Predicate::TableOnNode { table, node }, .. } => (Some(table), vec![(node, false)], None),
         Step::Wait { until: Predicate::NodeExited { node }, .. } => (None, vec![(node, false)], None),
