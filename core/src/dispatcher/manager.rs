@@ -468,6 +468,12 @@ impl DispatcherManager {
             self.trace(ctx, "dispatcher manager write path closed while initializing table trigger event dispatcher", vec![]);
             return None;
         }
+        let first_init = self.dispatchers.get(&trigger).map(|d| d.is_trigger && !d.registered).unwrap_or(false);
+        if !first_init {
+            // `InitializeTableSchemaStore` of an already initialised trigger (a resent
+            // request) returns at once (`needAddDispatcher` false): no latency.
+            return Some(Message::MaintainerPostBootstrapResponse { cf: self.cf.clone(), table_trigger_event_dispatcher_id: trigger, err: None, maintainer_epoch: epoch });
+        }
         let [lo, hi] = SCHEMA_STORE_INIT_MS;
         let ready_at_ms = ctx.now_ms + rand::Rng::random_range(&mut *ctx.rng, lo..=hi);
         self.post_bootstrap_in_flight = Some(PostBootstrapInFlight { from, epoch, trigger, ready_at_ms });
