@@ -136,6 +136,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     world.storage_latency_ms = scn.faults.storage_latency_ms;
     world.max_events = scn.limits.max_events;
     world.storage_error = scn.faults.storage_error.clamp(0.0, 1.0);
+    world.schema_store_init_ms = scn.faults.schema_store_init_ms;
     if opts.inject_nondeterminism {
         use rand::SeedableRng;
         world.sim_rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ NONDETERMINISM.fetch_add(0x9E37, Ordering::Relaxed));
@@ -155,6 +156,9 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         format!("changefeed.sink.flush_interval_ms = {}", cfg.sink.flush_interval_ms),
         format!("node_failure_detection_ms = {}", NODE_FAILURE_DETECTION_MS),
     ];
+    if scn.faults.schema_store_init_ms != [0, 0] {
+        config_lines.push(format!("schema_store.init_ms = {:?}", scn.faults.schema_store_init_ms));
+    }
     // Swarm: the seed decides which fault families are on (and how hard), so one
     // scenario covers many fault mixes. The plan is printed with the configuration.
     let mut families = BTreeMap::new();

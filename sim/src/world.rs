@@ -107,6 +107,8 @@ pub struct World {
     pub storage_errors: u64,
     /// (maintainer epoch, DDL commit ts) -> the dispatcher that wrote it.
     pub ddl_writers: BTreeMap<(u64, String), String>,
+    /// `faults.schema-store-init-ms`, given to every (re)started node's orchestrator.
+    pub schema_store_init_ms: [u64; 2],
     /// Storage requests held by `MySQLSinkHangLongTime`: (node, generation, op id).
     pub hung_storage: Vec<(NodeId, u64, u64)>,
 }
@@ -150,6 +152,7 @@ impl World {
             storage_error: 0.0,
             storage_errors: 0,
             ddl_writers: BTreeMap::new(),
+            schema_store_init_ms: [0, 0],
             hung_storage: Vec::new(),
         }
     }
@@ -637,5 +640,7 @@ pub fn fresh_node_state(wd: &mut World, n: NodeId) -> NodeState {
     let mut mm = MaintainerManager::new(n);
     mm.alive = wd.alive();
     mm.coordinator = wd.owner();
-    NodeState { mm, orch: DispatcherOrchestrator::new(n, wd.orch_instances), coord: None }
+    let mut orch = DispatcherOrchestrator::new(n, wd.orch_instances);
+    orch.schema_store_init_ms = wd.schema_store_init_ms;
+    NodeState { mm, orch, coord: None }
 }

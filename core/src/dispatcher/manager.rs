@@ -35,11 +35,6 @@ pub const COMPLETE_STATUS_INTERVAL_MS: u64 = 10_000;
 pub const ERROR_RESEND_MS: u64 = 5_000;
 /// Period of a merge's check task (`MergeCheckTask`).
 pub const MERGE_CHECK_INTERVAL_MS: u64 = 1_000;
-/// Latency range [min, max] in ms of the table trigger's schema-store initialisation
-/// (`InitalizeTableTriggerEventDispatcher`) inside the post-bootstrap handler, drawn per
-/// request from the seeded rng. Simplification: the handler's completion is observed
-/// at the first dispatcher-manager tick (200 ms) after the drawn instant.
-pub const SCHEMA_STORE_INIT_MS: [u64; 2] = [5, 300];
 
 /// A post-bootstrap request admitted by the orchestrator (`msgGuardWaitGroup` holds it)
 /// whose handler holds `MaintainerFenceMu` while the trigger's schema store initialises.
@@ -97,6 +92,12 @@ pub struct DispatcherManager {
     pub fence_waiters: Vec<FenceWaiter>,
     /// DDL writes held by failpoint `BlockOrWaitBeforeWrite`.
     pub blocked_writes: Vec<(DispatcherId, crate::upstream::DdlEvent)>,
+    /// Latency range [min, max] in ms of the table trigger's first schema-store
+    /// initialisation (`InitalizeTableTriggerEventDispatcher`) inside the post-bootstrap
+    /// handler, drawn per request from the seeded rng; [0, 0] (the default) runs the
+    /// handler in one step. Simplification: a handler in flight completes at the first
+    /// dispatcher-manager tick (200 ms) after the drawn instant.
+    pub schema_store_init_ms: [u64; 2],
     /// The post-bootstrap handler in flight (it holds the fence lock until it returns).
     pub post_bootstrap_in_flight: Option<PostBootstrapInFlight>,
     /// Set by the `leak-fence-lock-when-fenced` bug: the orchestrator-level fenced return
@@ -138,6 +139,7 @@ impl DispatcherManager {
             blocked_creates: Vec::new(),
             fence_waiters: Vec::new(),
             blocked_writes: Vec::new(),
+            schema_store_init_ms: [0, 0],
             post_bootstrap_in_flight: None,
             fence_leaked: false,
             closing: false,
@@ -469,13 +471,15 @@ impl DispatcherManager {
             return None;
         }
         let first_init = self.dispatchers.get(&trigger).map(|d| d.is_trigger && !d.registered).unwrap_or(false);
-        if !first_init {
-            // `InitializeTableSchemaStore` of an already initialised trigger (a resent
-            // request) returns at once (`needAddDispatcher` false): no latency.
+        let [lo, hi] = self.schema_store_init_ms;
+        // `InitializeTableSchemaStore` of an already initialised trigger (a resent
+        // request) returns at once (`needAddDispatcher` false); with no modelled latency
+        // the whole handler runs in this step.
+        if !first_init || hi == 0 {
+            self.register_trigger(ctx, trigger);
             return Some(Message::MaintainerPostBootstrapResponse { cf: self.cf.clone(), table_trigger_event_dispatcher_id: trigger, err: None, maintainer_epoch: epoch });
         }
-        let [lo, hi] = SCHEMA_STORE_INIT_MS;
-        let ready_at_ms = ctx.now_ms + rand::Rng::random_range(&mut *ctx.rng, lo..=hi);
+        let ready_at_ms = ctx.now_ms + rand::Rng::random_range(&mut *ctx.rng, lo..=hi.max(lo));
         self.post_bootstrap_in_flight = Some(PostBootstrapInFlight { from, epoch, trigger, ready_at_ms });
         self.trace(ctx, "initializing table trigger event dispatcher", vec![("dispatcher", trigger.to_string()), ("ready_at_ms", ready_at_ms.to_string())]);
         None
@@ -494,12 +498,7 @@ impl DispatcherManager {
             _ => return replies,
         }
         let p = self.post_bootstrap_in_flight.take().unwrap();
-        if let Some(d) = self.dispatchers.get_mut(&p.trigger) {
-            if d.is_trigger && !d.registered {
-                d.registered = true;
-                self.trace(ctx, "table trigger event dispatcher registered", vec![("dispatcher", p.trigger.to_string())]);
-            }
-        }
+        self.register_trigger(ctx, p.trigger);
         if orchestrator_fenced {
             if ctx.bug(Bug::LeakFenceLockWhenFenced) {
                 self.fence_leaked = true;
@@ -517,6 +516,16 @@ impl DispatcherManager {
             }
         }
         replies
+    }
+
+    /// The initialised trigger registers with the event collector.
+    fn register_trigger(&mut self, ctx: &mut Ctx, trigger: DispatcherId) {
+        if let Some(d) = self.dispatchers.get_mut(&trigger) {
+            if d.is_trigger && !d.registered {
+                d.registered = true;
+                self.trace(ctx, "table trigger event dispatcher registered", vec![("dispatcher", trigger.to_string())]);
+            }
+        }
     }
 
     /// `LocalFence`: stop the write path at once (no drain), and let the close finish in

@@ -19,6 +19,9 @@ pub struct DispatcherOrchestrator {
     next_sink_instance: u64,
     /// Distinguishes sink op ids across node restarts.
     pub instance: u64,
+    /// Schema-store initialisation latency given to the managers this node creates
+    /// (see `DispatcherManager::schema_store_init_ms`).
+    pub schema_store_init_ms: [u64; 2],
     /// `fenced`: the capture lost its etcd session and local-fenced; the message handler
     /// is deregistered (new maintainer messages are dropped).
     pub fenced: bool,
@@ -62,7 +65,8 @@ impl DispatcherOrchestrator {
             if !self.managers.contains_key(&cf) {
                 self.next_sink_instance += 1;
                 let inst = (self.instance << 16) | self.next_sink_instance;
-                let dm = DispatcherManager::new(cf.clone(), self.node, config.clone(), inst);
+                let mut dm = DispatcherManager::new(cf.clone(), self.node, config.clone(), inst);
+                dm.schema_store_init_ms = self.schema_store_init_ms;
                 trace_ev!(ctx, Role::Orchestrator, *maintainer_epoch, "create dispatcher manager", changefeed = cf);
                 self.managers.insert(cf.clone(), dm);
             }

@@ -304,13 +304,18 @@ pub struct FaultConfig {
     /// this must not switch on `no-retryable-error-after-failover`).
     #[serde(default)]
     pub storage_error: f64,
+    /// Latency range [min, max] in ms of a dispatcher manager's first table-trigger
+    /// schema-store initialisation in the post-bootstrap handler (it holds the manager's
+    /// fence lock meanwhile). Default [0, 0]: the handler runs in one step.
+    #[serde(default)]
+    pub schema_store_init_ms: [u64; 2],
     /// Draw extra fault families from the seed (swarm).
     #[serde(default)]
     pub swarm: bool,
 }
 impl Default for FaultConfig {
     fn default() -> Self {
-        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), loss: 0.0, duplicate: 0.0, delay_spike: 0.0, delay_spike_ms: d_spike(), delay_spike_local: false, storage_error: 0.0, swarm: false }
+        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), loss: 0.0, duplicate: 0.0, delay_spike: 0.0, delay_spike_ms: d_spike(), delay_spike_local: false, storage_error: 0.0, schema_store_init_ms: [0, 0], swarm: false }
     }
 }
 

@@ -496,6 +496,10 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
         let at = spans.faults.as_ref().and_then(|f| start(&f.net_delay_ms));
         return Err(v.err(at, format!("faults.net-delay-ms: min {} is greater than max {}", lo, hi)));
     }
+    let [lo, hi] = scn.faults.schema_store_init_ms;
+    if lo > hi {
+        return Err(v.err(None, format!("faults.schema-store-init-ms: min {} is greater than max {}", lo, hi)));
+    }
 
     // [limits]
     let l = &scn.limits;
