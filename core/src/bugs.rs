@@ -35,7 +35,7 @@ pub const ALL_BUGS: &[BugInfo] = &[
     BugInfo { bug: Bug::ReplaceMismatchedTrigger, name: "replace-mismatched-trigger", origin: "seed 004", behaviour: "a reused dispatcher manager replaces a mismatched table trigger dispatcher in place" },
     BugInfo { bug: Bug::DropStaleRemoveOperators, name: "drop-stale-remove-operators", origin: "seed 004", behaviour: "bootstrap responses drop stale-owner Remove operators even when the dispatcher is reported" },
     BugInfo { bug: Bug::AcceptNilTriggerBootstrap, name: "accept-nil-trigger-bootstrap", origin: "seed 004 review", behaviour: "a bootstrap without a trigger ID is accepted by a reused manager that has a different trigger" },
-    BugInfo { bug: Bug::LeakFenceLockWhenFenced, name: "leak-fence-lock-when-fenced", origin: "seed 004 review", behaviour: "the fenced post-bootstrap path returns without releasing the manager's fence lock" },
+    BugInfo { bug: Bug::LeakFenceLockWhenFenced, name: "leak-fence-lock-when-fenced", origin: "seed 004 review", behaviour: "the post-bootstrap handler's orchestrator-level fenced return (a capture-local fence during the trigger's schema-store initialisation) keeps the manager's fence lock; the manager's close never finishes and the capture never exits" },
     BugInfo { bug: Bug::WritePathClosedIsError, name: "write-path-closed-is-error", origin: "seed 004 review", behaviour: "creating a trigger on a closed write path is reported as an error instead of a clean stop" },
 ];
 
