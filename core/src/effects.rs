@@ -96,7 +96,12 @@ pub const FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL: &str = "getAllPhysicalTablesG
 /// `coordinator/BlockBeforeStopChangefeed`: a `failed`/`finished` state change is
 /// persisted but its `StopChangefeed` waits (`pause`), on the coordinator's node.
 pub const FP_BLOCK_BEFORE_STOP_CHANGEFEED: &str = "BlockBeforeStopChangefeed";
-pub const KNOWN_FAILPOINTS: &[&str] = &[FP_BLOCK_CREATE_DISPATCHER, FP_NOT_READY_TO_CLOSE_DISPATCHER, FP_STOP_BALANCE_SCHEDULER, FP_BLOCK_OR_WAIT_BEFORE_WRITE, FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL, FP_BLOCK_BEFORE_STOP_CHANGEFEED];
+/// `pkg/sink/mysql/MySQLSinkHangLongTime`: every sink write of the node hangs until its
+/// writer's context is cancelled (the sim's storage requests of that node never complete
+/// until the capture local-fences). The sim's sink is cloud storage; the failpoint keeps
+/// the name of the integration test's MySQL failpoint.
+pub const FP_MYSQL_SINK_HANG_LONG_TIME: &str = "MySQLSinkHangLongTime";
+pub const KNOWN_FAILPOINTS: &[&str] = &[FP_MYSQL_SINK_HANG_LONG_TIME, FP_BLOCK_CREATE_DISPATCHER, FP_NOT_READY_TO_CLOSE_DISPATCHER, FP_STOP_BALANCE_SCHEDULER, FP_BLOCK_OR_WAIT_BEFORE_WRITE, FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL, FP_BLOCK_BEFORE_STOP_CHANGEFEED];
 
 pub struct Ctx<'a> {
     pub now_ms: u64,

@@ -3,7 +3,7 @@
 //! Stable names (used in reports and JSON): `one-dispatcher-per-key`,
 //! `one-instance-per-dispatcher-id`, `one-table-trigger`, `one-operator-per-dispatcher`,
 //! `span-partition`, `barrier-writes-once`, `epoch-fencing`, `checkpoint-monotonic`, `no-data-loss`,
-//! `no-retryable-error-after-failover`, `converges`.
+//! `no-retryable-error-after-failover`, `no-write-after-fence`, `converges`.
 //!
 //! Checks are incremental: the dispatcher-placement checks run only after a step that
 //! changed the set of live dispatchers; the maintainer checks only after a step of a
@@ -30,7 +30,27 @@ pub const CHECKPOINT_MONOTONIC: &str = "checkpoint-monotonic";
 pub const NO_DATA_LOSS: &str = "no-data-loss";
 pub const NO_RETRYABLE_ERROR_AFTER_FAILOVER: &str = "no-retryable-error-after-failover";
 pub const CONVERGES: &str = "converges";
-pub const ALL_INVARIANTS: &[&str] = &[ONE_DISPATCHER_PER_KEY, ONE_INSTANCE_PER_ID, ONE_TABLE_TRIGGER, ONE_OPERATOR_PER_DISPATCHER, SPAN_PARTITION, BARRIER_WRITES_ONCE, EPOCH_FENCING, CHECKPOINT_MONOTONIC, NO_DATA_LOSS, NO_RETRYABLE_ERROR_AFTER_FAILOVER, CONVERGES];
+/// A capture that local-fenced (lost its etcd session) issues no downstream write.
+pub const NO_WRITE_AFTER_FENCE: &str = "no-write-after-fence";
+pub const ALL_INVARIANTS: &[&str] = &[ONE_DISPATCHER_PER_KEY, ONE_INSTANCE_PER_ID, ONE_TABLE_TRIGGER, ONE_OPERATOR_PER_DISPATCHER, SPAN_PARTITION, BARRIER_WRITES_ONCE, EPOCH_FENCING, CHECKPOINT_MONOTONIC, NO_DATA_LOSS, NO_RETRYABLE_ERROR_AFTER_FAILOVER, NO_WRITE_AFTER_FENCE, CONVERGES];
+
+/// `no-write-after-fence`: storage writes (puts and renames; the best-effort cleanup of
+/// temporary objects is not a write of data) issued by node `n` in one step while its
+/// dispatcher orchestrator is fenced.
+pub fn check_no_write_after_fence(n: NodeId, fenced: bool, reqs: &[core_sched::effects::StorageRequest]) -> Vec<(&'static str, String)> {
+    use core_sched::effects::StorageRequest;
+    if !fenced {
+        return vec![];
+    }
+    reqs.iter()
+        .filter_map(|r| match r {
+            StorageRequest::Put { path, .. } => Some(format!("capture {} put {} after its local fence", n, path)),
+            StorageRequest::Rename { to, .. } => Some(format!("capture {} renamed onto {} after its local fence", n, to)),
+            StorageRequest::Delete { .. } => None,
+        })
+        .map(|d| (NO_WRITE_AFTER_FENCE, d))
+        .collect()
+}
 
 /// A dispatcher that can write: created, not closed, Initializing or Working, not removing.
 fn can_write(state: ComponentState, removing: bool) -> bool {
@@ -168,5 +188,29 @@ impl DataLossChecker {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core_sched::effects::{ObjectContent, StorageRequest};
+
+    fn put() -> StorageRequest {
+        StorageRequest::Put { op_id: 1, path: "db/t/a.tmp".into(), content: ObjectContent::Rows(vec![]) }
+    }
+
+    #[test]
+    fn no_write_after_fence_fires_on_a_fenced_put_or_rename() {
+        let rename = StorageRequest::Rename { op_id: 2, from: "a.tmp".into(), to: "a".into() };
+        let found = check_no_write_after_fence(NodeId(1), true, &[put(), rename]);
+        assert_eq!(found.len(), 2);
+        assert!(found.iter().all(|(inv, _)| *inv == NO_WRITE_AFTER_FENCE));
+    }
+
+    #[test]
+    fn no_write_after_fence_is_quiet_before_the_fence_and_for_cleanup() {
+        assert!(check_no_write_after_fence(NodeId(1), false, &[put()]).is_empty());
+        assert!(check_no_write_after_fence(NodeId(1), true, &[StorageRequest::Delete { paths: vec!["a.tmp".into()] }]).is_empty());
     }
 }

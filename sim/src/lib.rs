@@ -26,6 +26,7 @@ pub mod trace;
 pub mod upstream;
 pub mod world;
 pub mod runner;
+pub mod session;
 pub mod scenario;
 pub mod fuzz;
 pub mod seedfile;

@@ -152,6 +152,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     world.storage_latency_ms = scn.faults.storage_latency_ms;
     world.max_events = scn.limits.max_events;
     world.storage_error = scn.faults.storage_error.clamp(0.0, 1.0);
+    world.schema_store_init_ms = scn.faults.schema_store_init_ms;
     if opts.inject_nondeterminism {
         use rand::SeedableRng;
         world.sim_rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ NONDETERMINISM.fetch_add(0x9E37, Ordering::Relaxed));
@@ -172,6 +173,9 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         format!("changefeed.enable_sync_point = {}, sync_point_interval_ms = {}", cfg.enable_sync_point, cfg.sync_point_interval_ms),
         format!("node_failure_detection_ms = {}", NODE_FAILURE_DETECTION_MS),
     ];
+    if scn.faults.schema_store_init_ms != [0, 0] {
+        config_lines.push(format!("schema_store.init_ms = {:?}", scn.faults.schema_store_init_ms));
+    }
     // Swarm: the seed decides which fault families are on (and how hard), so one
     // scenario covers many fault mixes. The plan is printed with the configuration.
     let mut families = BTreeMap::new();
@@ -237,6 +241,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
                         let slot = &mut g.nodes[i as usize];
                         slot.generation += 1;
                         slot.alive = true;
+                        slot.session_done = false;
                         let gen = slot.generation;
                         let st = fresh_node_state(&mut g, n);
                         g.nodes[i as usize].state = Some(st);
@@ -548,6 +553,10 @@ impl Driver {
             Step::Kill { node } => {
                 let n = self.node(node)?;
                 self.kill(n);
+            }
+            Step::SessionLoss { node, notice_ms } => {
+                let n = self.node(node)?;
+                crate::session::session_loss(&self.w, n, notice_ms.unwrap_or(crate::session::SESSION_DONE_NOTICE_MS));
             }
             Step::Restart { node } => {
                 let n = self.node(node)?;
@@ -874,7 +883,7 @@ impl Driver {
 
     fn eval(&mut self, p: &Predicate) -> Result<bool, String> {
         let on_node = match p {
-            Predicate::TableOnNode { node, .. } => Some(self.node(node)?),
+            Predicate::TableOnNode { node, .. } | Predicate::NodeExited { node } => Some(self.node(node)?),
             Predicate::TraceSeen { node: Some(node), .. } => Some(self.node(node)?),
             _ => None,
         };
@@ -939,6 +948,8 @@ impl Driver {
                 Some(ts) => g.storage.syncpoints.contains_key(&ts),
                 None => !g.storage.syncpoints.is_empty(),
             },
+            Predicate::DownstreamRowCount { table, count } => g.storage.table_rows(self.table(table)?).len() == *count,
+            Predicate::NodeExited { .. } => on_node.map(|n| !g.nodes[n.0 as usize].alive).unwrap_or(false),
             Predicate::TraceSequence { events } => trace_sequence_seen(&g.trace, events),
             Predicate::ChangefeedState { state, error } => changefeed_state_is(&g, *state, error.as_deref()).0,
             Predicate::DownstreamSynced => g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()).all(|t| g.storage.table_rows(t.id) == t.rows),

@@ -44,6 +44,9 @@ pub struct NodeSlot {
     pub held: bool,
     pub generation: u64,
     pub state: Option<NodeState>,
+    /// The capture's etcd session is done (`session_loss`): the process still runs but the
+    /// cluster no longer counts it as alive.
+    pub session_done: bool,
 }
 
 #[derive(Debug, Default)]
@@ -109,6 +112,10 @@ pub struct World {
     /// runs with `enable-sync-point`): `no-data-loss` wants each one below the persisted
     /// checkpoint recorded downstream.
     pub sync_points: Option<(Ts, u64)>,
+    /// `faults.schema-store-init-ms`, given to every (re)started node's orchestrator.
+    pub schema_store_init_ms: [u64; 2],
+    /// Storage requests held by `MySQLSinkHangLongTime`: (node, generation, op id).
+    pub hung_storage: Vec<(NodeId, u64, u64)>,
 }
 
 impl World {
@@ -121,7 +128,7 @@ impl World {
             bugs,
             core_rng,
             sim_rng,
-            nodes: (0..nodes).map(|_| NodeSlot { alive: false, held: false, generation: 0, state: None }).collect(),
+            nodes: (0..nodes).map(|_| NodeSlot { alive: false, held: false, generation: 0, state: None, session_done: false }).collect(),
             failpoints: (0..nodes).map(|_| Failpoints::default()).collect(),
             meta: MetaStore::default(),
             upstream: Upstream::new(),
@@ -151,11 +158,13 @@ impl World {
             storage_errors: 0,
             ddl_writers: BTreeMap::new(),
             sync_points: None,
+            schema_store_init_ms: [0, 0],
+            hung_storage: Vec::new(),
         }
     }
 
     pub fn alive(&self) -> BTreeSet<NodeId> {
-        self.nodes.iter().enumerate().filter(|(_, s)| s.alive).map(|(i, _)| NodeId(i as u32)).collect()
+        self.nodes.iter().enumerate().filter(|(_, s)| s.alive && !s.session_done).map(|(i, _)| NodeId(i as u32)).collect()
     }
 
     /// The owner (coordinator) node. Ownership is sticky while the owner lives; when it
@@ -308,6 +317,10 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
     }
     for env in out.msgs {
         send(w, wd, env);
+    }
+    let fenced = wd.node_state(n).map(|st| st.orch.fenced).unwrap_or(false);
+    for (inv, d) in invariants::check_no_write_after_fence(n, fenced, &out.storage) {
+        wd.violate(inv, d);
     }
     for req in out.storage {
         storage_request(w, wd, n, req);
@@ -480,6 +493,13 @@ fn storage_request(w: &W, wd: &mut World, n: NodeId, req: StorageRequest) {
                 g.record(&node, "Storage", 0, "delete temporary objects", vec![("paths".into(), paths.join(","))]);
             });
         }
+        StorageRequest::Put { op_id, content: ObjectContent::Rows(_), .. } if wd.failpoints[n.0 as usize].on(FP_MYSQL_SINK_HANG_LONG_TIME) => {
+            // `util.Hang(ctx, time.Hour)` in the DML writer: a row write waits until the writer's context is
+            // cancelled (the capture's local fence cancels it, see `session`).
+            let gen = wd.nodes[n.0 as usize].generation;
+            wd.hung_storage.push((n, gen, op_id));
+            wd.record(&n.to_string(), "Sink", 0, "inject MySQLSinkHangLongTime", vec![("op_id".into(), op_id.to_string())]);
+        }
         StorageRequest::Put { op_id, path, content } => {
             let lat = storage_latency(wd);
             if storage_fails(wd) {
@@ -586,7 +606,7 @@ pub fn check_durable_ddls(wd: &mut World) {
     }
 }
 
-fn storage_done(w: &W, n: NodeId, gen: u64, op_id: u64, res: Result<(), StorageError>) {
+pub fn storage_done(w: &W, n: NodeId, gen: u64, op_id: u64, res: Result<(), StorageError>) {
     step(w, n, Some(gen), StepKind::Storage, |ns, ctx, _, _| {
         for dm in ns.orch.managers.values_mut() {
             if dm.sink.instance == op_id >> 32 {
@@ -643,5 +663,7 @@ pub fn fresh_node_state(wd: &mut World, n: NodeId) -> NodeState {
     let mut mm = MaintainerManager::new(n);
     mm.alive = wd.alive();
     mm.coordinator = wd.owner();
-    NodeState { mm, orch: DispatcherOrchestrator::new(n, wd.orch_instances), coord: None }
+    let mut orch = DispatcherOrchestrator::new(n, wd.orch_instances);
+    orch.schema_store_init_ms = wd.schema_store_init_ms;
+    NodeState { mm, orch, coord: None }
 }

@@ -36,10 +36,14 @@ pub fn scenario_for(bug: Bug) -> &'static str {
         // that still carries out the older generation's removals (stale Remove entries of
         // reported dispatchers), including a same-capture higher-epoch replacement (the
         // maintainer moved away and back). The window of `drop-stale-remove-operators` is
-        // reached in every seed; the other four windows are closed by guards of the
+        // reached in every seed; the other three windows are closed by guards of the
         // fixed protocol itself (see scenarios/README.md, "Which scenario catches which
         // historical bug"), so they stay uncaught here by construction.
-        Bug::DropStaleRemoveOperators | Bug::ReplaceMismatchedTrigger | Bug::AcceptNilTriggerBootstrap | Bug::LeakFenceLockWhenFenced | Bug::AcceptNonownerBlockStatus => TAKEOVER,
+        Bug::DropStaleRemoveOperators | Bug::ReplaceMismatchedTrigger | Bug::AcceptNilTriggerBootstrap | Bug::AcceptNonownerBlockStatus => TAKEOVER,
+        // Seed 004 review: the maintainer's capture loses its etcd session while its
+        // post-bootstrap request is in flight; the handler's fenced return keeps the
+        // manager's fence lock, the close never finishes, the capture never exits.
+        Bug::LeakFenceLockWhenFenced => "capture_local_fence_during_post_bootstrap",
         // The only window found where a bootstrap creates a trigger on a closed write
         // path (scenarios/findings/zombie_closing_dispatcher_manager.toml: the removing
         // maintainer dies mid cascade close) hangs the *fixed* core, and the historical

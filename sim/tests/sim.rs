@@ -77,6 +77,44 @@ fn bootstrap_retry_after_error_needs_the_schema_store_failpoint() {
     assert!(r.trace.iter().any(|t| t.event == "maintainer bootstrap finished"));
 }
 
+#[test]
+fn session_loss_fences_closes_and_exits_the_capture() {
+    let s = scenario("capture_local_fence_on_session_done");
+    let r = run_on_fresh_thread(&s, 0, &Bugs::none(), &RunOptions::default());
+    assert_eq!(r.outcome, Outcome::Pass, "{:?}", r.violations);
+    let seq: Vec<String> = ["capture session lost", "local fence triggered", "dispatcher orchestrator local fence triggered", "stopping dispatcher manager write path", "dispatcher orchestrator closed", "server closed"].iter().map(|s| s.to_string()).collect();
+    assert!(ticdc_sim::runner::trace_sequence_seen(&r.trace, &seq));
+    // The hung write returned cancelled and nothing of capture 2 reached storage after
+    // its fence (the rows came from capture 1).
+    let fence_at = r.trace.iter().position(|t| t.event == "local fence triggered").unwrap();
+    assert!(r.trace.iter().any(|t| t.event == "inject MySQLSinkHangLongTime"));
+    assert!(!r.trace[fence_at..].iter().any(|t| t.node == "8301" && t.event == "write ddl"));
+}
+
+#[test]
+fn the_session_loss_port_fails_without_the_session_loss() {
+    // Without the lease revocation capture 2 never exits: the 15 s wait times out.
+    let mut s = scenario("capture_local_fence_on_session_done");
+    let i = s.steps.iter().position(|st| matches!(st.get_ref(), ticdc_sim::scenario::format::Step::SessionLoss { .. })).unwrap();
+    s.steps.remove(i);
+    let r = run_on_fresh_thread(&s, 0, &Bugs::none(), &RunOptions::default());
+    assert!(r.violations.iter().any(|v| v.invariant == "converges" && v.detail.contains("NodeExited")), "{:?}", r.violations);
+}
+
+#[test]
+fn leak_fence_lock_when_fenced_keeps_the_maintainers_capture_from_exiting() {
+    let s = scenario("capture_local_fence_during_post_bootstrap");
+    let bug = Bugs::none().with(core_sched::bugs::Bug::LeakFenceLockWhenFenced);
+    // Seed 0 fences inside the post-bootstrap window (see the zoo table).
+    let r = run_on_fresh_thread(&s, 0, &bug, &RunOptions::default());
+    assert!(r.trace.iter().any(|t| t.event == "post bootstrap fenced return without releasing fence lock"));
+    assert!(r.violations.iter().any(|v| v.invariant == "converges" && v.detail.contains("NodeExited")), "{:?}", r.violations);
+    assert!(!r.trace.iter().any(|t| t.event == "server closed"));
+    let fixed = run_on_fresh_thread(&s, 0, &Bugs::none(), &RunOptions::default());
+    assert_eq!(fixed.outcome, Outcome::Pass, "{:?}", fixed.violations);
+    assert!(fixed.trace.iter().any(|t| t.event == "server closed"));
+}
+
 fn dm_with(node: u32, ds: &[(u64, TableSpan, ComponentState, bool)]) -> DispatcherManager {
     let mut dm = DispatcherManager::new(ChangefeedId("cf".into()), NodeId(node), Default::default(), node as u64);
     for (id, span, st, trig) in ds {

@@ -36,6 +36,16 @@ pub const ERROR_RESEND_MS: u64 = 5_000;
 /// Period of a merge's check task (`MergeCheckTask`).
 pub const MERGE_CHECK_INTERVAL_MS: u64 = 1_000;
 
+/// A post-bootstrap request admitted by the orchestrator (`msgGuardWaitGroup` holds it)
+/// whose handler holds `MaintainerFenceMu` while the trigger's schema store initialises.
+#[derive(Clone, Debug)]
+pub struct PostBootstrapInFlight {
+    pub from: NodeId,
+    pub epoch: Epoch,
+    pub trigger: DispatcherId,
+    pub ready_at_ms: u64,
+}
+
 /// A merge in progress on this manager (`MergeCheckTask`).
 #[derive(Clone, Debug)]
 pub struct MergeTask {
@@ -82,7 +92,16 @@ pub struct DispatcherManager {
     pub fence_waiters: Vec<FenceWaiter>,
     /// Block event writes (DDLs, syncpoints) held by failpoint `BlockOrWaitBeforeWrite`.
     pub blocked_writes: Vec<(DispatcherId, BlockEvent)>,
-    /// Set by the `leak-fence-lock-when-fenced` bug: the lock is never released.
+    /// Latency range [min, max] in ms of the table trigger's first schema-store
+    /// initialisation (`InitalizeTableTriggerEventDispatcher`) inside the post-bootstrap
+    /// handler, drawn per request from the seeded rng; [0, 0] (the default) runs the
+    /// handler in one step. Simplification: a handler in flight completes at the first
+    /// dispatcher-manager tick (200 ms) after the drawn instant.
+    pub schema_store_init_ms: [u64; 2],
+    /// The post-bootstrap handler in flight (it holds the fence lock until it returns).
+    pub post_bootstrap_in_flight: Option<PostBootstrapInFlight>,
+    /// Set by the `leak-fence-lock-when-fenced` bug: the orchestrator-level fenced return
+    /// of the post-bootstrap handler never released the lock.
     pub fence_leaked: bool,
     /// `closing`: `TryClose` started the asynchronous close.
     pub closing: bool,
@@ -120,6 +139,8 @@ impl DispatcherManager {
             blocked_creates: Vec::new(),
             fence_waiters: Vec::new(),
             blocked_writes: Vec::new(),
+            schema_store_init_ms: [0, 0],
+            post_bootstrap_in_flight: None,
             fence_leaked: false,
             closing: false,
             write_path_closed: false,
@@ -130,7 +151,7 @@ impl DispatcherManager {
     }
 
     pub fn fence_locked(&self) -> bool {
-        !self.blocked_creates.is_empty() || self.fence_leaked
+        !self.blocked_creates.is_empty() || self.fence_leaked || self.post_bootstrap_in_flight.is_some()
     }
 
     /// `IsMaintainerRequestAllowed`: exact owner and epoch (epoch 0 = compatibility).
@@ -436,11 +457,13 @@ impl DispatcherManager {
         Some(Message::MaintainerBootstrapResponse { cf: self.cf.clone(), spans, checkpoint_ts, operators, merge_operators, err: None, maintainer_epoch: epoch })
     }
 
+    /// `handlePostBootstrapRequest` up to the trigger initialisation: the handler takes
+    /// `MaintainerFenceMu` (a message arriving while it is held waits in
+    /// `fence_waiters`), checks the owner, and starts initialising the trigger's schema
+    /// store, which takes a drawn time; [`Self::finish_post_bootstrap`] runs the rest.
     fn handle_post_bootstrap(&mut self, ctx: &mut Ctx, from: NodeId, epoch: Epoch, trigger: DispatcherId) -> Option<Message> {
         if !self.request_allowed(ctx, from, epoch) {
-            if ctx.bug(Bug::LeakFenceLockWhenFenced) {
-                self.fence_leaked = true;
-            }
+            self.trace(ctx, "drop stale maintainer post bootstrap request", vec![("from", from.to_string()), ("epoch", epoch.to_string())]);
             return None;
         }
         self.note_if_stale(ctx, "MaintainerPostBootstrapRequest", from, epoch);
@@ -448,13 +471,72 @@ impl DispatcherManager {
             self.trace(ctx, "dispatcher manager write path closed while initializing table trigger event dispatcher", vec![]);
             return None;
         }
+        let first_init = self.dispatchers.get(&trigger).map(|d| d.is_trigger && !d.registered).unwrap_or(false);
+        let [lo, hi] = self.schema_store_init_ms;
+        // `InitializeTableSchemaStore` of an already initialised trigger (a resent
+        // request) returns at once (`needAddDispatcher` false); with no modelled latency
+        // the whole handler runs in this step.
+        if !first_init || hi == 0 {
+            self.register_trigger(ctx, trigger);
+            return Some(Message::MaintainerPostBootstrapResponse { cf: self.cf.clone(), table_trigger_event_dispatcher_id: trigger, err: None, maintainer_epoch: epoch });
+        }
+        let ready_at_ms = ctx.now_ms + rand::Rng::random_range(&mut *ctx.rng, lo..=hi.max(lo));
+        self.post_bootstrap_in_flight = Some(PostBootstrapInFlight { from, epoch, trigger, ready_at_ms });
+        self.trace(ctx, "initializing table trigger event dispatcher", vec![("dispatcher", trigger.to_string()), ("ready_at_ms", ready_at_ms.to_string())]);
+        None
+    }
+
+    /// The rest of `handlePostBootstrapRequest` once the schema store is initialised:
+    /// register the trigger, then the orchestrator-level `fenced` check. Fenced: release
+    /// the fence lock and local-fence this manager, no response (the historical code,
+    /// `leak-fence-lock-when-fenced`, returned without releasing the lock). Otherwise
+    /// answer `MaintainerPostBootstrapResponse` and release the lock (waiting control
+    /// messages then run). Returns the replies.
+    pub fn finish_post_bootstrap(&mut self, ctx: &mut Ctx, orchestrator_fenced: bool) -> Vec<(NodeId, Message)> {
+        let mut replies = Vec::new();
+        match &self.post_bootstrap_in_flight {
+            Some(p) if ctx.now_ms >= p.ready_at_ms => {}
+            _ => return replies,
+        }
+        let p = self.post_bootstrap_in_flight.take().unwrap();
+        self.register_trigger(ctx, p.trigger);
+        if orchestrator_fenced {
+            if ctx.bug(Bug::LeakFenceLockWhenFenced) {
+                self.fence_leaked = true;
+                self.trace(ctx, "post bootstrap fenced return without releasing fence lock", vec![("dispatcher", p.trigger.to_string())]);
+                return replies;
+            }
+            self.local_fence(ctx);
+            return replies;
+        }
+        replies.push((p.from, Message::MaintainerPostBootstrapResponse { cf: self.cf.clone(), table_trigger_event_dispatcher_id: p.trigger, err: None, maintainer_epoch: p.epoch }));
+        while !self.fence_locked() && !self.fence_waiters.is_empty() {
+            let w = self.fence_waiters.remove(0);
+            if let Some(r) = self.apply_control(ctx, w.from, w.msg) {
+                replies.push((w.from, r));
+            }
+        }
+        replies
+    }
+
+    /// The initialised trigger registers with the event collector.
+    fn register_trigger(&mut self, ctx: &mut Ctx, trigger: DispatcherId) {
         if let Some(d) = self.dispatchers.get_mut(&trigger) {
             if d.is_trigger && !d.registered {
                 d.registered = true;
                 self.trace(ctx, "table trigger event dispatcher registered", vec![("dispatcher", trigger.to_string())]);
             }
         }
-        Some(Message::MaintainerPostBootstrapResponse { cf: self.cf.clone(), table_trigger_event_dispatcher_id: trigger, err: None, maintainer_epoch: epoch })
+    }
+
+    /// `LocalFence`: stop the write path at once (no drain), and let the close finish in
+    /// the background (see [`Self::heartbeat`]). Does not take the fence lock.
+    pub fn local_fence(&mut self, ctx: &mut Ctx) {
+        if self.closed {
+            return;
+        }
+        self.closing = true;
+        self.stop_write_path(ctx);
     }
 
     fn handle_close(&mut self, ctx: &mut Ctx, from: NodeId, epoch: Epoch) -> Option<Message> {
@@ -876,7 +958,14 @@ impl DispatcherManager {
         if self.write_path_closed {
             // Left the heartbeat collector: nothing is reported any more. The close
             // finishes once the sink has nothing in flight.
-            if self.closing && !self.close_finished && self.sink.inflight_count() == 0 {
+            // Simplification: the close waits for the manager's fence lock. In TiCDC
+            // `finishClose` itself does not take `MaintainerFenceMu`; the dispatcher
+            // manager's request handlers do (schedule, heartbeat response, merge:
+            // `dispatchermanager/helper.go`), so with the lock leaked the next such
+            // message parks its handler goroutine forever and the capture's shutdown,
+            // which waits for those handlers, cannot finish. Modelled as "the close
+            // cannot finish while the lock is held", a handler in flight included.
+            if self.closing && !self.close_finished && self.sink.inflight_count() == 0 && !self.fence_leaked && self.post_bootstrap_in_flight.is_none() {
                 self.close_finished = true;
                 self.trace(ctx, "event dispatcher manager closed", vec![]);
             }

@@ -204,7 +204,10 @@ impl Maintainer {
                     self.trace(ctx, "dispatcher manager reported error", vec![("node", from.to_string()), ("error", e.message.clone())]);
                     self.errors.push(e);
                 }
-                if !self.initialized() {
+                // `onHeartbeatRequest` ignores heartbeats until the maintainer is
+                // bootstrapped (`initialized` is set when the bootstrap finishes, before the
+                // post-bootstrap response: that one only stops the resends).
+                if !matches!(self.state, MaintainerState::Working | MaintainerState::Removing) {
                     return;
                 }
                 // The watermark is stored before statuses are processed (checkpoint race fix).

@@ -79,17 +79,24 @@ fn create_for_already_reported_dispatcher_is_not_restored() {
     assert_eq!(h.table_tasks(10), vec![X]);
 }
 
+/// `onHeartbeatRequest` ignores heartbeats until the maintainer is bootstrapped; TiCDC
+/// sets `initialized` when the bootstrap finishes, before the post-bootstrap response
+/// (which only stops the post-bootstrap resends), so a status reported in between
+/// (e.g. the one Stopped report of a restored removal) is not lost.
 #[test]
-fn heartbeats_are_ignored_until_post_bootstrap_is_done() {
+fn heartbeats_are_ignored_until_bootstrapped_but_not_until_post_bootstrap_is_done() {
     let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]));
     h.respond(0, NodeReport::default());
+    h.handle(1, heartbeat(START, 1, vec![st(X, Working, START)]));
+    assert!(h.m.node_watermarks.is_empty(), "a heartbeat during the bootstrap is dropped");
     h.respond(1, ops(vec![create_req(X, full(10), 90, OperatorType::Add, EPOCH)]));
     assert_eq!(h.m.state, MaintainerState::Working);
-    assert!(!h.m.initialized());
+    assert!(!h.m.initialized(), "the post-bootstrap response has not arrived");
+    assert!(matches!(h.op(X), Some(Operator::Add(_))));
     h.handle(1, heartbeat(START, 1, vec![st(X, Working, START)]));
     h.execute();
-    assert!(matches!(h.op(X), Some(Operator::Add(_))), "status before initialization is dropped");
-    assert!(h.m.node_watermarks.is_empty());
+    assert!(h.m.node_watermarks.contains_key(&n(1)), "the watermark is recorded");
+    assert!(h.op(X).is_none(), "the Working status finished the restored Add");
 }
 
 // ---------------------------------------------------------------- §4.3 Remove

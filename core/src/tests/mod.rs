@@ -8,6 +8,7 @@ mod bootstrap;
 mod checkpoint;
 mod failed_changefeed;
 mod fencing;
+mod local_fence;
 mod operators;
 mod props;
 mod sink;

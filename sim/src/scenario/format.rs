@@ -214,6 +214,16 @@ pub enum Step {
     EnableFailpoint { name: String, node: String },
     DisableFailpoint { name: String, node: String },
     Kill { node: String },
+    /// `revoke_capture_lease`: the capture's etcd session ends while its process keeps
+    /// running. The cluster drops it from the alive set after the failure-detection
+    /// delay; the capture notices after a drawn delay, local-fences, closes and exits.
+    SessionLoss {
+        node: String,
+        /// Range [min, max] in ms of the delay until the capture notices its session is
+        /// done, drawn from the seed (default `session::SESSION_DONE_NOTICE_MS`).
+        #[serde(default)]
+        notice_ms: Option<[u64; 2]>,
+    },
     Restart { node: String },
     /// Start a node listed in `cluster.join-later` (it joins the cluster now).
     Start { node: String },
@@ -303,6 +313,10 @@ pub enum Predicate {
     /// A syncpoint record downstream with this primary ts (a number or `"$name"`), or
     /// any syncpoint record if `ts` is omitted.
     SyncpointRecorded { ts: Option<String> },
+    /// The downstream holds exactly `count` rows of the table (`select count(*)`).
+    DownstreamRowCount { table: String, count: usize },
+    /// The capture's process has exited (`! ps -p $pid`).
+    NodeExited { node: String },
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -405,13 +419,18 @@ pub struct FaultConfig {
     /// this must not switch on `no-retryable-error-after-failover`).
     #[serde(default)]
     pub storage_error: f64,
+    /// Latency range [min, max] in ms of a dispatcher manager's first table-trigger
+    /// schema-store initialisation in the post-bootstrap handler (it holds the manager's
+    /// fence lock meanwhile). Default [0, 0]: the handler runs in one step.
+    #[serde(default)]
+    pub schema_store_init_ms: [u64; 2],
     /// Draw extra fault families from the seed (swarm).
     #[serde(default)]
     pub swarm: bool,
 }
 impl Default for FaultConfig {
     fn default() -> Self {
-        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), loss: 0.0, duplicate: 0.0, delay_spike: 0.0, delay_spike_ms: d_spike(), delay_spike_local: false, storage_error: 0.0, swarm: false }
+        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), loss: 0.0, duplicate: 0.0, delay_spike: 0.0, delay_spike_ms: d_spike(), delay_spike_local: false, storage_error: 0.0, schema_store_init_ms: [0, 0], swarm: false }
     }
 }
 

@@ -291,6 +291,7 @@ pub fn step_action(s: &Step) -> &'static str {
         Step::EnableFailpoint { .. } => "enable_failpoint",
         Step::DisableFailpoint { .. } => "disable_failpoint",
         Step::Kill { .. } => "kill",
+        Step::SessionLoss { .. } => "session_loss",
         Step::Restart { .. } => "restart",
         Step::Start { .. } => "start",
         Step::Partition { .. } => "partition",
@@ -320,9 +321,9 @@ pub fn check_kind(c: &Check) -> &'static str {
 
 fn predicate_table(p: &Predicate) -> Option<&str> {
     match p {
-        Predicate::TableExistsDownstream { table } | Predicate::ReplicationCount { table, .. } | Predicate::TableScheduled { table } | Predicate::TableOnNode { table, .. } => Some(table),
+        Predicate::TableExistsDownstream { table } | Predicate::ReplicationCount { table, .. } | Predicate::TableScheduled { table } | Predicate::TableOnNode { table, .. } | Predicate::DownstreamRowCount { table, .. } => Some(table),
         Predicate::TraceSeen { table, .. } => table.as_deref(),
-        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced | Predicate::TraceSequence { .. } | Predicate::ChangefeedState { .. } | Predicate::SyncpointRecorded { .. } => None,
+        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced | Predicate::TraceSequence { .. } | Predicate::ChangefeedState { .. } | Predicate::SyncpointRecorded { .. } | Predicate::NodeExited { .. } => None,
     }
 }
 
@@ -350,10 +351,11 @@ fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
         | Step::MergeTable { table } => (Some(table), vec![], None),
         Step::MoveTable { table, to } => (Some(table), vec![(to, false)], None),
         Step::EnableFailpoint { name, node } | Step::DisableFailpoint { name, node } => (None, vec![(node, true)], Some(name)),
-        Step::Kill { node } | Step::Restart { node } | Step::Start { node } | Step::MoveMaintainer { to: node } => (None, vec![(node, false)], None),
+        Step::Kill { node } | Step::SessionLoss { node, .. } | Step::Restart { node } | Step::Start { node } | Step::MoveMaintainer { to: node } => (None, vec![(node, false)], None),
         Step::Partition { a, b, .. } => (None, vec![(a, false), (b, false)], None),
         Step::Wait { until: Predicate::TableOnNode { table, node }, .. } => (Some(table), vec![(node, false)], None),
         Step::Wait { until: Predicate::TraceSeen { table, node: Some(node), .. }, .. } => (table.as_deref(), vec![(node, false)], None),
+        Step::Wait { until: Predicate::NodeExited { node }, .. } => (None, vec![(node, false)], None),
         Step::Wait { until, .. } => (predicate_table(until), vec![], None),
     }
 }
@@ -581,6 +583,10 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
     if lo > hi {
         let at = spans.faults.as_ref().and_then(|f| start(&f.net_delay_ms));
         return Err(v.err(at, format!("faults.net-delay-ms: min {} is greater than max {}", lo, hi)));
+    }
+    let [lo, hi] = scn.faults.schema_store_init_ms;
+    if lo > hi {
+        return Err(v.err(None, format!("faults.schema-store-init-ms: min {} is greater than max {}", lo, hi)));
     }
 
     // [limits]

@@ -1,0 +1,146 @@
+//! Capture-local fence (`DispatcherOrchestrator::LocalFence`) and the post-bootstrap
+//! handler's window: the handler is admitted, holds the manager's fence lock while the
+//! table trigger's schema store initialises, and only then checks `fenced`.
+
+use super::harness::*;
+use crate::bugs::Bug;
+use crate::effects::Out;
+use crate::dispatcher::DispatcherOrchestrator;
+use crate::messages::*;
+use crate::types::*;
+
+const T: DispatcherId = DispatcherId(3000);
+const X: DispatcherId = DispatcherId(1000);
+const INIT_MS: u64 = 50;
+
+fn post_bootstrap_req() -> Message {
+    Message::MaintainerPostBootstrapRequest { cf: cf(), table_trigger_event_dispatcher_id: T, schemas: vec![], maintainer_epoch: EPOCH }
+}
+
+/// An orchestrator on n0 whose manager was bootstrapped by the maintainer on n0 (with
+/// the trigger T) and whose post-bootstrap handler is now in flight.
+fn in_flight(env: Env) -> (DispatcherOrchestrator, Env) {
+    let mut env = env;
+    env.node = n(0);
+    let mut orch = DispatcherOrchestrator::new(n(0), 1);
+    orch.schema_store_init_ms = [INIT_MS, INIT_MS];
+    orch.handle_message(&mut env.ctx(), n(0), bootstrap_req(START, Some(T), EPOCH));
+    env.take();
+    orch.handle_message(&mut env.ctx(), n(0), post_bootstrap_req());
+    let out = env.take();
+    assert!(out.msgs.is_empty(), "no response while the schema store initialises");
+    assert!(traced(&out, "initializing table trigger event dispatcher"));
+    assert!(orch.in_flight());
+    (orch, env)
+}
+
+fn tick(orch: &mut DispatcherOrchestrator, env: &mut Env) -> Out {
+    for dm in orch.managers.values_mut() {
+        dm.heartbeat(&mut env.ctx(), false);
+    }
+    orch.poll_failpoints(&mut env.ctx());
+    env.take()
+}
+
+fn post_bootstrap_responses(out: &Out) -> usize {
+    out.msgs.iter().filter(|e| matches!(e.msg, Message::MaintainerPostBootstrapResponse { .. })).count()
+}
+
+#[test]
+fn post_bootstrap_holds_the_fence_lock_until_the_schema_store_is_initialised() {
+    let (mut orch, mut env) = in_flight(Env::new(0));
+    orch.handle_message(&mut env.ctx(), n(0), sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    let dm = &orch.managers[&cf()];
+    assert!(dm.fence_locked());
+    assert!(!dm.dispatchers.contains_key(&X), "the Create waits for the lock");
+    env.now = INIT_MS - 1;
+    assert_eq!(post_bootstrap_responses(&tick(&mut orch, &mut env)), 0);
+    env.now = INIT_MS;
+    let out = tick(&mut orch, &mut env);
+    assert_eq!(post_bootstrap_responses(&out), 1);
+    let dm = &orch.managers[&cf()];
+    assert!(dm.dispatchers[&T].registered);
+    assert!(dm.dispatchers.contains_key(&X), "the waiting Create ran once the lock was released");
+}
+
+#[test]
+fn a_resent_post_bootstrap_of_an_initialised_trigger_is_answered_at_once() {
+    let (mut orch, mut env) = in_flight(Env::new(0));
+    env.now = INIT_MS;
+    tick(&mut orch, &mut env);
+    orch.handle_message(&mut env.ctx(), n(0), post_bootstrap_req());
+    assert_eq!(post_bootstrap_responses(&env.take()), 1);
+    assert!(!orch.in_flight());
+}
+
+#[test]
+fn fenced_orchestrator_drops_new_maintainer_messages() {
+    let mut env = Env::new(0);
+    let mut orch = DispatcherOrchestrator::new(n(0), 1);
+    orch.local_fence(&mut env.ctx());
+    assert!(traced(&env.take(), "dispatcher orchestrator local fence triggered"));
+    orch.handle_message(&mut env.ctx(), n(0), bootstrap_req(START, Some(T), EPOCH));
+    assert!(orch.managers.is_empty());
+    assert!(env.take().msgs.is_empty());
+}
+
+/// The session is lost during the trigger's initialisation: the manager's write path is
+/// stopped at once, the handler returns on `fenced` (no response) releasing the lock,
+/// and the close then finishes: the orchestrator is closed (the capture can exit).
+#[test]
+fn local_fence_during_post_bootstrap_lets_the_close_finish() {
+    let (mut orch, mut env) = in_flight(Env::new(0));
+    env.now = 10;
+    orch.local_fence(&mut env.ctx());
+    orch.close(&mut env.ctx());
+    let out = env.take();
+    assert!(traced(&out, "stopping dispatcher manager write path"));
+    assert!(orch.managers[&cf()].write_path_closed);
+    assert!(!orch.closed, "Close waits for the admitted handler");
+    env.now = INIT_MS;
+    let out = tick(&mut orch, &mut env);
+    assert_eq!(post_bootstrap_responses(&out), 0, "a fenced handler does not answer");
+    for t in 1..=3 {
+        env.now = INIT_MS + t * 200;
+        tick(&mut orch, &mut env);
+    }
+    assert!(orch.closed, "every manager closed");
+    assert!(orch.managers.is_empty());
+}
+
+/// `leak-fence-lock-when-fenced`: the historical fenced return kept the fence lock; the
+/// manager's close never finishes and the orchestrator never closes.
+#[test]
+fn bug_leak_fence_lock_when_fenced_keeps_the_capture_from_closing() {
+    let (mut orch, mut env) = in_flight(Env::new(0).with_bug(Bug::LeakFenceLockWhenFenced));
+    env.now = 10;
+    orch.local_fence(&mut env.ctx());
+    orch.close(&mut env.ctx());
+    env.take();
+    env.now = INIT_MS;
+    let out = tick(&mut orch, &mut env);
+    assert!(traced(&out, "post bootstrap fenced return without releasing fence lock"));
+    for t in 1..=50 {
+        env.now = INIT_MS + t * 200;
+        tick(&mut orch, &mut env);
+    }
+    let dm = &orch.managers[&cf()];
+    assert!(dm.fence_locked() && !dm.close_finished);
+    assert!(!orch.closed, "the capture never finishes closing");
+}
+
+/// Outside the window (the handler finished before the fence), the fixed and the
+/// historical code behave alike: the close finishes.
+#[test]
+fn local_fence_after_post_bootstrap_closes_with_the_bug_too() {
+    let (mut orch, mut env) = in_flight(Env::new(0).with_bug(Bug::LeakFenceLockWhenFenced));
+    env.now = INIT_MS;
+    tick(&mut orch, &mut env);
+    orch.local_fence(&mut env.ctx());
+    orch.close(&mut env.ctx());
+    for t in 1..=3 {
+        env.now = INIT_MS + t * 200;
+        tick(&mut orch, &mut env);
+    }
+    assert!(orch.closed);
+}
