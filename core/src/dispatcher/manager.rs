@@ -359,6 +359,19 @@ impl DispatcherManager {
         }
     }
 
+    /// A bootstrap response that carries only an error (`handleDispatcherError`).
+    fn bootstrap_error(&self, epoch: Epoch, code: ErrorCode, message: String) -> Message {
+        Message::MaintainerBootstrapResponse {
+            cf: self.cf.clone(),
+            spans: vec![],
+            checkpoint_ts: 0,
+            operators: vec![],
+            merge_operators: vec![],
+            err: Some(RunningError { node: self.node, code, message }),
+            maintainer_epoch: epoch,
+        }
+    }
+
     fn handle_bootstrap(&mut self, ctx: &mut Ctx, from: NodeId, epoch: Epoch, start_ts: Ts, trigger: Option<DispatcherId>, config: ChangefeedConfig) -> Option<Message> {
         if !self.can_update_maintainer(ctx, from, epoch) {
             self.trace(ctx, "reject stale bootstrap", vec![("from", from.to_string()), ("epoch", epoch.to_string())]);
@@ -383,15 +396,7 @@ impl DispatcherManager {
         }
         if let Some(e) = err {
             self.trace(ctx, "bootstrap rejected", vec![("reason", e.to_string())]);
-            return Some(Message::MaintainerBootstrapResponse {
-                cf: self.cf.clone(),
-                spans: vec![],
-                checkpoint_ts: 0,
-                operators: vec![],
-                merge_operators: vec![],
-                err: Some(RunningError { node: self.node, code: ErrorCode::InitTableTriggerDispatcherFailed, message: e.to_string() }),
-                maintainer_epoch: epoch,
-            });
+            return Some(self.bootstrap_error(epoch, ErrorCode::InitTableTriggerDispatcherFailed, e.to_string()));
         }
         let changed = self.maintainer_id != from || self.maintainer_epoch != epoch;
         self.maintainer_id = from;
@@ -409,15 +414,8 @@ impl DispatcherManager {
                 // error (warning, cascade stop, restart).
                 if ctx.bug(Bug::WritePathClosedIsError) {
                     self.trace(ctx, "failed to create table trigger dispatcher", vec![("dispatcher", t.to_string()), ("error", ErrorCode::DispatcherManagerWritePathClosed.rfc().to_string())]);
-                    return Some(Message::MaintainerBootstrapResponse {
-                        cf: self.cf.clone(),
-                        spans: vec![],
-                        checkpoint_ts: 0,
-                        operators: vec![],
-                        merge_operators: vec![],
-                        err: Some(RunningError { node: self.node, code: ErrorCode::DispatcherManagerWritePathClosed, message: format!("[{}] dispatcher manager write path is closed", ErrorCode::DispatcherManagerWritePathClosed.rfc()) }),
-                        maintainer_epoch: epoch,
-                    });
+                    let code = ErrorCode::DispatcherManagerWritePathClosed;
+                    return Some(self.bootstrap_error(epoch, code, format!("[{}] dispatcher manager write path is closed", code.rfc())));
                 }
                 self.trace(ctx, "dispatcher manager write path closed while creating table trigger dispatcher", vec![("dispatcher", t.to_string())]);
                 return None;
