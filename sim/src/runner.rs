@@ -678,6 +678,7 @@ impl Driver {
                 WorkloadOp::MoveTable => Some("move_table"),
                 WorkloadOp::SplitTable | WorkloadOp::MergeTable => Some("split_merge"),
                 WorkloadOp::Partition => Some("partition"),
+                WorkloadOp::SessionLoss => Some("session_loss"),
                 _ => None,
             };
             if family.map(|f| self.families.get(f) == Some(&false)).unwrap_or(false) {
@@ -746,6 +747,28 @@ impl Driver {
                 (WorkloadOp::MoveMaintainer, _) => {
                     // A workload move without an owner (mid-election) is just skipped.
                     let _ = self.move_maintainer(node, false);
+                }
+                (WorkloadOp::SessionLoss, _) => {
+                    let alive = self.w.lock().unwrap().alive();
+                    let lost = self.w.lock().unwrap().nodes[node.0 as usize].session_done;
+                    if alive.len() > 1 && alive.contains(&node) && !lost {
+                        crate::session::session_loss(&self.w, node, crate::session::SESSION_DONE_NOTICE_MS);
+                        // Restart it once its process has exited (bounded wait).
+                        let w = self.w.clone();
+                        let id = self.handles[node.0 as usize].id();
+                        let net = self.w.lock().unwrap().net_handle.clone().unwrap();
+                        let after = 1_000 * n;
+                        net.spawn(async move {
+                            for _ in 0..60 {
+                                madsim::time::sleep(Duration::from_millis(500)).await;
+                                if !w.lock().unwrap().nodes[node.0 as usize].alive {
+                                    madsim::time::sleep(Duration::from_millis(after)).await;
+                                    restart_node(&w, id).await;
+                                    return;
+                                }
+                            }
+                        });
+                    }
                 }
                 (WorkloadOp::Partition, _) if nodes > 1 => {
                     let (other, both) = {

@@ -256,3 +256,14 @@ fn swarm_draws_syncpoints_as_a_family() {
     assert_eq!(r.outcome, Outcome::Pass, "{:?}", r.violations);
     assert!(r.trace.iter().any(|t| t.event == "write sync point"));
 }
+
+#[test]
+fn workload_session_loss_fences_and_restarts_a_capture_only_when_drawn() {
+    let count = |r: &RunResult, ev: &str| r.trace.iter().filter(|t| t.event == ev).count();
+    let on = run(&with_faults("", r#""session_loss", "dml""#), 2, Bugs::none());
+    assert!(count(&on, "capture session lost") > 0, "no session loss drawn");
+    assert!(count(&on, "local fence triggered") > 0 && count(&on, "server closed") > 0);
+    assert!(on.trace.iter().any(|t| t.event == "capture started" && t.fields.iter().any(|(k, v)| k == "generation" && v != "1")), "the exited capture is started again");
+    let off = run(&with_faults("", r#""dml""#), 2, Bugs::none());
+    assert_eq!(count(&off, "capture session lost"), 0);
+}

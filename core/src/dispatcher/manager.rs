@@ -534,6 +534,8 @@ impl DispatcherManager {
             return;
         }
         self.closing = true;
+        // `stopWritePath(cancelFirst = true)`: the writers' context goes first.
+        self.sink.cancel();
         self.stop_write_path(ctx);
     }
 
@@ -907,7 +909,7 @@ impl DispatcherManager {
     pub fn on_storage_result(&mut self, ctx: &mut Ctx, op_id: u64, res: Result<(), StorageError>) {
         let outcome = self.sink.on_result(op_id, res, &mut ctx.out.storage);
         match outcome {
-            FlushOutcome::Pending | FlushOutcome::Unknown => {}
+            FlushOutcome::Pending | FlushOutcome::Unknown | FlushOutcome::Cancelled => {}
             FlushOutcome::Durable { dispatcher, commit_ts, kind } => {
                 let Some(d) = self.dispatchers.get_mut(&dispatcher) else { return };
                 if kind != WriteKind::Rows {

@@ -52,6 +52,9 @@ pub enum FlushOutcome {
     Failed { dispatcher: DispatcherId, error: StorageError, closing: bool },
     /// Unknown op (e.g. issued before a restart of the sink).
     Unknown,
+    /// The sink's context was cancelled (capture-local fence) before this write's next
+    /// step: nothing more is issued for it.
+    Cancelled,
 }
 
 #[derive(Default, Debug)]
@@ -63,6 +66,10 @@ pub struct CloudStorageSink {
     next_op: u64,
     /// Prefix distinguishing op ids of different sink instances.
     pub instance: u64,
+    /// `stopWritePath(cancelFirst)` of a local fence cancelled the writers' context: a
+    /// put that completes afterwards is not followed by its rename (a request already at
+    /// the storage still lands).
+    cancelled: bool,
 }
 
 impl CloudStorageSink {
@@ -146,6 +153,10 @@ impl CloudStorageSink {
     /// Completion of a storage op issued by this sink.
     pub fn on_result(&mut self, op_id: u64, res: Result<(), StorageError>, out: &mut Vec<StorageRequest>) -> FlushOutcome {
         let Some(f) = self.inflight.get_mut(&op_id) else { return FlushOutcome::Unknown };
+        if self.cancelled && f.phase == FlushPhase::Put {
+            self.inflight.remove(&op_id);
+            return FlushOutcome::Cancelled;
+        }
         let closing = self.closed_writers.contains(&f.dispatcher);
         match res {
             Err(error) => {
@@ -187,6 +198,11 @@ impl CloudStorageSink {
         }
     }
 
+    /// Cancel every writer's context (local fence): no further step of any write.
+    pub fn cancel(&mut self) {
+        self.cancelled = true;
+    }
+
     /// Drop a writer without flushing (the whole dispatcher manager is closed).
     pub fn abandon_dispatcher(&mut self, d: DispatcherId) {
         self.buffers.remove(&d);
@@ -219,6 +235,22 @@ mod tests {
         assert!(matches!(out2[0], StorageRequest::Rename { .. }));
         let r = s.on_result(op_id, Ok(()), &mut vec![]);
         assert_eq!(r, FlushOutcome::Durable { dispatcher: d, commit_ts: vec![10], kind: WriteKind::Rows });
+    }
+
+    #[test]
+    fn a_cancelled_sink_does_not_rename_a_put_that_completes_afterwards() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let mut s = CloudStorageSink::new(1);
+        let d = DispatcherId(9);
+        s.append_row(d, TableSpan::full(7), "test", row(10));
+        let mut out = vec![];
+        s.flush(None, &mut rng, &mut out);
+        let StorageRequest::Put { op_id, .. } = out[0].clone() else { panic!() };
+        s.cancel();
+        let mut out = vec![];
+        assert_eq!(s.on_result(op_id, Ok(()), &mut out), FlushOutcome::Cancelled);
+        assert!(out.is_empty(), "no rename after the context was cancelled: {out:?}");
+        assert_eq!(s.inflight_count(), 0);
     }
 
     #[test]
