@@ -34,6 +34,8 @@
 //! let mut ctx = Ctx { now_ms: 0, node: NodeId(0), rng: &mut rng, bugs: &bugs, failpoints: &fps, out: &mut out };
 //! let mut mm = MaintainerManager::new(NodeId(0));
 //! mm.alive = [NodeId(0), NodeId(1)].into_iter().collect();
+//! // Add/remove requests are accepted only from the current coordinator.
+//! mm.coordinator = Some(NodeId(0));
 //! let add = core_sched::messages::Message::AddMaintainerRequest {
 //!     cf: ChangefeedId("cf".into()), config: Default::default(), checkpoint_ts: 100,
 //!     is_new_changefeed: true, maintainer_epoch: 1 };

@@ -39,6 +39,14 @@ impl MaintainerManager {
     }
 
     pub fn handle_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Message, schema: &dyn SchemaView) {
+        // `onDispatchMaintainerRequest`: add/remove requests only from the current
+        // coordinator (an old owner may still act until it notices its lost session).
+        if let Message::AddMaintainerRequest { cf, maintainer_epoch, .. } | Message::RemoveMaintainerRequest { cf, maintainer_epoch, .. } = &msg {
+            if self.coordinator != Some(from) {
+                trace_ev!(ctx, Role::Maintainer, *maintainer_epoch, "ignore maintainer request from non-current coordinator", changefeed = cf, from = from, coordinator = self.coordinator.map(|c| c.to_string()).unwrap_or_default());
+                return;
+            }
+        }
         match msg {
             Message::AddMaintainerRequest { cf, config, checkpoint_ts, is_new_changefeed, maintainer_epoch } => {
                 if let Some(m) = self.maintainers.get(&cf) {

@@ -219,3 +219,22 @@ fn non_cascade_remove_of_a_missing_maintainer_is_answered_stopped() {
     let msgs = remove_maintainer(&mut mm, true);
     assert!(msgs.iter().all(|e| !matches!(&e.msg, Message::MaintainerHeartbeat { statuses } if !statuses.is_empty())));
 }
+
+/// `onDispatchMaintainerRequest`: a capture takes add/remove maintainer requests only
+/// from its current coordinator; an old owner that has not noticed its lost session yet
+/// cannot place a second maintainer generation.
+#[test]
+fn maintainer_requests_from_a_non_current_coordinator_are_ignored() {
+    use crate::maintainer::manager::MaintainerManager;
+    let mut env = Env::new(1);
+    let mut mm = MaintainerManager::new(n(1));
+    mm.alive = nodes(&[0, 1, 2]);
+    mm.coordinator = Some(n(2));
+    let add = |epoch| Message::AddMaintainerRequest { cf: cf(), config: Default::default(), checkpoint_ts: START, is_new_changefeed: false, maintainer_epoch: epoch };
+    mm.handle_message(&mut env.ctx(), n(0), add(EPOCH), &crate::maintainer::NoSchema);
+    let out = env.take();
+    assert!(mm.maintainers.is_empty(), "the old owner's request placed a maintainer");
+    assert!(traced(&out, "ignore maintainer request from non-current coordinator"));
+    mm.handle_message(&mut env.ctx(), n(2), add(EPOCH + 1), &crate::maintainer::NoSchema);
+    assert_eq!(mm.maintainers.len(), 1, "the current coordinator's request is taken");
+}
