@@ -737,10 +737,15 @@ impl Driver {
                         let after = 2_000 + 1_000 * n;
                         let w = self.w.clone();
                         let id = self.handles[node.0 as usize].id();
+                        let gen = self.w.lock().unwrap().nodes[node.0 as usize].generation;
                         let net = self.w.lock().unwrap().net_handle.clone().unwrap();
                         net.spawn(async move {
                             madsim::time::sleep(Duration::from_millis(after)).await;
-                            restart_node(&w, id).await;
+                            // Only the incarnation this op killed is restarted: another
+                            // op may have restarted (or killed) the capture meanwhile.
+                            if still_down(&w, node, gen) {
+                                restart_node(&w, id).await;
+                            }
                         });
                     }
                 }
@@ -756,14 +761,20 @@ impl Driver {
                         // Restart it once its process has exited (bounded wait).
                         let w = self.w.clone();
                         let id = self.handles[node.0 as usize].id();
+                        let gen = self.w.lock().unwrap().nodes[node.0 as usize].generation;
                         let net = self.w.lock().unwrap().net_handle.clone().unwrap();
                         let after = 1_000 * n;
                         net.spawn(async move {
                             for _ in 0..60 {
                                 madsim::time::sleep(Duration::from_millis(500)).await;
+                                if w.lock().unwrap().nodes[node.0 as usize].generation != gen {
+                                    return; // restarted by another op meanwhile
+                                }
                                 if !w.lock().unwrap().nodes[node.0 as usize].alive {
                                     madsim::time::sleep(Duration::from_millis(after)).await;
-                                    restart_node(&w, id).await;
+                                    if still_down(&w, node, gen) {
+                                        restart_node(&w, id).await;
+                                    }
                                     return;
                                 }
                             }
@@ -1243,6 +1254,13 @@ impl Driver {
 }
 
 /// Restart a killed capture (fresh volatile state) and tell the cluster.
+/// Whether capture `n` is still the dead incarnation `gen` (no one restarted it since).
+fn still_down(w: &W, n: NodeId, gen: u64) -> bool {
+    let g = w.lock().unwrap();
+    let slot = &g.nodes[n.0 as usize];
+    !slot.alive && slot.generation == gen
+}
+
 async fn restart_node(w: &W, id: madsim::task::NodeId) {
     // The old incarnation leaves the cluster first (in TiCDC the restarted capture has a
     // new ID), even when the restart comes before its death was detected.
