@@ -734,19 +734,7 @@ impl Driver {
                     let alive = self.w.lock().unwrap().alive();
                     if alive.len() > 1 && alive.contains(&node) {
                         self.kill(node);
-                        let after = 2_000 + 1_000 * n;
-                        let w = self.w.clone();
-                        let id = self.handles[node.0 as usize].id();
-                        let gen = self.w.lock().unwrap().nodes[node.0 as usize].generation;
-                        let net = self.w.lock().unwrap().net_handle.clone().unwrap();
-                        net.spawn(async move {
-                            madsim::time::sleep(Duration::from_millis(after)).await;
-                            // Only the incarnation this op killed is restarted: another
-                            // op may have restarted (or killed) the capture meanwhile.
-                            if still_down(&w, node, gen) {
-                                restart_node(&w, id).await;
-                            }
-                        });
+                        self.restart_once_down(node, 2_000 + 1_000 * n);
                     }
                 }
                 (WorkloadOp::MoveMaintainer, _) => {
@@ -754,31 +742,11 @@ impl Driver {
                     let _ = self.move_maintainer(node, false);
                 }
                 (WorkloadOp::SessionLoss, _) => {
+                    // `alive()` leaves out captures whose session is already gone.
                     let alive = self.w.lock().unwrap().alive();
-                    let lost = self.w.lock().unwrap().nodes[node.0 as usize].session_done;
-                    if alive.len() > 1 && alive.contains(&node) && !lost {
+                    if alive.len() > 1 && alive.contains(&node) {
                         crate::session::session_loss(&self.w, node, crate::session::SESSION_DONE_NOTICE_MS);
-                        // Restart it once its process has exited (bounded wait).
-                        let w = self.w.clone();
-                        let id = self.handles[node.0 as usize].id();
-                        let gen = self.w.lock().unwrap().nodes[node.0 as usize].generation;
-                        let net = self.w.lock().unwrap().net_handle.clone().unwrap();
-                        let after = 1_000 * n;
-                        net.spawn(async move {
-                            for _ in 0..60 {
-                                madsim::time::sleep(Duration::from_millis(500)).await;
-                                if w.lock().unwrap().nodes[node.0 as usize].generation != gen {
-                                    return; // restarted by another op meanwhile
-                                }
-                                if !w.lock().unwrap().nodes[node.0 as usize].alive {
-                                    madsim::time::sleep(Duration::from_millis(after)).await;
-                                    if still_down(&w, node, gen) {
-                                        restart_node(&w, id).await;
-                                    }
-                                    return;
-                                }
-                            }
-                        });
+                        self.restart_once_down(node, 1_000 * n);
                     }
                 }
                 (WorkloadOp::Partition, _) if nodes > 1 => {
@@ -814,6 +782,41 @@ impl Driver {
             madsim::time::sleep(Duration::from_millis(interval)).await;
         }
         Ok(())
+    }
+
+    /// Restart capture `node` `after_ms` after its current incarnation is down (waiting
+    /// for it to exit, at most 30 s); nothing happens if another op restarted it first.
+    fn restart_once_down(&self, node: NodeId, after_ms: u64) {
+        let w = self.w.clone();
+        let id = self.handles[node.0 as usize].id();
+        let (gen, net) = {
+            let g = self.w.lock().unwrap();
+            (g.nodes[node.0 as usize].generation, g.net_handle.clone().unwrap())
+        };
+        net.spawn(async move {
+            let mut polls = 0;
+            loop {
+                {
+                    let g = w.lock().unwrap();
+                    let slot = &g.nodes[node.0 as usize];
+                    if slot.generation != gen {
+                        return; // restarted by another op meanwhile
+                    }
+                    if !slot.alive {
+                        break;
+                    }
+                }
+                if polls == 60 {
+                    return;
+                }
+                polls += 1;
+                madsim::time::sleep(Duration::from_millis(500)).await;
+            }
+            madsim::time::sleep(Duration::from_millis(after_ms)).await;
+            if still_down(&w, node, gen) {
+                restart_node(&w, id).await;
+            }
+        });
     }
 
     /// TRUNCATE TABLE upstream; the table's name now refers to its new ID.
@@ -925,8 +928,8 @@ impl Driver {
             let captured = {
                 let g = self.w.lock().unwrap();
                 let found = self.trace_matches(&g.trace, event, on_node, table.as_deref(), fields)?;
-                let has = |r: &&crate::result::TraceRecord| contains.as_ref().map(|c| r.fields.iter().any(|(_, v)| v.contains(c.as_str()))).unwrap_or(true);
-                let Some(r) = found.iter().copied().find(|r| has(&r)) else { return Ok(false) };
+                let has = |r: &crate::result::TraceRecord| contains.as_ref().is_none_or(|c| r.fields.iter().any(|(_, v)| v.contains(c.as_str())));
+                let Some(r) = found.into_iter().find(|r| has(r)) else { return Ok(false) };
                 let mut v = Vec::new();
                 for (name, field) in capture {
                     let Some((_, val)) = r.fields.iter().find(|(f, _)| f == field) else { return Err(format!("trace event '{}' has no field '{}' to capture as ${}", event, field, name)) };

@@ -49,6 +49,13 @@ pub struct NodeSlot {
     pub session_done: bool,
 }
 
+impl NodeSlot {
+    /// Running and still in the cluster (its etcd session, hence its capture key, alive).
+    pub fn is_member(&self) -> bool {
+        self.alive && !self.session_done
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Net {
     pub delay_ms: [u64; 2],
@@ -164,7 +171,7 @@ impl World {
     }
 
     pub fn alive(&self) -> BTreeSet<NodeId> {
-        self.nodes.iter().enumerate().filter(|(_, s)| s.alive && !s.session_done).map(|(i, _)| NodeId(i as u32)).collect()
+        self.nodes.iter().enumerate().filter(|(_, s)| s.is_member()).map(|(i, _)| NodeId(i as u32)).collect()
     }
 
     /// The owner (coordinator) node. Ownership is sticky while the owner lives; when it
@@ -338,7 +345,7 @@ fn check(wd: &mut World, n: NodeId, kind: StepKind, dispatchers_changed: bool) {
         // which `no-write-after-fence` checks), so the placement invariants look at the
         // captures that are members.
         let found = {
-            let iter = wd.nodes.iter().enumerate().filter(|(_, s)| s.alive && !s.session_done).filter_map(|(i, s)| s.state.as_ref().map(|st| (NodeId(i as u32), st))).flat_map(|(id, st)| st.orch.managers.values().map(move |dm| (id, dm)));
+            let iter = wd.nodes.iter().enumerate().filter(|(_, s)| s.is_member()).filter_map(|(i, s)| s.state.as_ref().map(|st| (NodeId(i as u32), st))).flat_map(|(id, st)| st.orch.managers.values().map(move |dm| (id, dm)));
             invariants::check_dispatchers(iter)
         };
         for (inv, d) in found {

@@ -453,6 +453,9 @@ impl Maintainer {
     /// Simplified: "first tracks" is observed at the next balance poll (at most a second
     /// later) rather than inside `AddReplica`.
     fn refresh_region_counts(&mut self, now: u64, schema: &dyn SchemaView) {
+        if !self.config.scheduler.enable_table_across_nodes || self.config.scheduler.region_threshold == 0 {
+            return; // the refresher only runs with table-across-nodes and a threshold
+        }
         let splitable: BTreeMap<TableId, bool> = if self.config.scheduler.enable_splittable_check { schema.tables_at(Ts::MAX).into_iter().map(|t| (t.table_id, t.splitable)).collect() } else { BTreeMap::new() };
         let tracked: Vec<(DispatcherId, TableId)> = self.sc.tasks.values().filter(|r| self.split_checked(r, &splitable)).map(|r| (r.id, r.span.table_id)).collect();
         let full = now >= self.region_refresh_ms + REGION_REFRESH_INTERVAL_MS;

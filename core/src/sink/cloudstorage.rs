@@ -220,15 +220,22 @@ mod tests {
         RowChange { table_id: 7, key: 1, commit_ts: ts, op: RowOp::Insert, value: 1 }
     }
 
-    #[test]
-    fn flush_is_put_then_rename_then_durable() {
+    /// A sink whose dispatcher 9 flushed one row: the put of its temporary object is in
+    /// flight (op id and path returned).
+    fn flushed_row() -> (rand_chacha::ChaCha8Rng, CloudStorageSink, DispatcherId, u64, String) {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
         let mut s = CloudStorageSink::new(1);
         let d = DispatcherId(9);
         s.append_row(d, TableSpan::full(7), "test", row(10));
         let mut out = vec![];
         s.flush(None, &mut rng, &mut out);
-        let StorageRequest::Put { op_id, path, .. } = out[0].clone() else { panic!() };
+        let StorageRequest::Put { op_id, path, .. } = out[0].clone() else { panic!("{:?}", out) };
+        (rng, s, d, op_id, path)
+    }
+
+    #[test]
+    fn flush_is_put_then_rename_then_durable() {
+        let (_, mut s, d, op_id, path) = flushed_row();
         assert!(path.contains(".tmp."));
         let mut out2 = vec![];
         assert_eq!(s.on_result(op_id, Ok(()), &mut out2), FlushOutcome::Pending);
@@ -239,13 +246,7 @@ mod tests {
 
     #[test]
     fn a_cancelled_sink_does_not_rename_a_put_that_completes_afterwards() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-        let mut s = CloudStorageSink::new(1);
-        let d = DispatcherId(9);
-        s.append_row(d, TableSpan::full(7), "test", row(10));
-        let mut out = vec![];
-        s.flush(None, &mut rng, &mut out);
-        let StorageRequest::Put { op_id, .. } = out[0].clone() else { panic!() };
+        let (_, mut s, _, op_id, _) = flushed_row();
         s.cancel();
         let mut out = vec![];
         assert_eq!(s.on_result(op_id, Ok(()), &mut out), FlushOutcome::Cancelled);
@@ -255,13 +256,7 @@ mod tests {
 
     #[test]
     fn close_during_flush_removes_tmp_and_rename_fails_as_closing() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-        let mut s = CloudStorageSink::new(1);
-        let d = DispatcherId(9);
-        s.append_row(d, TableSpan::full(7), "test", row(10));
-        let mut out = vec![];
-        s.flush(None, &mut rng, &mut out);
-        let StorageRequest::Put { op_id, path, .. } = out[0].clone() else { panic!() };
+        let (mut rng, mut s, d, op_id, path) = flushed_row();
         s.on_result(op_id, Ok(()), &mut vec![]);
         let mut del = vec![];
         s.close_dispatcher(d, &mut rng, &mut del);
