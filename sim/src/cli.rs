@@ -89,6 +89,9 @@ pub struct ZooArgs {
     /// Where to write bug-zoo.md and bug-zoo.json.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub report_dir: std::path::PathBuf,
+    /// Only these bugs (repeatable; default: every bug).
+    #[arg(long = "bug", value_name = "NAME")]
+    pub bugs: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -176,7 +179,7 @@ pub fn run(cli: Cli) -> Result<(String, i32), String> {
         Command::Scenario(a) => run_scenario(&a),
         Command::Fuzz(a) => crate::fuzz::cli_fuzz(&a),
         Command::Replay(a) => crate::replay::cli_replay(&a.path),
-        Command::Zoo(a) => crate::zoo::cli_zoo(a.seeds, parse_jobs(a.jobs)?, &a.report_dir),
+        Command::Zoo(a) => crate::zoo::cli_zoo(a.seeds, parse_jobs(a.jobs)?, &a.report_dir, &parse_bugs(&a.bugs)?),
     }
 }
 

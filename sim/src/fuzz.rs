@@ -106,6 +106,9 @@ pub struct SeedOutcome {
     pub outcome: Outcome,
     /// The first violation's invariant (`None` for a pass or a crash).
     pub invariant: Option<String>,
+    /// Every invariant the run violated, each once, in order of first violation (a
+    /// `scenario`/`fuzz` run carries on after its first violation).
+    pub invariants: Vec<String>,
     pub trace_hash: String,
     pub sim_time_ms: u64,
     pub wall_ms: u64,
@@ -114,7 +117,7 @@ pub struct SeedOutcome {
 
 impl SeedOutcome {
     pub fn of(r: &RunResult) -> SeedOutcome {
-        SeedOutcome { seed: r.seed, outcome: r.outcome, invariant: first_invariant(r), trace_hash: r.trace_hash.clone(), sim_time_ms: r.sim_time_ms, wall_ms: r.wall_ms, crash: r.crash.clone() }
+        SeedOutcome { seed: r.seed, outcome: r.outcome, invariant: first_invariant(r), invariants: all_invariants(r), trace_hash: r.trace_hash.clone(), sim_time_ms: r.sim_time_ms, wall_ms: r.wall_ms, crash: r.crash.clone() }
     }
     pub fn failed(&self) -> bool {
         self.outcome != Outcome::Pass
@@ -124,6 +127,17 @@ impl SeedOutcome {
 /// The invariant of a run's first violation.
 pub fn first_invariant(r: &RunResult) -> Option<String> {
     r.violations.first().map(|v| v.invariant.clone())
+}
+
+/// Every invariant a run violated, once each, in order of first violation.
+pub fn all_invariants(r: &RunResult) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for v in &r.violations {
+        if !out.contains(&v.invariant) {
+            out.push(v.invariant.clone());
+        }
+    }
+    out
 }
 
 /// One campaign: a scenario, the seeds, the bugs switched on, how to run.
@@ -198,7 +212,7 @@ pub fn run_campaign(c: &Campaign, progress: &mut dyn FnMut(&Progress)) -> Campai
                 // also covers a panic in the runner's own plumbing, so one bad seed
                 // never takes the campaign down.
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| SeedOutcome::of(&run_on_fresh_thread(c.scenario, seed, &c.bugs, opts))))
-                    .unwrap_or_else(|_| SeedOutcome { seed, outcome: Outcome::Crash, invariant: None, trace_hash: String::new(), sim_time_ms: 0, wall_ms: 0, crash: Some("panic outside the seed thread".into()) });
+                    .unwrap_or_else(|_| SeedOutcome { seed, outcome: Outcome::Crash, invariant: None, invariants: Vec::new(), trace_hash: String::new(), sim_time_ms: 0, wall_ms: 0, crash: Some("panic outside the seed thread".into()) });
                 if r.failed() {
                     failures.fetch_add(1, Ordering::SeqCst);
                 }
@@ -409,9 +423,10 @@ pub fn cli_fuzz(a: &crate::cli::FuzzArgs) -> Result<(String, i32), String> {
                 scenario: a.scenario.clone(),
                 seed: f.seed,
                 bugs: bug_names.iter().map(|s| s.to_string()).collect(),
-                expect: crate::seedfile::Expect { outcome: f.outcome, invariant: f.invariant.clone() },
+                expect: crate::seedfile::Expect { outcome: f.outcome, invariant: f.invariant.clone(), also: Vec::new() },
                 trace_hash: f.trace_hash.clone(),
                 note: note.clone(),
+                control: None,
             };
             let path = dir.join(sf.file_name());
             std::fs::write(&path, sf.to_json()).map_err(|e| format!("cannot write seed file {}: {}", path.display(), e))?;

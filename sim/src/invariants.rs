@@ -3,12 +3,14 @@
 //! Stable names (used in reports and JSON): `one-dispatcher-per-key`,
 //! `one-instance-per-dispatcher-id`, `one-table-trigger`, `one-operator-per-dispatcher`,
 //! `span-partition`, `barrier-writes-once`, `epoch-fencing`, `checkpoint-monotonic`, `no-data-loss`,
-//! `no-retryable-error-after-failover`, `no-write-after-fence`, `converges`.
+//! `no-retryable-error-after-failover`, `no-write-after-fence`, `barrier-owner-only`,
+//! `converges`.
 //!
 //! Checks are incremental: the dispatcher-placement checks run only after a step that
 //! changed the set of live dispatchers; the maintainer checks only after a step of a
 //! maintainer; no-data-loss only walks the upstream changes the persisted checkpoint
-//! newly covers.
+//! newly covers; barrier-owner-only looks only at block-status requests, comparing what
+//! the maintainer holds about each non-owner-reported dispatcher before and after.
 
 use crate::storage::Storage;
 use crate::upstream::Upstream;
@@ -32,7 +34,11 @@ pub const NO_RETRYABLE_ERROR_AFTER_FAILOVER: &str = "no-retryable-error-after-fa
 pub const CONVERGES: &str = "converges";
 /// A capture that local-fenced (lost its etcd session) issues no downstream write.
 pub const NO_WRITE_AFTER_FENCE: &str = "no-write-after-fence";
-pub const ALL_INVARIANTS: &[&str] = &[ONE_DISPATCHER_PER_KEY, ONE_INSTANCE_PER_ID, ONE_TABLE_TRIGGER, ONE_OPERATOR_PER_DISPATCHER, SPAN_PARTITION, BARRIER_WRITES_ONCE, EPOCH_FENCING, CHECKPOINT_MONOTONIC, NO_DATA_LOSS, NO_RETRYABLE_ERROR_AFTER_FAILOVER, NO_WRITE_AFTER_FENCE, CONVERGES];
+/// Reference §16 #11/#19: a block status counts only from the node the dispatcher's task
+/// is bound to; one from any other node (a stale or duplicate instance) must leave the
+/// barrier and the task as they were.
+pub const BARRIER_OWNER_ONLY: &str = "barrier-owner-only";
+pub const ALL_INVARIANTS: &[&str] = &[ONE_DISPATCHER_PER_KEY, ONE_INSTANCE_PER_ID, ONE_TABLE_TRIGGER, ONE_OPERATOR_PER_DISPATCHER, SPAN_PARTITION, BARRIER_WRITES_ONCE, EPOCH_FENCING, CHECKPOINT_MONOTONIC, NO_DATA_LOSS, NO_RETRYABLE_ERROR_AFTER_FAILOVER, NO_WRITE_AFTER_FENCE, BARRIER_OWNER_ONLY, CONVERGES];
 
 /// `no-write-after-fence`: storage writes (puts and renames; the best-effort cleanup of
 /// temporary objects is not a write of data) issued by node `n` in one step while its
@@ -97,6 +103,56 @@ pub fn check_dispatchers<'a>(managers: impl Iterator<Item = (NodeId, &'a Dispatc
 }
 
 /// Maintainer-side checks: one running operator per dispatcher; spans partition tables.
+/// What a maintainer holds about one dispatcher that a block status can change: the
+/// task's checkpoint and block state (forced by every admitted status, §16 #17) and the
+/// barrier events that count it as reported or done.
+#[derive(PartialEq, Debug)]
+pub struct BarrierView {
+    checkpoint_ts: Ts,
+    block_state: Option<core_sched::messages::BlockState>,
+    events: Vec<((Ts, bool), bool, bool)>,
+}
+
+/// The dispatchers of a block-status request from `from` whose task the maintainer binds
+/// to another node, with their [`BarrierView`] before the request is handled. Cheap: only
+/// called for block-status requests.
+pub fn nonowner_block_statuses(m: &Maintainer, from: NodeId, ids: impl Iterator<Item = DispatcherId>) -> Vec<(DispatcherId, Option<NodeId>, BarrierView)> {
+    let mut out = Vec::new();
+    for id in ids {
+        if id == m.sc.ddl_span_id {
+            continue;
+        }
+        let Some(task) = m.sc.get(&id) else { continue };
+        if task.node == Some(from) {
+            continue;
+        }
+        out.push((id, task.node, barrier_view(m, id)));
+    }
+    out
+}
+
+pub fn barrier_view(m: &Maintainer, id: DispatcherId) -> BarrierView {
+    let (checkpoint_ts, block_state) = m.sc.get(&id).map(|t| (t.checkpoint_ts, t.block_state.clone())).unwrap_or_default();
+    let events = m.barrier.events.iter().map(|(k, e)| (*k, e.reported.contains(&id), e.done.contains(&id))).collect();
+    BarrierView { checkpoint_ts, block_state, events }
+}
+
+impl BarrierView {
+    /// Whether `after` shows the dispatcher's status admitted: its checkpoint or block
+    /// state moved, or an event (still or newly there) counts it as reported or done.
+    /// Events that vanished meanwhile (finished by other statuses of the same request)
+    /// do not count.
+    pub fn admitted_in(&self, after: &BarrierView) -> bool {
+        if self.checkpoint_ts != after.checkpoint_ts || self.block_state != after.block_state {
+            return true;
+        }
+        after.events.iter().any(|(k, rep, done)| {
+            let (was_rep, was_done) = self.events.iter().find(|(k0, _, _)| k0 == k).map(|(_, r, d)| (*r, *d)).unwrap_or((false, false));
+            (*rep && !was_rep) || (*done && !was_done)
+        })
+    }
+}
+
 pub fn check_maintainer(m: &Maintainer) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     let mut count: BTreeMap<DispatcherId, Vec<String>> = BTreeMap::new();
@@ -198,6 +254,23 @@ mod tests {
 
     fn put() -> StorageRequest {
         StorageRequest::Put { op_id: 1, path: "db/t/a.tmp".into(), content: ObjectContent::Rows(vec![]) }
+    }
+
+    #[test]
+    fn barrier_view_sees_an_admitted_status_and_ignores_events_finished_meanwhile() {
+        let bs = |ts| Some(core_sched::messages::BlockState { is_blocked: true, block_ts: ts, block_tables: None, need_dropped_tables: None, need_added_tables: vec![], is_sync_point: false, stage: core_sched::messages::BlockStage::Waiting });
+        let before = BarrierView { checkpoint_ts: 10, block_state: bs(11), events: vec![((11, false), false, false), ((12, false), true, false)] };
+        let same = BarrierView { checkpoint_ts: 10, block_state: bs(11), events: vec![((11, false), false, false), ((12, false), true, false)] };
+        assert!(!before.admitted_in(&same));
+        // Event 11 finished by other dispatchers' statuses of the same request: not this one's doing.
+        let finished = BarrierView { checkpoint_ts: 10, block_state: bs(11), events: vec![((12, false), true, false)] };
+        assert!(!before.admitted_in(&finished));
+        let reported = BarrierView { checkpoint_ts: 10, block_state: bs(11), events: vec![((11, false), true, false), ((12, false), true, false)] };
+        assert!(before.admitted_in(&reported));
+        let new_event = BarrierView { checkpoint_ts: 10, block_state: bs(11), events: vec![((11, false), false, false), ((12, false), true, false), ((13, true), true, false)] };
+        assert!(before.admitted_in(&new_event));
+        let forced = BarrierView { checkpoint_ts: 12, block_state: bs(13), events: before.events.clone() };
+        assert!(before.admitted_in(&forced));
     }
 
     #[test]

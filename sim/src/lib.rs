@@ -3,7 +3,8 @@
 //! Runs the sans-IO core (`core_sched`) inside a seeded, single-threaded madsim
 //! simulation. See the README for the CLI and `scenarios/README.md` for the scenario format.
 //!
-//! - [`world`]: nodes, network (latency, loss, duplication, spikes, cuts), storage, the
+//! - [`world`]: nodes, network (latency, loss, duplication, spikes, cuts, the capture's
+//!   heartbeat-collector queues), storage, the
 //!   trace and the per-step invariant checks; [`node`]: one madsim task per TiCDC
 //!   goroutine of a capture; [`runner`]: one seed (steps, workload, converge, checks).
 //! - [`invariants`]: the checkers and their stable names.

@@ -22,6 +22,8 @@ pub struct Prepared {
     pub file: SeedFile,
     pub scenario: Scenario,
     pub bugs: Bugs,
+    /// The control run's bugs, if the file has one.
+    pub control_bugs: Option<Bugs>,
 }
 
 /// Load and check one seed file (bad input is an `Err` naming the file).
@@ -29,7 +31,16 @@ pub fn prepare(path: &Path) -> Result<Prepared, String> {
     let file = SeedFile::load(path)?;
     let scenario = load::resolve(&file.scenario).map_err(|e| format!("{}: {}", path.display(), e))?.scenario;
     let bugs = parse_bugs(&file.bugs).map_err(|e| format!("{}: {}", path.display(), e))?;
-    Ok(Prepared { path: path.to_path_buf(), file, scenario, bugs })
+    let control_bugs = match &file.control {
+        Some(c) => Some(parse_bugs(&c.bugs).map_err(|e| format!("{}: control: {}", path.display(), e))?),
+        None => None,
+    };
+    for inv in file.expect.also.iter().chain(file.control.iter().flat_map(|c| c.absent.iter())) {
+        if !crate::invariants::ALL_INVARIANTS.contains(&inv.as_str()) && !inv.starts_with("check:") {
+            return Err(format!("{}: unknown invariant '{}'; valid invariants: {}", path.display(), inv, crate::invariants::ALL_INVARIANTS.join(", ")));
+        }
+    }
+    Ok(Prepared { path: path.to_path_buf(), file, scenario, bugs, control_bugs })
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,6 +60,19 @@ pub fn replay(p: &Prepared) -> Verdict {
     let (want, got) = (expected(&p.file), describe(&r));
     if want != got {
         fails.push(format!("expected {}, got {}", want, got));
+    }
+    let violated = crate::fuzz::all_invariants(&r);
+    for inv in &p.file.expect.also {
+        if !violated.contains(inv) {
+            fails.push(format!("expected {} to be violated too, got [{}]", inv, violated.join(", ")));
+        }
+    }
+    if let (Some(c), Some(cb)) = (&p.file.control, &p.control_bugs) {
+        let ctl = run_on_fresh_thread(&p.scenario, p.file.seed, cb, &opts);
+        let ctl_violated = crate::fuzz::all_invariants(&ctl);
+        for inv in c.absent.iter().filter(|i| ctl_violated.contains(i)) {
+            fails.push(format!("control run (bugs {}) violates {} too, so the file's bugs are not its cause", c.bugs.join(","), inv));
+        }
     }
     if !p.bugs.0.is_empty() && p.file.expect.outcome != Outcome::Pass {
         let clean = run_on_fresh_thread(&p.scenario, p.file.seed, &Bugs::none(), &opts);

@@ -100,6 +100,9 @@ pub struct NetStats {
     pub lost: u64,
     pub duplicated: u64,
     pub spiked: u64,
+    /// Heartbeat or block-status requests held back in a collector queue.
+    #[serde(default)]
+    pub lagged: u64,
     /// Injected transient storage failures.
     pub storage_errors: u64,
 }

@@ -19,6 +19,17 @@ pub struct SeedFile {
     /// Where the seed came from (free text).
     #[serde(default)]
     pub note: String,
+    /// For a bug caught only with a companion bug on (see the zoo): the same seed with
+    /// only the control's `bugs` must not violate any of `absent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<Control>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Control {
+    pub bugs: Vec<String>,
+    pub absent: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,12 +39,15 @@ pub struct Expect {
     /// The first violation's invariant, if the run is expected to violate one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invariant: Option<String>,
+    /// Invariants the run must violate too, after its first violation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
 }
 
 impl SeedFile {
     /// The seed file that records `r`.
     pub fn of(r: &RunResult, scenario: &str, note: String) -> SeedFile {
-        SeedFile { scenario: scenario.to_string(), seed: r.seed, bugs: r.bugs.clone(), expect: Expect { outcome: r.outcome, invariant: r.violations.first().map(|v| v.invariant.clone()) }, trace_hash: r.trace_hash.clone(), note }
+        SeedFile { scenario: scenario.to_string(), seed: r.seed, bugs: r.bugs.clone(), expect: Expect { outcome: r.outcome, invariant: r.violations.first().map(|v| v.invariant.clone()), also: Vec::new() }, trace_hash: r.trace_hash.clone(), note, control: None }
     }
 
     /// Parse one file's text; `path` is only used in messages.

@@ -75,6 +75,37 @@ pub struct Net {
     pub cut: BTreeSet<(u32, u32)>,
     pub delivered: u64,
     pub dropped: u64,
+    /// Probability that a dispatcher manager's heartbeat or block-status request waits in
+    /// its capture's `HeartBeatCollector` queue for an extra `collector_lag_ms` before the
+    /// queue's goroutine hands it to the message center (see [`collector_lane`]).
+    pub collector_lag: f64,
+    pub collector_lag_ms: [u64; 2],
+    pub lagged: u64,
+    /// The collector queues per (capture, lane): release time, sender generation, message.
+    pub lanes: BTreeMap<(u32, Lane), VecDeque<(u64, u64, Envelope)>>,
+    pub lane_last: BTreeMap<(u32, Lane), u64>,
+}
+
+/// The two queues of TiCDC's `HeartBeatCollector` (one per capture, shared by all its
+/// dispatcher managers): `heartBeatReqQueue` and `blockStatusReqQueue`, each drained by
+/// its own goroutine into the message center. Each queue is FIFO, but nothing orders one
+/// against the other, so a block status enqueued before a heartbeat can reach the
+/// maintainer after it (e.g. a WAITING behind a backlog of block statuses while the
+/// Stopped heartbeat of the same, just removed, dispatcher goes straight through).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Lane {
+    HeartBeat,
+    BlockStatus,
+}
+
+/// The collector queue a message leaves its capture through, if any. Bootstrap, post-
+/// bootstrap and close responses are sent by the orchestrator directly.
+pub fn collector_lane(msg: &Message) -> Option<Lane> {
+    match msg {
+        Message::HeartBeatRequest { .. } => Some(Lane::HeartBeat),
+        Message::BlockStatusRequest { .. } => Some(Lane::BlockStatus),
+        _ => None,
+    }
 }
 
 pub struct World {
@@ -308,6 +339,10 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
             let get = |k: &str| t.fields.iter().find(|(f, _)| *f == k).map(|(_, v)| v.clone()).unwrap_or_default();
             note_barrier_ddl_write(wd, t.epoch, &get("commit_ts"), t.kind == "write sync point", &get("dispatcher"));
         }
+        if t.kind == "block status from non-owner admitted" {
+            let detail: Vec<String> = t.fields.iter().map(|(k, v)| format!("{}={}", k, v)).collect();
+            wd.violate(invariants::BARRIER_OWNER_ONLY, format!("maintainer on {} admitted a block status from a node that does not own the dispatcher: {}", n, detail.join(" ")));
+        }
         if t.kind == "applied control message from older epoch" {
             let detail: Vec<String> = t.fields.iter().map(|(k, v)| format!("{}={}", k, v)).collect();
             wd.violate(invariants::EPOCH_FENCING, format!("dispatcher manager on {} applied a control message from an older maintainer epoch: {}", n, detail.join(" ")));
@@ -379,8 +414,58 @@ pub fn check_persisted_checkpoint(wd: &mut World) {
     }
 }
 
-/// Put a message on the wire: latency from the seed, FIFO per link.
+/// Send a message. A dispatcher manager's heartbeat or block status first passes its
+/// capture's collector queue ([`Lane`]); with `collector_lag` off (the default) that
+/// stage takes no time and draws nothing, so it is the plain link below.
 pub fn send(w: &W, wd: &mut World, env: Envelope) {
+    let Some(lane) = collector_lane(&env.msg) else { return send_link(w, wd, env) };
+    let key = (env.from.0, lane);
+    let backlog = wd.net.lanes.get(&key).is_some_and(|q| !q.is_empty());
+    if wd.net.collector_lag <= 0.0 && !backlog {
+        return send_link(w, wd, env);
+    }
+    // Once lagging stops (the faults stop), what is queued still goes first.
+    let lag = if wd.net.collector_lag > 0.0 && wd.sim_rng.random_bool(wd.net.collector_lag) {
+        let [lo, hi] = wd.net.collector_lag_ms;
+        wd.net.lagged += 1;
+        wd.sim_rng.random_range(lo..=hi.max(lo))
+    } else {
+        0
+    };
+    let release = (wd.now_ms + lag).max(*wd.net.lane_last.get(&key).unwrap_or(&0));
+    if release <= wd.now_ms && !backlog {
+        return send_link(w, wd, env);
+    }
+    wd.net.lane_last.insert(key, release);
+    let gen = wd.nodes[env.from.0 as usize].generation;
+    wd.net.lanes.entry(key).or_default().push_back((release, gen, env));
+    let w2 = w.clone();
+    let wait = release - wd.now_ms;
+    let fut = async move {
+        madsim::time::sleep(Duration::from_millis(wait)).await;
+        let mut g = w2.lock().unwrap();
+        let Some((_, gen, env)) = g.net.lanes.get_mut(&key).and_then(|q| q.pop_front()) else { return };
+        // The queue dies with its process.
+        let sender = &g.nodes[env.from.0 as usize];
+        if !sender.alive || sender.generation != gen {
+            g.net.dropped += 1;
+            return;
+        }
+        g.now_ms = now_ms();
+        send_link(&w2, &mut g, env);
+    };
+    match &wd.net_handle {
+        Some(h) => {
+            h.spawn(fut);
+        }
+        None => {
+            madsim::task::spawn(fut);
+        }
+    }
+}
+
+/// Put a message on the wire: latency from the seed, FIFO per link.
+fn send_link(w: &W, wd: &mut World, env: Envelope) {
     let (a, b) = (env.from.0, env.to.0);
     if wd.net.cut.contains(&(a, b)) {
         wd.net.dropped += 1;
@@ -471,7 +556,23 @@ fn deliver(w: &W, link: (u32, u32)) {
         env
     };
     let (from, to) = (env.from, env.to);
-    step(w, to, None, StepKind::Message, |ns, ctx, up, meta| handle_message(ns, ctx, up, meta, from, env.msg));
+    step(w, to, None, StepKind::Message, |ns, ctx, up, meta| {
+        // barrier-owner-only: look at what the maintainer holds about each dispatcher
+        // reported by a node it is not bound to, before and after the request.
+        let probe = match &env.msg {
+            Message::BlockStatusRequest { cf, statuses } => ns.mm.maintainers.get(cf).map(|m| (cf.clone(), invariants::nonowner_block_statuses(m, from, statuses.iter().map(|s| s.id)))),
+            _ => None,
+        };
+        handle_message(ns, ctx, up, meta, from, env.msg);
+        let Some((cf, probe)) = probe else { return };
+        let Some(m) = ns.mm.maintainers.get(&cf) else { return };
+        for (id, owner, before) in probe {
+            if before.admitted_in(&invariants::barrier_view(m, id)) {
+                let owner = owner.map(|n| n.to_string()).unwrap_or_else(|| "none".into());
+                ctx.out.trace.push(TraceEvent { role: Role::Maintainer, epoch: m.epoch, kind: "block status from non-owner admitted", fields: vec![("dispatcher", id.to_string()), ("from", from.to_string()), ("owner", owner)] });
+            }
+        }
+    });
 }
 
 fn handle_message(ns: &mut NodeState, ctx: &mut Ctx, up: &mut Upstream, meta: &mut MetaStore, from: NodeId, msg: Message) {

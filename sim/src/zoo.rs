@@ -18,38 +18,69 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The scenario each bug is run against. One place to edit: when a scenario is ported
-/// that exercises a bug better, point the bug at it here.
-pub fn scenario_for(bug: Bug) -> &'static str {
+/// How the zoo runs one bug.
+#[derive(Clone, Copy, Debug)]
+pub struct ZooPlan {
+    pub scenario: &'static str,
+    /// Other historical bugs switched on with it: the bug's window exists only in a state
+    /// that the fixed protocol never reaches, so the zoo creates that state with the bug
+    /// TiCDC fixed together with it. Detection then counts only seeds that violate
+    /// `detect`, and the same seeds are run with the companions alone as a control
+    /// (`control_detections`): what the control shows is not the bug's doing.
+    pub companions: &'static [Bug],
+    pub detect: Option<&'static str>,
+}
+
+const fn alone(scenario: &'static str) -> ZooPlan {
+    ZooPlan { scenario, companions: &[], detect: None }
+}
+
+/// The plan for each bug. One place to edit: when a scenario is ported that exercises a
+/// bug better, point the bug at it here.
+pub fn plan_for(bug: Bug) -> ZooPlan {
     match bug {
         // Seed 000: the dispatcher of a table created after the new maintainer's start ts.
-        Bug::IgnoreUnknownWorkingTable => "maintainer_failover_when_operator",
+        Bug::IgnoreUnknownWorkingTable => alone("maintainer_failover_when_operator"),
         // Dispatchers removed (moved, dropped) while their last flush is in flight.
-        Bug::EscalateClosingWriterError => "ddl_with_random_move_table",
+        Bug::EscalateClosingWriterError => alone("ddl_with_random_move_table"),
         // Seed 002: an Add and an empty-origin Move of a just-created table.
-        Bug::NonatomicOperatorAdmission => "ddl_with_random_move_table",
+        Bug::NonatomicOperatorAdmission => alone("ddl_with_random_move_table"),
+        // Seed 002 again: PR #6070 pairs atomic admission with the barrier's owner check.
+        // A status from a node that does not own the dispatcher does reach the barrier on
+        // the fixed core (a block status held in the capture's collector queue behind a
+        // backlog while the dispatcher moves away: `collector-lag`), but it then only
+        // repeats what the new owner reports: the origin flushed everything below the
+        // event before it stopped and the destination starts from that watermark. The
+        // status is harmful only from a second live instance of the dispatcher, which
+        // only the non-atomic admission creates.
+        Bug::AcceptNonownerBlockStatus => ZooPlan { scenario: "ddl_with_random_move_table", companions: &[Bug::NonatomicOperatorAdmission], detect: Some(crate::invariants::BARRIER_OWNER_ONLY) },
         // Seed 004 stack: requests of an older generation arriving after a maintainer move.
-        Bug::NoEpochFencing => "move_maintainer_with_delayed_messages",
+        Bug::NoEpochFencing => alone("move_maintainer_with_delayed_messages"),
         // TiCDC #3663: a span merged or moved while a syncpoint's write is held.
-        Bug::IgnorePendingBlockStartTs => "in_flight_syncpoint_during_scheduling",
+        Bug::IgnorePendingBlockStartTs => alone("in_flight_syncpoint_during_scheduling"),
         // Seed 004: newer maintainer generations bootstrap a reused dispatcher manager
         // that still carries out the older generation's removals (stale Remove entries of
         // reported dispatchers), including a same-capture higher-epoch replacement (the
         // maintainer moved away and back). The window of `drop-stale-remove-operators` is
-        // reached in every seed; the other three windows are closed by guards of the
+        // reached in every seed; the other two windows are closed by guards of the
         // fixed protocol itself (see scenarios/README.md, "Which scenario catches which
         // historical bug"), so they stay uncaught here by construction.
-        Bug::DropStaleRemoveOperators | Bug::ReplaceMismatchedTrigger | Bug::AcceptNilTriggerBootstrap | Bug::AcceptNonownerBlockStatus => TAKEOVER,
+        Bug::DropStaleRemoveOperators | Bug::ReplaceMismatchedTrigger | Bug::AcceptNilTriggerBootstrap => alone(TAKEOVER),
         // Seed 004 review: the maintainer's capture loses its etcd session while its
         // post-bootstrap request is in flight; the handler's fenced return keeps the
         // manager's fence lock, the close never finishes, the capture never exits.
-        Bug::LeakFenceLockWhenFenced => "capture_local_fence_during_post_bootstrap",
+        Bug::LeakFenceLockWhenFenced => alone("capture_local_fence_during_post_bootstrap"),
         // The only window found where a bootstrap creates a trigger on a closed write
         // path (scenarios/findings/zombie_closing_dispatcher_manager.toml: the removing
         // maintainer dies mid cascade close) hangs the *fixed* core, and the historical
         // error recovers there; no scenario that passes on the fixed core reaches it.
-        Bug::WritePathClosedIsError => PREFERRED,
+        Bug::WritePathClosedIsError => alone(PREFERRED),
     }
+}
+
+/// The scenario each bug is run against.
+pub fn scenario_for(bug: Bug) -> &'static str {
+    plan_for(bug).scenario
 }
 
 /// The failover-during-operators port, where the historical bugs were found.
@@ -83,6 +114,12 @@ pub struct ZooRow {
     pub invariants: BTreeMap<String, u64>,
     pub by_outcome: BTreeMap<String, u64>,
     pub seeds_per_sec: f64,
+    /// Bugs switched on with this one (see [`ZooPlan::companions`]).
+    pub companions: Vec<String>,
+    /// With companions: the invariant that counts as detection, and how many of the same
+    /// seeds violate it with the companions alone.
+    pub detect: Option<String>,
+    pub control_detections: Option<u64>,
 }
 
 #[derive(Serialize, Debug)]
@@ -105,17 +142,39 @@ pub fn median_gap(failing: &[u64]) -> Option<f64> {
 }
 
 /// Run the zoo. Err = bad input (a mapped scenario does not load).
-pub fn run_zoo(seeds: u64, jobs: usize) -> Result<Zoo, String> {
+/// `only`: the bugs to run (none: every bug).
+pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, String> {
     let mut rows = Vec::new();
-    for info in ALL_BUGS {
+    for info in ALL_BUGS.iter().filter(|i| only.0.is_empty() || only.on(i.bug)) {
+        let plan = plan_for(info.bug);
         let name = resolve_scenario(info.bug);
         let scn = load::resolve(name).map_err(|e| format!("bug {}: scenario {}: {}", info.name, name, e))?.scenario;
-        let c = Campaign { scenario: &scn, seeds: SeedList { range: SeedRange { start: 0, end: seeds }, shard: Shard::default() }, bugs: Bugs::none().with(info.bug), jobs, stop_after: None };
+        let seed_list = SeedList { range: SeedRange { start: 0, end: seeds }, shard: Shard::default() };
+        let companions = plan.companions.iter().fold(Bugs::none(), |b, c| b.with(*c));
+        let c = Campaign { scenario: &scn, seeds: seed_list, bugs: companions.clone().with(info.bug), jobs, stop_after: None };
         let mut bar = ProgressBar::new(&format!("zoo {}", info.name));
         let r = run_campaign(&c, &mut |p| bar.update(p));
         bar.finish();
-        let failing: Vec<u64> = r.failures().map(|f| f.seed).collect();
-        let (by_outcome, invariants) = crate::fuzz::tallies(&r.runs);
+        let detected = |o: &crate::fuzz::SeedOutcome| match plan.detect {
+            Some(inv) => o.invariants.iter().any(|i| i == inv),
+            None => o.failed(),
+        };
+        let failing: Vec<u64> = r.runs.iter().filter(|o| detected(o)).map(|o| o.seed).collect();
+        let (by_outcome, invariants) = match plan.detect {
+            // Only the detecting invariant counts; the companions' own findings do not.
+            Some(inv) => (BTreeMap::new(), if failing.is_empty() { BTreeMap::new() } else { BTreeMap::from([(inv.to_string(), failing.len() as u64)]) }),
+            None => crate::fuzz::tallies(&r.runs),
+        };
+        let control_detections = match plan.detect {
+            Some(_) => {
+                let c = Campaign { scenario: &scn, seeds: seed_list, bugs: companions.clone(), jobs, stop_after: None };
+                let mut bar = ProgressBar::new(&format!("zoo {} (control)", info.name));
+                let r = run_campaign(&c, &mut |p| bar.update(p));
+                bar.finish();
+                Some(r.runs.iter().filter(|o| detected(o)).count() as u64)
+            }
+            None => None,
+        };
         rows.push(ZooRow {
             bug: info.name.to_string(),
             origin: info.origin.to_string(),
@@ -128,6 +187,9 @@ pub fn run_zoo(seeds: u64, jobs: usize) -> Result<Zoo, String> {
             invariants,
             by_outcome,
             seeds_per_sec: (r.seeds_per_sec() * 10.0).round() / 10.0,
+            companions: plan.companions.iter().map(|b| b.name().to_string()).collect(),
+            detect: plan.detect.map(str::to_string),
+            control_detections,
         });
     }
     Ok(Zoo { seeds, jobs, definition: DEFINITION, bugs: rows })
@@ -140,13 +202,16 @@ pub fn format_table(z: &Zoo) -> String {
     let _ = writeln!(o, "|---|---|---|---|---|---|---|---|");
     for r in &z.bugs {
         let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
-        let caught = if r.invariants.is_empty() && r.by_outcome.is_empty() {
+        let mut caught = if r.invariants.is_empty() && r.by_outcome.is_empty() {
             "NEVER CAUGHT".to_string()
         } else if r.invariants.is_empty() {
             r.by_outcome.iter().map(|(k, v)| format!("{} {}", k, v)).collect::<Vec<_>>().join(", ")
         } else {
             r.invariants.iter().map(|(k, v)| format!("{} {}", k, v)).collect::<Vec<_>>().join(", ")
         };
+        if !r.companions.is_empty() {
+            let _ = write!(caught, " (with {}; {} alone: {})", r.companions.join(", "), r.companions.join(", "), r.control_detections.unwrap_or(0));
+        }
         let _ = writeln!(
             o,
             "| {} | {} | {} | {}/{} ({:.1}%) | {} | {} | {} | {:.0} |",
@@ -172,17 +237,18 @@ pub fn format_markdown(z: &Zoo) -> String {
     let _ = writeln!(o, "- detection rate: failing seeds / seeds run.");
     let _ = writeln!(o, "- first failing seed: the smallest failing seed.");
     let _ = writeln!(o, "- median seeds to detection: the median gap between consecutive failing seeds, the first gap counted from seed 0; roughly how many seeds a campaign needs to catch the bug once.");
-    let _ = writeln!(o, "- caught by: the first violated invariant of each failing seed, with counts.\n");
+    let _ = writeln!(o, "- caught by: the first violated invariant of each failing seed, with counts.");
+    let _ = writeln!(o, "- with a companion: the bug's window exists only in a state the fixed protocol never reaches, so the bug TiCDC fixed together with it is switched on too; only seeds violating the named invariant count, and the same seeds run with the companion alone give the control count (it must be 0 for the detection to be the bug's).\n");
     o.push_str(&format_table(z));
     o
 }
 
 /// The `zoo` command: run, write `reports/bug-zoo.{md,json}`, print the table.
-pub fn cli_zoo(seeds: u64, jobs: usize, dir: &Path) -> Result<(String, i32), String> {
+pub fn cli_zoo(seeds: u64, jobs: usize, dir: &Path, only: &Bugs) -> Result<(String, i32), String> {
     if seeds == 0 {
         return Err("invalid --seeds 0: the zoo needs at least one seed".into());
     }
-    let z = run_zoo(seeds, jobs)?;
+    let z = run_zoo(seeds, jobs, only)?;
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create report directory {}: {}", dir.display(), e))?;
     let (md, json) = (dir.join("bug-zoo.md"), dir.join("bug-zoo.json"));
     std::fs::write(&md, format_markdown(&z)).map_err(|e| format!("cannot write {}: {}", md.display(), e))?;

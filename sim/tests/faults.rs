@@ -75,6 +75,26 @@ fn delay_spikes_happen_only_when_on() {
 }
 
 #[test]
+fn collector_lag_happens_only_when_on_and_the_fixed_core_passes_under_it() {
+    let on = run(&with_faults("collector-lag = 0.3", r#""dml", "add_column", "move_table""#), 5, Bugs::none());
+    assert!(on.net.lagged > 0, "{:?}", on.net);
+    assert_eq!(on.outcome, Outcome::Pass, "{:?}", on.violations);
+    assert_eq!(run(&with_faults("", r#""dml""#), 5, Bugs::none()).net.lagged, 0);
+}
+
+#[test]
+fn barrier_owner_only_fires_when_a_second_instance_reports_and_the_owner_check_is_off() {
+    // Two live instances of one dispatcher (non-atomic admission): with the owner check
+    // their block statuses are ignored, without it the barrier takes them.
+    let s = file("ddl_with_random_move_table");
+    let both = Bugs::none().with(Bug::NonatomicOperatorAdmission).with(Bug::AcceptNonownerBlockStatus);
+    let seed = (0..40u64).find(|seed| first_invariants(&run(&s, *seed, both.clone())).contains(&BARRIER_OWNER_ONLY));
+    let seed = seed.expect("no seed of 0..40 let a non-owner block status into the barrier");
+    let control = run(&s, seed, Bugs::none().with(Bug::NonatomicOperatorAdmission));
+    assert!(!first_invariants(&control).contains(&BARRIER_OWNER_ONLY), "{:?}", control.violations);
+}
+
+#[test]
 fn kill_and_restart_happen_only_when_drawn() {
     let killed = |r: &RunResult| r.trace.iter().filter(|t| t.event == "capture killed").count();
     let on = run(&with_faults("", r#""kill_restart", "dml""#), 4, Bugs::none());

@@ -30,3 +30,27 @@ fn every_seed_file_replays_as_recorded() {
     }
     assert!(failures.is_empty(), "{} of {} seed files changed behaviour:\n{}", failures.len(), files.len(), failures.join("\n"));
 }
+
+/// A companion-bug seed file proves its bug only if the control run (the companion alone)
+/// stays clear of the invariant: a control that also violates it must fail the replay.
+#[test]
+fn a_control_run_that_shows_the_invariant_too_fails_the_replay() {
+    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/ddl_with_random_move_table-nonatomic-operator-admission+accept-nonowner-block-status-5.json"));
+    let ok = prepare(&src).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(replay(&ok), Verdict::Ok, "the committed file replays");
+    // Same file, but the "control" keeps the bug under test on.
+    let text = std::fs::read_to_string(&src).unwrap().replacen("\"bugs\": [\n      \"nonatomic-operator-admission\"\n    ]", "\"bugs\": [\n      \"nonatomic-operator-admission\", \"accept-nonowner-block-status\"\n    ]", 1);
+    assert!(text.contains("\"nonatomic-operator-admission\", \"accept-nonowner-block-status\""), "the control section is where the test expects it");
+    let dir = std::env::temp_dir().join(format!("ticdc-sim-control-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("control.json");
+    std::fs::write(&bad, text).unwrap();
+    let v = replay(&prepare(&bad).unwrap_or_else(|e| panic!("{e}")));
+    assert!(matches!(&v, Verdict::Fail(why) if why.iter().any(|w| w.contains("control run"))), "{:?}", v);
+    // An unknown invariant in `also` is bad input naming the file.
+    let text = std::fs::read_to_string(&src).unwrap().replacen("\"barrier-owner-only\"", "\"no-such-invariant\"", 1);
+    std::fs::write(&bad, text).unwrap();
+    let err = prepare(&bad).err().expect("unknown invariant rejected");
+    assert!(err.contains("control.json") && err.contains("no-such-invariant"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

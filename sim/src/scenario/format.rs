@@ -18,6 +18,9 @@ fn d_net_delay() -> [u64; 2] {
 fn d_spike() -> [u64; 2] {
     [500, 4000]
 }
+fn d_collector_lag() -> [u64; 2] {
+    [10, 500]
+}
 fn d_storage_latency() -> [u64; 2] {
     [2, 20]
 }
@@ -429,13 +432,22 @@ pub struct FaultConfig {
     /// fence lock meanwhile). Default [0, 0]: the handler runs in one step.
     #[serde(default)]
     pub schema_store_init_ms: [u64; 2],
+    /// Probability that a dispatcher manager's heartbeat or block-status request waits an
+    /// extra `collector-lag-ms` in its capture's `HeartBeatCollector` queue (a backlog: the
+    /// queue is shared by every dispatcher of every changefeed on the capture). The
+    /// heartbeat and block-status queues are drained by separate goroutines, so a lagged
+    /// block status can reach the maintainer after a later heartbeat. Each queue stays FIFO.
+    #[serde(default)]
+    pub collector_lag: f64,
+    #[serde(default = "d_collector_lag")]
+    pub collector_lag_ms: [u64; 2],
     /// Draw extra fault families from the seed (swarm).
     #[serde(default)]
     pub swarm: bool,
 }
 impl Default for FaultConfig {
     fn default() -> Self {
-        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), loss: 0.0, duplicate: 0.0, delay_spike: 0.0, delay_spike_ms: d_spike(), delay_spike_local: false, storage_error: 0.0, schema_store_init_ms: [0, 0], swarm: false }
+        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), loss: 0.0, duplicate: 0.0, delay_spike: 0.0, delay_spike_ms: d_spike(), delay_spike_local: false, storage_error: 0.0, schema_store_init_ms: [0, 0], collector_lag: 0.0, collector_lag_ms: d_collector_lag(), swarm: false }
     }
 }
 
