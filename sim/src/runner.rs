@@ -151,6 +151,8 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     world.net.delay_spike_local = scn.faults.delay_spike_local;
     world.net.collector_lag = scn.faults.collector_lag.clamp(0.0, 1.0);
     world.net.collector_lag_ms = scn.faults.collector_lag_ms;
+    world.net.stream_lag = scn.faults.stream_lag.clamp(0.0, 1.0);
+    world.net.stream_lag_ms = scn.faults.stream_lag_ms;
     world.storage_latency_ms = scn.faults.storage_latency_ms;
     world.max_events = scn.limits.max_events;
     world.storage_error = scn.faults.storage_error.clamp(0.0, 1.0);
@@ -177,6 +179,9 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     ];
     if scn.faults.collector_lag > 0.0 {
         config_lines.push(format!("net.collector_lag = {} of {:?} ms", scn.faults.collector_lag, scn.faults.collector_lag_ms));
+    }
+    if scn.faults.stream_lag > 0.0 {
+        config_lines.push(format!("net.stream_lag = {} of {:?} ms", scn.faults.stream_lag, scn.faults.stream_lag_ms));
     }
     if scn.faults.schema_store_init_ms != [0, 0] {
         config_lines.push(format!("schema_store.init_ms = {:?}", scn.faults.schema_store_init_ms));
@@ -217,8 +222,11 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         if on("collector.lag", &mut r) {
             world.net.collector_lag = r.random_range(0.01..0.1);
         }
+        if on("stream.lag", &mut r) {
+            world.net.stream_lag = r.random_range(0.01..0.1);
+        }
         config_lines.push(format!("swarm families = {:?}", families));
-        config_lines.push(format!("swarm plan: net.loss = {:.3}, net.duplicate = {:.3}, net.delay_spike = {:.3}, net.collector_lag = {:.3}, storage.latency_ms = {:?}, sync_point_interval_ms = {}", world.net.loss, world.net.duplicate, world.net.delay_spike, world.net.collector_lag, world.storage_latency_ms, if cfg.enable_sync_point { cfg.sync_point_interval_ms.to_string() } else { "off".into() }));
+        config_lines.push(format!("swarm plan: net.loss = {:.3}, net.duplicate = {:.3}, net.delay_spike = {:.3}, net.collector_lag = {:.3}, net.stream_lag = {:.3}, storage.latency_ms = {:?}, sync_point_interval_ms = {}", world.net.loss, world.net.duplicate, world.net.delay_spike, world.net.collector_lag, world.net.stream_lag, world.storage_latency_ms, if cfg.enable_sync_point { cfg.sync_point_interval_ms.to_string() } else { "off".into() }));
     }
     let w: W = Arc::new(Mutex::new(world));
     let handle = madsim::runtime::Handle::current();
@@ -323,7 +331,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         checks,
         trace: g.trace.clone(),
         crash: None,
-        net: NetStats { delivered: g.net.delivered, dropped: g.net.dropped, lost: g.net.lost, duplicated: g.net.duplicated, spiked: g.net.spiked, lagged: g.net.lagged, storage_errors: g.storage_errors },
+        net: NetStats { delivered: g.net.delivered, dropped: g.net.dropped, lost: g.net.lost, duplicated: g.net.duplicated, spiked: g.net.spiked, lagged: g.net.lagged + g.net.stream_lagged, storage_errors: g.storage_errors },
     }
 }
 
@@ -1103,6 +1111,7 @@ impl Driver {
             g.net.duplicate = 0.0;
             g.net.delay_spike = 0.0;
             g.net.collector_lag = 0.0;
+            g.net.stream_lag = 0.0;
             g.storage_error = 0.0;
             g.record("-", "Scenario", 0, "faults stop, converging", vec![]);
             let now = g.now_ms;

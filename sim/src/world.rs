@@ -84,6 +84,39 @@ pub struct Net {
     /// The collector queues per (capture, lane): release time, sender generation, message.
     pub lanes: BTreeMap<(u32, Lane), VecDeque<(u64, u64, Envelope)>>,
     pub lane_last: BTreeMap<(u32, Lane), u64>,
+    /// Probability that a message delivered to a capture's dispatcher side waits an extra
+    /// `stream_lag_ms` in the queue of its kind before it is handled (see [`RecvLane`]).
+    pub stream_lag: f64,
+    pub stream_lag_ms: [u64; 2],
+    pub stream_lagged: u64,
+    /// The receive queues per (capture, kind): release time, receiver generation, message.
+    pub rlanes: BTreeMap<(u32, RecvLane), VecDeque<(u64, u64, Envelope)>>,
+    pub rlane_last: BTreeMap<(u32, RecvLane), u64>,
+}
+
+/// Where a message to a capture's dispatcher side waits before it is handled. TiCDC's
+/// `HeartBeatCollector.RecvMessages` pushes each kind into its own dynamic stream
+/// (`heartBeatResponseDynamicStream`, `schedulerDispatcherRequestDynamicStream`,
+/// `mergeDispatcherRequestDynamicStream`), each drained by its own workers, and the
+/// dispatcher orchestrator takes bootstrap, post-bootstrap and close requests from its own
+/// queue. Each queue is FIFO; nothing orders one against another, so e.g. an action in a
+/// heartbeat response can be handled before a schedule request sent earlier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RecvLane {
+    HeartBeatResponse,
+    ScheduleDispatcher,
+    MergeDispatcher,
+    Orchestrator,
+}
+
+pub fn recv_lane(msg: &Message) -> Option<RecvLane> {
+    match msg {
+        Message::HeartBeatResponse { .. } => Some(RecvLane::HeartBeatResponse),
+        Message::ScheduleDispatcherRequest { .. } => Some(RecvLane::ScheduleDispatcher),
+        Message::MergeDispatcherRequest { .. } => Some(RecvLane::MergeDispatcher),
+        Message::MaintainerBootstrapRequest { .. } | Message::MaintainerPostBootstrapRequest { .. } | Message::MaintainerCloseRequest { .. } => Some(RecvLane::Orchestrator),
+        _ => None,
+    }
 }
 
 /// The two queues of TiCDC's `HeartBeatCollector` (one per capture, shared by all its
@@ -553,10 +586,50 @@ fn deliver(w: &W, link: (u32, u32)) {
         g.hash.u64(t);
         g.hash.u64(((link.0 as u64) << 32) | link.1 as u64);
         g.hash.str(env.msg.name());
+        // The receiving capture's queue for this kind of message (off by default: no draw).
+        if let Some(lane) = recv_lane(&env.msg) {
+            let key = (env.to.0, lane);
+            let backlog = g.net.rlanes.get(&key).is_some_and(|q| !q.is_empty());
+            if g.net.stream_lag > 0.0 || backlog {
+                let p = g.net.stream_lag;
+                let lag = if p > 0.0 && g.sim_rng.random_bool(p) {
+                    let [lo, hi] = g.net.stream_lag_ms;
+                    g.net.stream_lagged += 1;
+                    g.sim_rng.random_range(lo..=hi.max(lo))
+                } else {
+                    0
+                };
+                let release = (t + lag).max(*g.net.rlane_last.get(&key).unwrap_or(&0));
+                if release > t || backlog {
+                    g.net.rlane_last.insert(key, release);
+                    g.net.rlanes.entry(key).or_default().push_back((release, to_gen, env));
+                    let w2 = w.clone();
+                    let fut = async move {
+                        madsim::time::sleep(Duration::from_millis(release - t)).await;
+                        let Some((_, gen, env)) = w2.lock().unwrap().net.rlanes.get_mut(&key).and_then(|q| q.pop_front()) else { return };
+                        handle_delivered(&w2, env, Some(gen));
+                    };
+                    match &g.net_handle {
+                        Some(h) => {
+                            h.spawn(fut);
+                        }
+                        None => {
+                            madsim::task::spawn(fut);
+                        }
+                    }
+                    return;
+                }
+            }
+        }
         env
     };
+    handle_delivered(w, env, None);
+}
+
+/// Handle a delivered message on its node (`gen`: only on this incarnation).
+fn handle_delivered(w: &W, env: Envelope, gen: Option<u64>) {
     let (from, to) = (env.from, env.to);
-    step(w, to, None, StepKind::Message, |ns, ctx, up, meta| {
+    step(w, to, gen, StepKind::Message, |ns, ctx, up, meta| {
         // barrier-owner-only: look at what the maintainer holds about each dispatcher
         // reported by a node it is not bound to, before and after the request.
         let probe = match &env.msg {

@@ -83,6 +83,14 @@ fn collector_lag_happens_only_when_on_and_the_fixed_core_passes_under_it() {
 }
 
 #[test]
+fn stream_lag_happens_only_when_on_and_the_fixed_core_passes_under_it() {
+    let on = run(&with_faults("stream-lag = 0.3", r#""dml", "add_column", "move_table""#), 6, Bugs::none());
+    assert!(on.net.lagged > 0, "{:?}", on.net);
+    assert_eq!(on.outcome, Outcome::Pass, "{:?}", on.violations);
+    assert_eq!(run(&with_faults("", r#""dml""#), 6, Bugs::none()).net.lagged, 0);
+}
+
+#[test]
 fn barrier_owner_only_fires_when_a_second_instance_reports_and_the_owner_check_is_off() {
     // Two live instances of one dispatcher (non-atomic admission): with the owner check
     // their block statuses are ignored, without it the barrier takes them.

@@ -441,13 +441,22 @@ pub struct FaultConfig {
     pub collector_lag: f64,
     #[serde(default = "d_collector_lag")]
     pub collector_lag_ms: [u64; 2],
+    /// Probability that a message to a capture's dispatcher side (heartbeat response,
+    /// schedule request, merge request, or a bootstrap/post-bootstrap/close request for the
+    /// orchestrator) waits an extra `stream-lag-ms` in the receive queue of its kind. TiCDC
+    /// drains each kind through its own dynamic stream or queue, so a lagged message can
+    /// be handled after a later message of another kind. Each queue stays FIFO.
+    #[serde(default)]
+    pub stream_lag: f64,
+    #[serde(default = "d_collector_lag")]
+    pub stream_lag_ms: [u64; 2],
     /// Draw extra fault families from the seed (swarm).
     #[serde(default)]
     pub swarm: bool,
 }
 impl Default for FaultConfig {
     fn default() -> Self {
-        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), loss: 0.0, duplicate: 0.0, delay_spike: 0.0, delay_spike_ms: d_spike(), delay_spike_local: false, storage_error: 0.0, schema_store_init_ms: [0, 0], collector_lag: 0.0, collector_lag_ms: d_collector_lag(), swarm: false }
+        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), loss: 0.0, duplicate: 0.0, delay_spike: 0.0, delay_spike_ms: d_spike(), delay_spike_local: false, storage_error: 0.0, schema_store_init_ms: [0, 0], collector_lag: 0.0, collector_lag_ms: d_collector_lag(), stream_lag: 0.0, stream_lag_ms: d_collector_lag(), swarm: false }
     }
 }
 
