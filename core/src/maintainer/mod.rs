@@ -5,7 +5,9 @@
 //! heartbeats, block statuses), [`Maintainer::on_tick`] (100 ms event-loop period:
 //! resends), [`Maintainer::execute_operators`] (operator controller task),
 //! [`Maintainer::run_basic_scheduler`] (basic scheduler task, with its admission as
-//! one step or, under `nonatomic-operator-admission`, as two), [`Maintainer::calc_checkpoint`]
+//! one step or, under `nonatomic-operator-admission`, as two),
+//! [`Maintainer::run_balance_scheduler`] (checker-scheduler task: balance and split-group
+//! balance, [`split_balance`]), [`Maintainer::calc_checkpoint`]
 //! (checkpoint goroutine) and the API handlers (`api_move_table`, `api_split_table`).
 
 pub mod barrier;
@@ -388,9 +390,9 @@ impl Maintainer {
     }
 
     /// The checker-scheduler task (`pkg/scheduler.Controller.Start`): one loop runs the
-    /// balance scheduler (§7.2, [`Self::balance_default_group`]) and, with
-    /// table-across-nodes (TiCDC creates a splitter and then the scheduler only then), the
-    /// split-group balance scheduler (§7.3, [`Self::balance_split_groups`]), then sleeps
+    /// balance scheduler (§7.2, `balance_default_group`) and, with
+    /// table-across-nodes (TiCDC creates the splitter, and with it that scheduler, only
+    /// then), the split-group balance scheduler (§7.3, `balance_split_groups`), then sleeps
     /// until the earliest next check time they return: `check-balance-interval` for the
     /// first, a fixed 15 s for the second. Neither compares the time itself, so both run at
     /// every wake-up, every `min(check-balance-interval, 15 s)` with table-across-nodes.
@@ -480,9 +482,9 @@ impl Maintainer {
 
     /// `RegionCountRefresher`: a span's region count is loaded when a checker first
     /// tracks it and reloaded for every span every `region-count-refresh-interval`
-    /// (5 minutes by default). The default group's split
-    /// checker tracks the whole-table spans it may split, the split-span checkers every
-    /// span of their groups; both only with a region threshold.
+    /// (5 minutes by default). The default group's split checker tracks the whole-table
+    /// spans it may split, the split-span checkers every span of their groups; both only
+    /// with a region threshold.
     ///
     /// Simplified: "first tracks" is observed at the next balance poll (at most a second
     /// later) rather than inside `AddReplica`.
