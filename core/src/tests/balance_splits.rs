@@ -417,9 +417,9 @@ fn a_groups_checker_lives_from_its_first_span_to_its_last() {
     assert_eq!(h.m.sc.split_checkers[&T].samples.len(), 1);
     h.m.sc.remove(&span_id(1));
     assert!(h.m.sc.split_checkers.is_empty());
-    // Without table-across-nodes there is no checker.
-    let mut cfg = crate::config::SchedulerConfig::default();
-    cfg.enable_table_across_nodes = false;
+    // Without table-across-nodes (the default) there is no checker.
+    let cfg = crate::config::SchedulerConfig::default();
+    assert!(!cfg.enable_table_across_nodes);
     let mut sc = crate::maintainer::span_controller::SpanController::new(d(1), n(0), START, cfg);
     sc.insert(crate::maintainer::span_controller::SpanReplication { id: d(5), span: halves(T).0, schema_id: SCHEMA, node: None, state: ReplicaState::Absent, checkpoint_ts: START, last_state: None, block_state: None });
     assert!(sc.split_checkers.is_empty());
