@@ -14,6 +14,9 @@ pub struct SchedulerConfig {
     pub balance_move_batch_size: usize,
     pub scheduling_task_count_per_node: usize,
     pub check_balance_interval_ms: u64,
+    /// `region-count-refresh-interval`: period of the region count refresher (TiCDC
+    /// default 5 minutes).
+    pub region_count_refresh_interval_ms: u64,
 }
 
 impl Default for SchedulerConfig {
@@ -27,6 +30,7 @@ impl Default for SchedulerConfig {
             balance_move_batch_size: 1024,
             scheduling_task_count_per_node: 20,
             check_balance_interval_ms: 15_000,
+            region_count_refresh_interval_ms: 300_000,
         }
     }
 }

@@ -18,8 +18,11 @@
 //! - [`maintainer::manager::MaintainerManager`] (per node) routes to
 //!   [`maintainer::Maintainer`], whose goroutines are separate entry points:
 //!   `handle_message`, `on_tick` (100 ms), `execute_operators`, `run_basic_scheduler`
-//!   (+ `finish_pending_admissions` for the two-step admission bug), `calc_checkpoint`,
-//!   and API calls `api_move_table` / `api_split_table` / `api_merge_table`.
+//!   (+ `finish_pending_admissions` for the two-step admission bug),
+//!   `run_balance_scheduler` (the checker loop: the balance scheduler and, with
+//!   table-across-nodes, the split-group balance scheduler of
+//!   [`maintainer::split_balance`]), `calc_checkpoint`, and API calls `api_move_table` /
+//!   `api_split_table` / `api_merge_table`.
 //!   `Coordinator::move_maintainer` is the coordinator's MoveMaintainer API.
 //! - [`dispatcher::DispatcherOrchestrator`] (per node) creates and routes to
 //!   [`dispatcher::DispatcherManager`]s: `handle_message`, `feed` + `process` (event
@@ -47,8 +50,11 @@
 //! ## Simplifications against TiCDC
 //!
 //! Each is named where it lives; the main ones: keys are integers per table
-//! ([`types`]); redo mode, routes, drain, database-level DDL, traffic-based splitting
-//! and the split-group balance scheduler are not modelled; the cloud-storage sink has
+//! ([`types`]); redo mode, routes, drain, database-level DDL and write traffic are not
+//! modelled (every span reports TiCDC's idle traffic, so nothing is split, merged or
+//! balanced by traffic, [`maintainer::split_balance`]); a span's region count is its
+//! key-width share of the table's regions ([`upstream::SchemaView::span_region_count`]);
+//! the cloud-storage sink has
 //! one writer per dispatcher, and a removed dispatcher's last flush races its writer's
 //! cleanup ([`sink::cloudstorage`]); syncpoints ([`syncpoint`]) are written by that sink
 //! as a storage object (TiCDC writes the record only to MySQL and refuses syncpoints for

@@ -178,4 +178,21 @@ pub trait SchemaView {
     fn ddl_history(&self, from: Ts, to: Ts) -> Vec<DdlEvent>;
     /// Current number of regions of a table (region count refresher).
     fn region_count(&self, table_id: TableId) -> u64;
+    /// Regions of one span (`LoadRegionsInKeyRange` as the refresher counts them).
+    ///
+    /// Simplification: a table's regions are spread evenly over its key space, so a
+    /// span holds its key-width share of the table's regions, rounded to the nearest
+    /// integer and at least one. PD would also count a region that straddles a span's
+    /// edge; the model's span cuts (`split_span_evenly`) are not aligned on region
+    /// boundaries, so counting straddlers would add one region to nearly every piece.
+    /// The shares of a partition add up to (about) the table's count.
+    fn span_region_count(&self, span: &TableSpan) -> u64 {
+        let regions = self.region_count(span.table_id);
+        if span.is_full() {
+            return regions;
+        }
+        let width = span.end.saturating_sub(span.start) as u128;
+        let share = (regions as u128 * width + TABLE_KEY_END as u128 / 2) / TABLE_KEY_END as u128;
+        (share as u64).clamp(1, regions.max(1))
+    }
 }

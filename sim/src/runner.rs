@@ -126,6 +126,7 @@ fn changefeed_config(c: &ChangefeedDef) -> ChangefeedConfig {
     if let Some(v) = c.check_balance_interval_ms {
         s.check_balance_interval_ms = v;
     }
+    s.region_count_refresh_interval_ms = duration_ms(&c.region_count_refresh_interval, s.region_count_refresh_interval_ms);
     let mut sink = SinkConfig::default();
     if let Some(v) = c.flush_interval_ms {
         sink.flush_interval_ms = v;
@@ -463,6 +464,10 @@ impl Driver {
                 let id = self.table(table)?;
                 self.w.lock().unwrap().upstream.tables.get_mut(&id).unwrap().regions = *regions;
             }
+            Step::MergeTableRegions { table, regions } => {
+                let id = self.table(table)?;
+                self.w.lock().unwrap().upstream.merge_regions(id, *regions);
+            }
             Step::MoveTable { table, to } => {
                 let id = self.table(table)?;
                 let dest = self.node(to)?;
@@ -692,7 +697,7 @@ impl Driver {
                 WorkloadOp::KillRestart => Some("kill_restart"),
                 WorkloadOp::MoveMaintainer => Some("move_maintainer"),
                 WorkloadOp::MoveTable => Some("move_table"),
-                WorkloadOp::SplitTable | WorkloadOp::MergeTable => Some("split_merge"),
+                WorkloadOp::SplitTable | WorkloadOp::MergeTable | WorkloadOp::MergeTableRegions => Some("split_merge"),
                 WorkloadOp::Partition => Some("partition"),
                 WorkloadOp::SessionLoss => Some("session_loss"),
                 _ => None,
@@ -745,6 +750,9 @@ impl Driver {
                 }
                 (WorkloadOp::MergeTable, Some(t)) => {
                     self.api(&mut |m, ctx, _| m.api_merge_table(ctx, t), "merge table");
+                }
+                (WorkloadOp::MergeTableRegions, Some(t)) => {
+                    self.w.lock().unwrap().upstream.merge_regions(t, n);
                 }
                 (WorkloadOp::KillRestart, _) => {
                     let alive = self.w.lock().unwrap().alive();

@@ -75,6 +75,14 @@ impl Upstream {
         id
     }
 
+    /// PD merged regions of a table: its count drops to `regions` (at least one) unless
+    /// it already has fewer.
+    pub fn merge_regions(&mut self, id: TableId, regions: u64) {
+        if let Some(t) = self.tables.get_mut(&id) {
+            t.regions = t.regions.min(regions.max(1));
+        }
+    }
+
     pub fn create_table(&mut self, now_ms: u64, schema: &str, name: &str, regions: u64) -> TableId {
         let sid = self.schema_id(schema);
         let id = self.next_table_id;

@@ -5,7 +5,9 @@
 //! heartbeats, block statuses), [`Maintainer::on_tick`] (100 ms event-loop period:
 //! resends), [`Maintainer::execute_operators`] (operator controller task),
 //! [`Maintainer::run_basic_scheduler`] (basic scheduler task, with its admission as
-//! one step or, under `nonatomic-operator-admission`, as two), [`Maintainer::calc_checkpoint`]
+//! one step or, under `nonatomic-operator-admission`, as two),
+//! [`Maintainer::run_balance_scheduler`] (checker-scheduler task: balance and split-group
+//! balance, [`split_balance`]), [`Maintainer::calc_checkpoint`]
 //! (checkpoint goroutine) and the API handlers (`api_move_table`, `api_split_table`).
 
 pub mod barrier;
@@ -14,6 +16,7 @@ pub mod manager;
 pub mod operator;
 pub mod scheduler;
 pub mod span_controller;
+pub mod split_balance;
 
 use crate::bugs::Bug;
 use crate::config::ChangefeedConfig;
@@ -32,7 +35,8 @@ pub const MAINTAINER_TICK_MS: u64 = 100;
 pub const BOOTSTRAP_RESEND_MS: u64 = 500;
 /// Checkpoint calculation period.
 pub const CHECKPOINT_INTERVAL_MS: u64 = 100;
-/// `DefaultRegionRefreshInterval`: the region count refresher's period.
+/// `DefaultRegionRefreshInterval`: the region count refresher's default period
+/// (`region-count-refresh-interval`).
 pub const REGION_REFRESH_INTERVAL_MS: u64 = 300_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -199,7 +203,7 @@ impl Maintainer {
                     self.maybe_stopped(ctx);
                 }
             }
-            Message::HeartBeatRequest { watermark, statuses, err, .. } => {
+            Message::HeartBeatRequest { watermark, statuses, err, complete_status, .. } => {
                 if let Some(e) = err {
                     self.trace(ctx, "dispatcher manager reported error", vec![("node", from.to_string()), ("error", e.message.clone())]);
                     self.errors.push(e);
@@ -216,7 +220,7 @@ impl Maintainer {
                     *e = watermark;
                 }
                 for st in statuses {
-                    self.handle_status(ctx, from, &st);
+                    self.handle_status(ctx, from, &st, complete_status);
                 }
             }
             Message::BlockStatusRequest { statuses, .. } => {
@@ -253,7 +257,9 @@ impl Maintainer {
     }
 
     /// `Controller.handleStatus` (§4.5): operator check first, then task status and self-healing.
-    fn handle_status(&mut self, ctx: &mut Ctx, from: NodeId, st: &TableSpanStatus) {
+    /// A Working status of a complete-status heartbeat also carries the span's traffic
+    /// (`EventSizePerSecond`), one sample for the split-span checker.
+    fn handle_status(&mut self, ctx: &mut Ctx, from: NodeId, st: &TableSpanStatus, complete: bool) {
         self.oc.update_operator_status(&st.id, from, st, &mut self.sc);
         let removing = self.state == MaintainerState::Removing;
         match self.sc.get(&st.id).map(|r| r.node) {
@@ -269,6 +275,9 @@ impl Maintainer {
                     return; // nodeID not match
                 }
                 self.sc.update_status(&st.id, st);
+                if complete && st.state == ComponentState::Working {
+                    self.sc.record_traffic_sample(&st.id);
+                }
                 if matches!(st.state, ComponentState::Stopped | ComponentState::Removed) && !self.oc.has(&st.id) && !removing && st.id != self.sc.ddl_span_id {
                     self.trace(ctx, "dispatcher stopped without operator, mark absent", vec![("dispatcher", st.id.to_string())]);
                     self.sc.mark_absent(&st.id);
@@ -380,9 +389,41 @@ impl Maintainer {
         }
     }
 
-    /// Balance scheduler task (§7.2, `balanceScheduler.Execute`): every
-    /// `check-balance-interval`, unless the `StopBalanceScheduler` failpoint is on, and only
-    /// when no operator is running and no span is Absent:
+    /// The checker-scheduler task (`pkg/scheduler.Controller.Start`): one loop runs the
+    /// balance scheduler (§7.2, `balance_default_group`) and, with
+    /// table-across-nodes (TiCDC creates the splitter, and with it that scheduler, only
+    /// then), the split-group balance scheduler (§7.3, `balance_split_groups`), then sleeps
+    /// until the earliest next check time they return: `check-balance-interval` for the
+    /// first, a fixed 15 s for the second. Neither compares the time itself, so both run at
+    /// every wake-up, every `min(check-balance-interval, 15 s)` with table-across-nodes.
+    /// The region-count refresher is polled first.
+    ///
+    /// Simplified: TiCDC runs the two in the order of a Go map, fixed per maintainer; here
+    /// the balance scheduler always runs first. Each of them skips a round while any
+    /// operator runs, so the order only decides which one acts first.
+    pub fn run_balance_scheduler(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
+        if !self.initialized() || self.state == MaintainerState::Removing {
+            return;
+        }
+        self.refresh_region_counts(ctx.now_ms, schema);
+        if ctx.now_ms < self.next_balance_check_ms {
+            return;
+        }
+        let across_nodes = self.config.scheduler.enable_table_across_nodes;
+        let mut interval = self.config.scheduler.check_balance_interval_ms;
+        if across_nodes {
+            interval = interval.min(split_balance::BALANCE_SPLIT_INTERVAL_MS);
+        }
+        self.next_balance_check_ms = ctx.now_ms + interval;
+        self.balance_default_group(ctx);
+        if across_nodes {
+            self.balance_split_groups(ctx);
+        }
+    }
+
+    /// Balance scheduler (§7.2, `balanceScheduler.Execute`), unless the
+    /// `StopBalanceScheduler` failpoint is on, and only when no operator is running and no
+    /// span is Absent:
     /// 1. the default-group split check (`defaultSpanSplitChecker`): a whole-table span
     ///    whose region count reached `region-threshold` (table-across-nodes on, split
     ///    enabled for the table) is split into `max(2 * ceil(regions / threshold),
@@ -393,15 +434,7 @@ impl Maintainer {
     ///
     /// Simplified: the traffic half of the split check is not modelled (TiCDC's default
     /// `write-key-threshold` is 0, which disables it); the drain pause is not modelled.
-    pub fn run_balance_scheduler(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
-        if !self.initialized() || self.state == MaintainerState::Removing {
-            return;
-        }
-        self.refresh_region_counts(ctx.now_ms, schema);
-        if ctx.now_ms < self.next_balance_check_ms {
-            return;
-        }
-        self.next_balance_check_ms = ctx.now_ms + self.config.scheduler.check_balance_interval_ms;
+    fn balance_default_group(&mut self, ctx: &mut Ctx) {
         if ctx.fp(crate::effects::FP_STOP_BALANCE_SCHEDULER) || self.oc.size() > 0 || !self.sc.absent().is_empty() {
             return;
         }
@@ -447,8 +480,11 @@ impl Maintainer {
             && (!cfg.enable_splittable_check || splitable.get(&r.span.table_id).copied().unwrap_or(false))
     }
 
-    /// `RegionCountRefresher`: a span's region count is loaded when the checker first
-    /// tracks it and reloaded for every span every 5 minutes.
+    /// `RegionCountRefresher`: a span's region count is loaded when a checker first
+    /// tracks it and reloaded for every span every `region-count-refresh-interval`
+    /// (5 minutes by default). The default group's split checker tracks the whole-table
+    /// spans it may split, the split-span checkers every span of their groups; both only
+    /// with a region threshold.
     ///
     /// Simplified: "first tracks" is observed at the next balance poll (at most a second
     /// later) rather than inside `AddReplica`.
@@ -457,16 +493,22 @@ impl Maintainer {
             return; // the refresher only runs with table-across-nodes and a threshold
         }
         let splitable: BTreeMap<TableId, bool> = if self.config.scheduler.enable_splittable_check { schema.tables_at(Ts::MAX).into_iter().map(|t| (t.table_id, t.splitable)).collect() } else { BTreeMap::new() };
-        let tracked: Vec<(DispatcherId, TableId)> = self.sc.tasks.values().filter(|r| self.split_checked(r, &splitable)).map(|r| (r.id, r.span.table_id)).collect();
-        let full = now >= self.region_refresh_ms + REGION_REFRESH_INTERVAL_MS;
+        let split_group = |r: &span_controller::SpanReplication| matches!(r.group(), span_controller::GroupId::Table(_));
+        let tracked: Vec<(DispatcherId, TableSpan)> = self.sc.tasks.values().filter(|r| self.split_checked(r, &splitable) || split_group(r)).map(|r| (r.id, r.span)).collect();
+        // A zero interval falls back to the default, as in `NewRegionCountRefresher`.
+        let interval = match self.config.scheduler.region_count_refresh_interval_ms {
+            0 => REGION_REFRESH_INTERVAL_MS,
+            i => i,
+        };
+        let full = now >= self.region_refresh_ms + interval;
         if full {
             self.region_refresh_ms = now;
         }
         let mut counts = BTreeMap::new();
-        for (id, table) in tracked {
+        for (id, span) in tracked {
             let c = match self.region_counts.get(&id) {
                 Some(c) if !full => *c,
-                _ => schema.region_count(table),
+                _ => schema.span_region_count(&span),
             };
             counts.insert(id, c);
         }
@@ -480,7 +522,7 @@ impl Maintainer {
             .region_counts
             .iter()
             .filter(|(_, c)| threshold > 0 && **c >= threshold)
-            .filter_map(|(id, c)| self.sc.get(id).filter(|r| r.state == ReplicaState::Replicating).and_then(|r| r.node.map(|n| (r.id, r.span, n, *c))))
+            .filter_map(|(id, c)| self.sc.get(id).filter(|r| r.state == ReplicaState::Replicating && r.group() == span_controller::GroupId::Default).and_then(|r| r.node.map(|n| (r.id, r.span, n, *c))))
             .collect();
         let mut admitted = 0;
         for (id, span, node, regions) in ready.into_iter().take(batch) {
@@ -492,6 +534,92 @@ impl Maintainer {
             }
         }
         admitted
+    }
+
+    /// Split-group balance scheduler (§7.3, `balanceSplitsScheduler.Execute`): skipped
+    /// while any operator runs or any span is Absent; otherwise every split-table group
+    /// whose tasks are all Replicating is checked ([`split_balance::SplitGroupChecker`])
+    /// and the results are admitted as Split (with targets), Move and Merge operators,
+    /// within a budget of `add-table-batch-size` operators (a merge costs one plus one per
+    /// source, as its occupy operators do).
+    ///
+    /// Not stopped by `StopBalanceScheduler`: TiCDC's failpoint is in
+    /// `balanceScheduler.Execute` only; `balanceSplitsScheduler.Execute` has none and runs
+    /// in the same checker loop.
+    fn balance_split_groups(&mut self, ctx: &mut Ctx) {
+        if self.oc.size() > 0 || !self.sc.absent().is_empty() {
+            return;
+        }
+        let mut available = self.config.scheduler.add_table_batch_size as i64;
+        let groups: Vec<TableId> = self.sc.split_checkers.keys().copied().collect();
+        for table in groups {
+            let group = span_controller::GroupId::Table(table);
+            let tasks: Vec<&span_controller::SpanReplication> = self.sc.tasks_of_table(table).into_iter().filter(|r| r.group() == group).collect();
+            if tasks.is_empty() || tasks.iter().any(|r| r.state != ReplicaState::Replicating || r.node.is_none()) {
+                continue; // "some spans in the group are not in the replicating state"
+            }
+            let spans: Vec<split_balance::GroupSpan> = tasks
+                .iter()
+                .map(|r| split_balance::GroupSpan { id: r.id, span: r.span, node: r.node.unwrap_or_default(), regions: self.region_counts.get(&r.id).copied().unwrap_or(0), checkpoint_ts: r.checkpoint_ts })
+                .collect();
+            let check = split_balance::GroupCheck { table, spans: &spans, alive: &self.alive, region_threshold: self.config.scheduler.region_threshold, now_ms: ctx.now_ms, batch: available.max(0) as usize };
+            let Some(checker) = self.sc.split_checkers.get_mut(&table) else { continue };
+            let results = checker.check(&check, &mut *ctx.rng);
+            for r in results {
+                available -= self.apply_split_check_result(ctx, table, &spans, r);
+            }
+            if available <= 0 {
+                return;
+            }
+        }
+    }
+
+    /// Admit the operators of one check result; returns the budget they used.
+    fn apply_split_check_result(&mut self, ctx: &mut Ctx, table: TableId, spans: &[split_balance::GroupSpan], r: split_balance::SplitCheckResult) -> i64 {
+        use split_balance::SplitCheckResult as R;
+        let node_of = |id: &DispatcherId| spans.iter().find(|s| s.id == *id).map(|s| s.node);
+        match r {
+            R::Split { id, regions, span_num, targets } => {
+                let Some(s) = spans.iter().find(|s| s.id == id) else { return 0 };
+                let pieces = self.sc.split_by_region_count(&s.span, regions, span_num);
+                if pieces.len() < 2 {
+                    return 0;
+                }
+                let n = pieces.len();
+                if self.admit(ctx, Operator::Split(SplitDispatcherOperator::new(id, s.span, s.node, pieces, targets))) {
+                    self.trace(ctx, "balance split scheduler split span", vec![("dispatcher", id.to_string()), ("table", table.to_string()), ("regions", regions.to_string()), ("spans", n.to_string())]);
+                    return 1;
+                }
+                0
+            }
+            R::Move { ids, target, step } => {
+                let mut used = 0;
+                for id in ids {
+                    let Some(origin) = node_of(&id) else { continue };
+                    if self.admit(ctx, Operator::Move(MoveDispatcherOperator::new(id, Some(origin), target))) {
+                        self.trace(ctx, "balance split scheduler move span", vec![("dispatcher", id.to_string()), ("table", table.to_string()), ("from", origin.to_string()), ("to", target.to_string()), ("step", step.to_string())]);
+                        used += 1;
+                    }
+                }
+                used
+            }
+            R::Merge { ids, step } => {
+                let merged = ctx.new_dispatcher_id();
+                let now = ctx.now_ms;
+                let sources = format!("[{}]", ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "));
+                let n = ids.len() as i64;
+                match self.oc.add_merge_operator(ids, merged, &mut self.sc, &self.alive, now) {
+                    Ok(()) => {
+                        self.trace(ctx, "balance split scheduler merge spans", vec![("dispatcher", merged.to_string()), ("table", table.to_string()), ("sources", sources), ("step", step.to_string())]);
+                        1 + n
+                    }
+                    Err(e) => {
+                        self.trace(ctx, "balance split scheduler merge failed", vec![("table", table.to_string()), ("sources", sources), ("reason", e)]);
+                        0
+                    }
+                }
+            }
+        }
     }
 
     /// Admit an operator the way the configured core does.

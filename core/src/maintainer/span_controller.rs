@@ -1,6 +1,7 @@
 //! Span controller: the maintainer's desired state, one `SpanReplication` task per
 //! dispatcher (plus the DDL span), with the Absent / Scheduling / Replicating sets.
 
+use super::split_balance::SplitGroupChecker;
 use crate::config::SchedulerConfig;
 use crate::messages::*;
 use crate::types::*;
@@ -50,17 +51,26 @@ pub struct SpanController {
     /// The `ignore-pending-block-start-ts` bug (set by the maintainer from its context):
     /// Creates ignore the task's pending block event.
     pub ignore_pending_block_start_ts: bool,
+    /// The split-span checker of every split-table group (`GetNewGroupChecker`: only
+    /// with table-across-nodes). A group's checker lives from its first task to its last.
+    pub split_checkers: BTreeMap<TableId, SplitGroupChecker>,
 }
 
 impl SpanController {
     pub fn new(ddl_span_id: DispatcherId, node: NodeId, checkpoint: Ts, cfg: SchedulerConfig) -> Self {
-        let mut sc = SpanController { tasks: BTreeMap::new(), by_table: BTreeMap::new(), ddl_span_id, committed_checkpoint: checkpoint, cfg, ignore_pending_block_start_ts: false };
+        let mut sc = SpanController { tasks: BTreeMap::new(), by_table: BTreeMap::new(), ddl_span_id, committed_checkpoint: checkpoint, cfg, ignore_pending_block_start_ts: false, split_checkers: BTreeMap::new() };
         sc.insert(SpanReplication { id: ddl_span_id, span: TableSpan::ddl_span(), schema_id: 0, node: Some(node), state: ReplicaState::Replicating, checkpoint_ts: checkpoint, last_state: Some(ComponentState::Working), block_state: None });
         sc
     }
 
     pub fn insert(&mut self, r: SpanReplication) {
         self.by_table.entry(r.span.table_id).or_default().insert(r.id);
+        if let GroupId::Table(t) = r.group() {
+            if self.cfg.enable_table_across_nodes {
+                // `AddReplica`: a fresh status, no traffic sample yet.
+                self.split_checkers.entry(t).or_default().samples.insert(r.id, 0);
+            }
+        }
         self.tasks.insert(r.id, r);
     }
 
@@ -79,7 +89,24 @@ impl SpanController {
                 self.by_table.remove(&r.span.table_id);
             }
         }
+        if let GroupId::Table(t) = r.group() {
+            if let Some(c) = self.split_checkers.get_mut(&t) {
+                c.samples.remove(id);
+                if c.samples.is_empty() {
+                    self.split_checkers.remove(&t);
+                }
+            }
+        }
         Some(r)
+    }
+
+    /// A complete-status heartbeat reported a split-group span Working: one traffic
+    /// sample for its group's checker (see [`super::split_balance`]).
+    pub fn record_traffic_sample(&mut self, id: &DispatcherId) {
+        let Some(GroupId::Table(t)) = self.tasks.get(id).map(|r| r.group()) else { return };
+        if let Some(c) = self.split_checkers.get_mut(&t) {
+            c.record_sample(id);
+        }
     }
 
     pub fn is_table_exists(&self, t: TableId) -> bool {

@@ -3,6 +3,7 @@
 mod harness;
 
 mod balance;
+mod balance_splits;
 mod barrier;
 mod bootstrap;
 mod checkpoint;

@@ -100,6 +100,9 @@ pub struct ChangefeedDef {
     pub sync_point_interval: Option<String>,
     /// Go duration string; TiCDC's default `24h` (the record cleanup is not modelled).
     pub sync_point_retention: Option<String>,
+    /// Go duration string: `region-count-refresh-interval` of the region count refresher
+    /// (TiCDC's default `5m`).
+    pub region_count_refresh_interval: Option<String>,
 }
 
 /// The changefeed configuration keys `update_changefeed` may change (a
@@ -190,6 +193,9 @@ pub enum Step {
     Update { table: String, rows: u64 },
     Delete { table: String, rows: u64 },
     SplitTableRegions { table: String, regions: u64 },
+    /// PD merged regions of the table: its count drops to `regions` (at least 1; a
+    /// table that already has fewer keeps its count).
+    MergeTableRegions { table: String, regions: u64 },
     MoveTable { table: String, to: String },
     SplitTable { table: String },
     /// `merge_table`: merge two consecutive spans of the table on one node (test API).
@@ -265,6 +271,10 @@ pub enum WorkloadOp {
     MoveTable,
     SplitTable,
     MergeTable,
+    /// PD merges regions of a random live table: its count drops to the op's drawn
+    /// number (1-5) if it had more (`merge_table_regions`). In the `split_merge` swarm
+    /// family.
+    MergeTableRegions,
     /// Kill a random capture (never the last live one) and restart it 2-6 s later.
     KillRestart,
     /// Move the maintainer to a random other capture.

@@ -279,6 +279,7 @@ pub fn step_action(s: &Step) -> &'static str {
         Step::Update { .. } => "update",
         Step::Delete { .. } => "delete",
         Step::SplitTableRegions { .. } => "split_table_regions",
+        Step::MergeTableRegions { .. } => "merge_table_regions",
         Step::MoveTable { .. } => "move_table",
         Step::SplitTable { .. } => "split_table",
         Step::MergeTable { .. } => "merge_table",
@@ -347,6 +348,7 @@ fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
         | Step::Update { table, .. }
         | Step::Delete { table, .. }
         | Step::SplitTableRegions { table, .. }
+        | Step::MergeTableRegions { table, .. }
         | Step::SplitTable { table }
         | Step::MergeTable { table } => (Some(table), vec![], None),
         Step::MoveTable { table, to } => (Some(table), vec![(to, false)], None),
@@ -478,7 +480,7 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
 
 
     // [changefeed]
-    for (key, d) in [("sync-point-interval", &scn.changefeed.sync_point_interval), ("sync-point-retention", &scn.changefeed.sync_point_retention)] {
+    for (key, d) in [("sync-point-interval", &scn.changefeed.sync_point_interval), ("sync-point-retention", &scn.changefeed.sync_point_retention), ("region-count-refresh-interval", &scn.changefeed.region_count_refresh_interval)] {
         if let Some(d) = d {
             match parse_duration_ms(d) {
                 Ok(0) => return Err(v.err(None, format!("changefeed.{} must be > 0", key))),
@@ -540,6 +542,7 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
                 return Err(v.err(Some(at), format!("step 'start': node '{}' is not listed in cluster.join-later (use 'restart' for a killed node)", node)));
             }
             Step::Sleep { ms: 0 } => return Err(v.err(Some(at), "step 'sleep': ms must be > 0".into())),
+            Step::SplitTableRegions { regions: 0, .. } | Step::MergeTableRegions { regions: 0, .. } => return Err(v.err(Some(at), format!("step '{}': regions must be > 0 (a table has at least one region)", step_action(s)))),
             Step::Wait { timeout_ms: 0, .. } => return Err(v.err(Some(at), "step 'wait': timeout_ms must be > 0".into())),
             Step::DmlLoop { interval_ms: 0, .. } => return Err(v.err(Some(at), "step 'dml_loop': interval_ms must be > 0".into())),
             Step::UpdateChangefeed { config } => {
