@@ -603,6 +603,16 @@ impl Maintainer {
             }
         }
         for n in added {
+            // A capture that joins is a new capture: TiCDC gives every server start a new
+            // capture ID, while the model reuses the node's ID. A watermark still kept under
+            // it belongs to an earlier incarnation, sent after that one had left the cluster
+            // (its session lost, so already removed above) but before it noticed and fenced;
+            // TiCDC files such a late heartbeat under the old capture ID, which
+            // `calculateNewCheckpointTs` never reads again (it iterates the bootstrapper's
+            // nodes). Kept here, its higher `seq` would shadow every watermark of the new
+            // incarnation (`onHeartbeatRequest` keeps the higher seq): the checkpoint would
+            // stall at the old value, or pass rows the new incarnation has not written.
+            self.node_watermarks.remove(&n);
             if self.state == MaintainerState::Bootstrapping {
                 self.bootstrap_responses.insert(n, None);
                 self.all_nodes_ready = false;

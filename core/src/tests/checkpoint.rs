@@ -134,6 +134,28 @@ fn heartbeat_watermark_acceptance_by_seq() {
 }
 
 #[test]
+fn a_rejoining_capture_is_not_shadowed_by_its_previous_incarnations_watermark() {
+    let mut h = setup();
+    wm_all(&mut h, 300, 5);
+    assert_eq!(h.m.calc_checkpoint(), Some(300));
+    // Node 1's etcd session is gone: it leaves the cluster (X is marked absent) ...
+    h.node_change(&[0, 2]);
+    assert!(!h.m.node_watermarks.contains_key(&n(1)));
+    // ... but runs on until it notices, and one more heartbeat of it arrives.
+    wm(&mut h, 1, 320, 9);
+    // It exits and is started again: a new capture (a new ID in TiCDC, the same node
+    // here), whose dispatcher manager counts its seq from the start. X is placed on it.
+    h.node_change(&[0, 1, 2]);
+    h.m.sc.bind_to_node(&X, n(1));
+    h.m.sc.mark_replicating(&X);
+    wm(&mut h, 0, 500, 6);
+    wm(&mut h, 2, 500, 6);
+    wm(&mut h, 1, 450, 1);
+    assert_eq!(h.m.node_watermarks[&n(1)].checkpoint_ts, 450, "the old incarnation's seq 9 does not shadow the new capture");
+    assert_eq!(h.m.calc_checkpoint(), Some(450));
+}
+
+#[test]
 fn no_checkpoint_while_removing() {
     let mut h = setup();
     wm_all(&mut h, 300, 1);
