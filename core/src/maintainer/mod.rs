@@ -540,7 +540,12 @@ impl Maintainer {
         if let Some(t) = self.barrier.min_blocked_checkpoint_for_new_tables() {
             cp = cp.min(t);
         }
-        let mut nodes = self.sc.nodes_with_tasks();
+        // `calculateNewCheckpointTs` reads the watermark of every node the bootstrapper
+        // tracks (the alive nodes) that has tasks, and of the maintainer's own node. A
+        // task bound to a removed node is not consulted: normally `OnNodeRemoved` has
+        // marked it absent (then the absent-span bound above holds it), or an operator
+        // holds it (the operator bound).
+        let mut nodes: BTreeSet<NodeId> = self.sc.nodes_with_tasks().into_iter().filter(|n| self.alive.contains(n)).collect();
         nodes.insert(self.node);
         for n in nodes {
             match self.node_watermarks.get(&n) {
