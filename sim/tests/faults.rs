@@ -295,3 +295,24 @@ fn workload_session_loss_fences_and_restarts_a_capture_only_when_drawn() {
     let off = run(&with_faults("", r#""dml""#), 2, Bugs::none());
     assert_eq!(count(&off, "capture session lost"), 0);
 }
+
+#[test]
+fn swarm_draws_session_loss_as_a_family_and_a_seed_without_it_keeps_its_workload() {
+    let path = format!("{}/../scenarios/swarm.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains(r#", "session_loss"]"#), "swarm lists the op");
+    let s: Scenario = toml::from_str(&text).unwrap();
+    let without: Scenario = toml::from_str(&text.replace(r#", "session_loss"]"#, "]")).unwrap();
+    let family = |r: &RunResult, v: bool| r.config.iter().any(|l| l.starts_with("swarm families") && l.contains(&format!("\"session_loss\": {}", v)));
+    let lost = |r: &RunResult| r.trace.iter().filter(|t| t.event == "capture session lost").count();
+    let runs: Vec<(u64, RunResult)> = (0..12).map(|seed| (seed, run(&s, seed, Bugs::none()))).collect();
+    let (_, on) = runs.iter().find(|(_, r)| family(r, true)).expect("some seed in 0..12 draws session loss");
+    assert!(lost(on) > 0, "the family on: captures lose their session");
+    assert_eq!(on.outcome, Outcome::Pass, "{:?}", on.violations);
+    let (seed, off) = runs.iter().find(|(_, r)| family(r, false)).expect("some seed in 0..12 does not");
+    assert_eq!(lost(off), 0);
+    // The family off: the run is the one of the swarm without the op (only the recorded
+    // step, which names the op list, differs).
+    let events = |r: &RunResult| r.trace.iter().filter(|t| t.event != "step").map(|t| t.line()).collect::<Vec<_>>();
+    assert_eq!(events(off), events(&run(&without, *seed, Bugs::none())));
+}

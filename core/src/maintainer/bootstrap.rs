@@ -330,6 +330,11 @@ impl Maintainer {
         }
         let history = if ctx.bug(Bug::IgnoreUnknownWorkingTable) { vec![] } else { schema.ddl_history(start_ts, u64::MAX) };
         for (table, spans) in working {
+            // A table whose only reported span went to a restored Remove (step 3b) has
+            // nothing left to adopt or clean up.
+            if spans.is_empty() {
+                continue;
+            }
             if ctx.bug(Bug::IgnoreUnknownWorkingTable) {
                 for s in &spans {
                     self.trace(ctx, "found a working table that is not in initial table map, just ignore it", vec![("table", table.to_string()), ("dispatcher", s.id.to_string()), ("node", s.node.map(|n| n.to_string()).unwrap_or_default())]);

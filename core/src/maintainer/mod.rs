@@ -668,7 +668,12 @@ impl Maintainer {
         if let Some(t) = self.barrier.min_blocked_checkpoint_for_new_tables() {
             cp = cp.min(t);
         }
-        let mut nodes = self.sc.nodes_with_tasks();
+        // `calculateNewCheckpointTs` reads the watermark of every node the bootstrapper
+        // tracks (the alive nodes) that has tasks, and of the maintainer's own node. A
+        // task bound to a removed node is not consulted: normally `OnNodeRemoved` has
+        // marked it absent (then the absent-span bound above holds it), or an operator
+        // holds it (the operator bound).
+        let mut nodes: BTreeSet<NodeId> = self.sc.nodes_with_tasks().into_iter().filter(|n| self.alive.contains(n)).collect();
         nodes.insert(self.node);
         for n in nodes {
             match self.node_watermarks.get(&n) {
@@ -731,6 +736,16 @@ impl Maintainer {
             }
         }
         for n in added {
+            // A capture that joins is a new capture: TiCDC gives every server start a new
+            // capture ID, while the model reuses the node's ID. A watermark still kept under
+            // it belongs to an earlier incarnation, sent after that one had left the cluster
+            // (its session lost, so already removed above) but before it noticed and fenced;
+            // TiCDC files such a late heartbeat under the old capture ID, which
+            // `calculateNewCheckpointTs` never reads again (it iterates the bootstrapper's
+            // nodes). Kept here, its higher `seq` would shadow every watermark of the new
+            // incarnation (`onHeartbeatRequest` keeps the higher seq): the checkpoint would
+            // stall at the old value, or pass rows the new incarnation has not written.
+            self.node_watermarks.remove(&n);
             if self.state == MaintainerState::Bootstrapping {
                 self.bootstrap_responses.insert(n, None);
                 self.all_nodes_ready = false;

@@ -285,6 +285,18 @@ fn adopted_partial_span_gets_its_holes_filled_from_the_create_ts() {
 }
 
 #[test]
+fn restored_remove_of_the_only_span_of_a_table_created_after_start_ts_leaves_nothing_to_adopt() {
+    // The table's only reported span is owned by its restored Remove (taken out of the
+    // working map): the table has an adding DDL in the history but no span left to adopt.
+    let mut h = MH::new(&[0, 1], schema_with_late_table());
+    let r = NodeReport { spans: vec![bspan(X, full(12), Working, 160)], operators: vec![remove_req(X, full(12), OperatorType::Remove, EPOCH)], merges: vec![] };
+    let out = h.bootstrap(vec![(1, r)]);
+    assert_eq!(h.m.state, MaintainerState::Working);
+    assert!(!traced(&out, "adopt working dispatcher of table created after start ts"));
+    assert!(matches!(h.op(X), Some(Operator::Remove(o)) if o.node == n(1)), "the restored Remove drives the cleanup");
+}
+
+#[test]
 fn working_dispatcher_of_unknown_table_without_create_gets_cleanup_remove() {
     let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]));
     let out = h.bootstrap(vec![(1, NodeReport::spans(vec![bspan(X, full(13), Working, 160)]))]);

@@ -80,6 +80,7 @@ fn restored_remove_on_a_replicating_task_does_not_cap() {
 #[test]
 fn a_move_caps_at_the_tasks_checkpoint_until_it_finishes() {
     let mut h = setup();
+    h.m.sc.remove(&Y); // node 2 is to hold only the moved span
     wm_all(&mut h, 300, 1);
     assert_eq!(h.m.api_move_table(&mut h.env.ctx(), 10, n(2)), Ok(1));
     assert_eq!(h.m.calc_checkpoint(), Some(150));
@@ -131,6 +132,54 @@ fn heartbeat_watermark_acceptance_by_seq() {
     assert_eq!(h.m.node_watermarks[&n(1)].checkpoint_ts, 320);
     wm(&mut h, 1, 200, 4);
     assert_eq!(h.m.node_watermarks[&n(1)].checkpoint_ts, 200, "higher seq replaces");
+}
+
+#[test]
+fn a_rejoining_capture_is_not_shadowed_by_its_previous_incarnations_watermark() {
+    let mut h = setup();
+    wm_all(&mut h, 300, 5);
+    assert_eq!(h.m.calc_checkpoint(), Some(300));
+    // Node 1's etcd session is gone: it leaves the cluster (X is marked absent) ...
+    h.node_change(&[0, 2]);
+    assert!(!h.m.node_watermarks.contains_key(&n(1)));
+    // ... but runs on until it notices, and one more heartbeat of it arrives.
+    wm(&mut h, 1, 320, 9);
+    // It exits and is started again: a new capture (a new ID in TiCDC, the same node
+    // here), whose dispatcher manager counts its seq from the start. X is placed on it.
+    h.node_change(&[0, 1, 2]);
+    h.m.sc.bind_to_node(&X, n(1));
+    h.m.sc.mark_replicating(&X);
+    wm(&mut h, 0, 500, 6);
+    wm(&mut h, 2, 500, 6);
+    wm(&mut h, 1, 450, 1);
+    assert_eq!(h.m.node_watermarks[&n(1)].checkpoint_ts, 450, "the old incarnation's seq 9 does not shadow the new capture");
+    assert_eq!(h.m.calc_checkpoint(), Some(450));
+}
+
+#[test]
+fn a_move_finished_after_its_destination_was_removed_leaves_the_span_there_unconsulted() {
+    // The path of scenarios/findings/move_finished_after_dest_removed.toml, as in TiCDC:
+    // the destination reports Working, is removed before the operator is polled (the
+    // finished move ignores OnNodeRemove; the span has an operator, so it is not marked
+    // absent), and PostFinish binds the span to the removed node.
+    let mut h = setup();
+    h.m.sc.remove(&Y); // node 2 is to hold only the moved span
+    wm_all(&mut h, 300, 1);
+    assert_eq!(h.m.api_move_table(&mut h.env.ctx(), 10, n(2)), Ok(1));
+    h.execute();
+    h.handle(1, heartbeat(300, 2, vec![st(X, ComponentState::Stopped, 310)]));
+    h.execute();
+    h.handle(2, heartbeat(300, 2, vec![st(X, ComponentState::Working, 310)]));
+    h.node_change(&[0, 1]);
+    h.execute();
+    assert!(h.op(X).is_none());
+    assert_eq!(h.m.sc.get(&X).map(|r| (r.state, r.node)), Some((ReplicaState::Replicating, Some(n(2)))));
+    // `calculateNewCheckpointTs` reads only the bootstrapper's (alive) nodes: the span on
+    // the removed node does not hold the checkpoint, which passes whatever it had not
+    // written (the finding's data loss).
+    wm(&mut h, 0, 400, 3);
+    wm(&mut h, 1, 400, 3);
+    assert_eq!(h.m.calc_checkpoint(), Some(400));
 }
 
 #[test]

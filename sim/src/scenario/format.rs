@@ -284,8 +284,7 @@ pub enum WorkloadOp {
     Partition,
     /// A random capture (never the last live one) loses its etcd session: it local-fences,
     /// closes and exits (`session_loss`), and is started again as a fresh process once it
-    /// has exited (a supervisor restarting the server). Not in `swarm` yet: with it, 3 of
-    /// 500 swarm seeds fail on the fixed core with `converges`, not diagnosed yet.
+    /// has exited (a supervisor restarting the server). A `swarm` family.
     SessionLoss,
 }
 
