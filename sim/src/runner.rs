@@ -262,6 +262,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
                         slot.generation += 1;
                         slot.alive = true;
                         slot.session_done = false;
+                        slot.departed = false;
                         let gen = slot.generation;
                         let st = fresh_node_state(&mut g, n);
                         g.nodes[i as usize].state = Some(st);

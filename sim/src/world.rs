@@ -47,6 +47,10 @@ pub struct NodeSlot {
     /// The capture's etcd session is done (`session_loss`): the process still runs but the
     /// cluster no longer counts it as alive.
     pub session_done: bool,
+    /// The cluster has noticed that the session is gone: every other capture's message
+    /// center removed this capture's target (`RemoveTarget` on the node change), so from
+    /// now on nothing passes between it and the others until it restarts as a new capture.
+    pub departed: bool,
 }
 
 impl NodeSlot {
@@ -199,7 +203,7 @@ impl World {
             bugs,
             core_rng,
             sim_rng,
-            nodes: (0..nodes).map(|_| NodeSlot { alive: false, held: false, generation: 0, state: None, session_done: false }).collect(),
+            nodes: (0..nodes).map(|_| NodeSlot { alive: false, held: false, generation: 0, state: None, session_done: false, departed: false }).collect(),
             failpoints: (0..nodes).map(|_| Failpoints::default()).collect(),
             meta: MetaStore::default(),
             upstream: Upstream::new(),
@@ -576,7 +580,10 @@ fn deliver(w: &W, link: (u32, u32)) {
         let sender = &g.nodes[env.from.0 as usize];
         let sender_gone = !sender.alive || sender.generation != from_gen;
         let keyed_by_capture = matches!(env.msg.topic(), Topic::MaintainerManager | Topic::Coordinator);
-        if !dest.alive || dest.generation != to_gen || (sender_gone && keyed_by_capture) || g.net.cut.contains(&link) {
+        // Between a departed capture and the others nothing passes (their message centers
+        // removed its target and refuse its streams: `handleConnect` finds no target).
+        let departed = link.0 != link.1 && (sender.departed || dest.departed);
+        if !dest.alive || dest.generation != to_gen || (sender_gone && keyed_by_capture) || departed || g.net.cut.contains(&link) {
             g.net.dropped += 1;
             return;
         }
@@ -826,6 +833,12 @@ pub fn notify_membership(w: &W) {
         if o != g.owner_node {
             g.owner_node = o;
             g.record(&o.map(|n| n.to_string()).unwrap_or_default(), "Node", 0, "campaign owner success", vec![]);
+        }
+        // The others' message centers drop a capture whose session the cluster saw end.
+        for slot in g.nodes.iter_mut() {
+            if slot.alive && slot.session_done {
+                slot.departed = true;
+            }
         }
         (g.alive(), o)
     };
