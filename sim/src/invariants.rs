@@ -155,14 +155,14 @@ impl BarrierView {
 
 pub fn check_maintainer(m: &Maintainer) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
-    let mut count: BTreeMap<DispatcherId, Vec<String>> = BTreeMap::new();
+    // Count first; describe (format) only the operators of a violation.
+    let mut count: BTreeMap<DispatcherId, usize> = BTreeMap::new();
     for op in m.oc.running() {
-        count.entry(op.id()).or_default().push(op.describe());
+        *count.entry(op.id()).or_default() += 1;
     }
-    for (id, ops) in count {
-        if ops.len() > 1 {
-            out.push((ONE_OPERATOR_PER_DISPATCHER, format!("dispatcher {} has {} running operators: {}", id, ops.len(), ops.join("; "))));
-        }
+    for (id, n) in count.into_iter().filter(|(_, n)| *n > 1) {
+        let ops: Vec<String> = m.oc.running().filter(|op| op.id() == id).map(|op| op.describe()).collect();
+        out.push((ONE_OPERATOR_PER_DISPATCHER, format!("dispatcher {} has {} running operators: {}", id, n, ops.join("; "))));
     }
     if m.initialized() {
         for &t in m.sc.by_table.keys() {

@@ -1027,18 +1027,30 @@ impl Driver {
     }
 
     /// What keeps the cluster from being converged (empty = converged).
-    fn pending(&self, target: Ts) -> Vec<String> {
+    /// What keeps the cluster from having converged, empty once it has. Without `detail`
+    /// it stops at the first reason and formats nothing (the converge loop polls it every
+    /// 100 ms; only the timeout report needs the reasons).
+    fn pending(&self, target: Ts, detail: bool) -> Vec<String> {
         let g = self.w.lock().unwrap();
         let mut p = Vec::new();
+        macro_rules! reason {
+            ($($arg:tt)*) => {
+                if detail {
+                    p.push(format!($($arg)*));
+                } else {
+                    return vec![String::new()];
+                }
+            };
+        }
         if g.meta.changefeeds.get(&g.cf).map(|i| i.state == FeedState::Failed).unwrap_or(false) {
             // A failed changefeed converges to stopped: no maintainer and no dispatcher
             // manager of it runs anywhere (its data is not expected downstream).
             if let Some((n, m)) = g.maintainer() {
-                p.push(format!("failed changefeed still has a {:?} maintainer on {}", m.state, n));
+                reason!("failed changefeed still has a {:?} maintainer on {}", m.state, n);
             }
             for (i, s) in g.nodes.iter().enumerate() {
                 if let Some(dm) = s.state.as_ref().and_then(|st| st.orch.managers.get(&g.cf)) {
-                    p.push(format!("failed changefeed still has a dispatcher manager on {} ({} dispatchers)", NodeId(i as u32), dm.dispatchers.len()));
+                    reason!("failed changefeed still has a dispatcher manager on {} ({} dispatchers)", NodeId(i as u32), dm.dispatchers.len());
                 }
             }
             return p;
@@ -1048,11 +1060,11 @@ impl Driver {
             return vec!["maintainer not bootstrapped".into()];
         }
         for op in m.oc.running() {
-            p.push(format!("operator still running: {}", op.describe()));
+            reason!("operator still running: {}", op.describe());
         }
         for r in m.sc.tasks.values() {
             if r.state != ReplicaState::Replicating {
-                p.push(format!("span {} of table {} is {:?}", r.id, r.span.table_id, r.state));
+                reason!("span {} of table {} is {:?}", r.id, r.span.table_id, r.state);
             }
         }
         let mut working: BTreeMap<TableId, Vec<TableSpan>> = BTreeMap::new();
@@ -1065,25 +1077,25 @@ impl Driver {
                     }
                     // Every live dispatcher must be one the maintainer knows about.
                     if !d.try_removing && !d.is_trigger && m.sc.get(&d.id).is_none() {
-                        p.push(format!("dispatcher {} of table {} on {} is unknown to the maintainer", d.id, d.span.table_id, NodeId(i as u32)));
+                        reason!("dispatcher {} of table {} on {} is unknown to the maintainer", d.id, d.span.table_id, NodeId(i as u32));
                     }
                 }
             }
         }
         for t in g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()) {
             if !m.sc.is_table_exists(t.id) {
-                p.push(format!("table {} ({}) has no span", t.id, t.name));
+                reason!("table {} ({}) has no span", t.id, t.name);
             }
             let holes = find_holes(t.id, working.get(&t.id).map(|v| v.as_slice()).unwrap_or(&[]));
             if !holes.is_empty() {
-                p.push(format!("table {} ({}) not covered by Working dispatchers: {:?}", t.id, t.name, holes));
+                reason!("table {} ({}) not covered by Working dispatchers: {:?}", t.id, t.name, holes);
             }
             if g.storage.table_rows(t.id) != t.rows {
-                p.push(format!("table {} ({}) downstream differs from upstream", t.id, t.name));
+                reason!("table {} ({}) downstream differs from upstream", t.id, t.name);
             }
         }
         if g.persisted_checkpoint < target {
-            p.push(format!("checkpoint {} behind upstream {}", g.persisted_checkpoint, target));
+            reason!("checkpoint {} behind upstream {}", g.persisted_checkpoint, target);
             // Name the slowest dispatchers and what holds them back.
             let mut slow: Vec<(Ts, String)> = Vec::new();
             for (i, s) in g.nodes.iter().enumerate() {
@@ -1135,10 +1147,11 @@ impl Driver {
         };
         let deadline = self.now() + self.scn.limits.converge_timeout_ms;
         loop {
-            let p = self.pending(target);
-            if p.is_empty() {
+            if self.pending(target, false).is_empty() {
                 return;
             }
+            let over = self.budget().is_err() || self.now() >= deadline;
+            let p = if over { self.pending(target, true) } else { Vec::new() };
             if let Err(e) = self.budget() {
                 self.liveness.push(Violation { invariant: CONVERGES.into(), at_ms: self.now(), detail: format!("{}; pending: {}", e, p.join("; ")) });
                 return;
