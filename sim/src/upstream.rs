@@ -28,6 +28,7 @@ pub struct Upstream {
     pub tables: BTreeMap<TableId, UTable>,
     pub schemas: BTreeMap<String, SchemaId>,
     pub changes: BTreeMap<TableId, Vec<RowChange>>,
+    /// In commit-ts order (each DDL takes the next TSO); `events_for` relies on it.
     pub ddls: Vec<DdlEvent>,
     last_ts: Ts,
     /// The first TSO handed out: the schema store's GC ts in this model (it keeps every
@@ -208,7 +209,9 @@ impl Upstream {
     /// syncpoint before the first event above it).
     pub fn events_for(&self, span: &TableSpan, is_trigger: bool, from: Ts, to: Ts, sync_point_interval_ms: Option<u64>) -> Vec<UpstreamEvent> {
         let mut evs: Vec<(Ts, u8, UpstreamEvent)> = Vec::new();
-        for d in self.ddls.iter().filter(|d| d.commit_ts > from && d.commit_ts <= to) {
+        // `ddls` is in commit-ts order (every DDL takes the next TSO).
+        let first = self.ddls.partition_point(|d| d.commit_ts <= from);
+        for d in self.ddls[first..].iter().take_while(|d| d.commit_ts <= to) {
             // The table trigger gets the DDLs that block the DDL span (DB/All, or table 0
             // listed: CREATE/DROP/TRUNCATE...); a single-table ALTER goes to that table only.
             let relevant = if is_trigger {
