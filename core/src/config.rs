@@ -17,7 +17,22 @@ pub struct SchedulerConfig {
     /// `region-count-refresh-interval`: period of the region count refresher (TiCDC
     /// default 5 minutes).
     pub region_count_refresh_interval_ms: u64,
+    /// `write-key-threshold` (bytes per second; TiCDC's default 0 disables every
+    /// traffic-based decision). A value in `1..MIN_WRITE_KEY_THRESHOLD` is raised to it
+    /// with table-across-nodes on ([`SchedulerConfig::adjust_write_key_threshold`]).
+    pub write_key_threshold: u64,
+    /// `balance-score-threshold`: consecutive imbalanced checks before the split-group
+    /// checker moves traffic (TiCDC default 20).
+    pub balance_score_threshold: u32,
 }
+
+/// `MinWriteKeyThreshold` (10 MiB/s): `ValidateAndAdjust` raises a smaller non-zero
+/// `write-key-threshold` to it.
+pub const MIN_WRITE_KEY_THRESHOLD: u64 = 10 * 1024 * 1024;
+/// `min-traffic-percentage` default (0.8). Not configurable in the model.
+pub const MIN_TRAFFIC_PERCENTAGE: f64 = 0.8;
+/// `max-traffic-percentage` default (1.25). Not configurable in the model.
+pub const MAX_TRAFFIC_PERCENTAGE: f64 = 1.25;
 
 impl Default for SchedulerConfig {
     fn default() -> Self {
@@ -31,11 +46,23 @@ impl Default for SchedulerConfig {
             scheduling_task_count_per_node: 20,
             check_balance_interval_ms: 15_000,
             region_count_refresh_interval_ms: 300_000,
+            write_key_threshold: 0,
+            balance_score_threshold: 20,
         }
     }
 }
 
 impl SchedulerConfig {
+    /// `ValidateAndAdjust`: with table-across-nodes, a `write-key-threshold` above 0 and
+    /// below [`MIN_WRITE_KEY_THRESHOLD`] is raised to it; returns whether it was.
+    pub fn adjust_write_key_threshold(&mut self) -> bool {
+        if self.enable_table_across_nodes && self.write_key_threshold > 0 && self.write_key_threshold < MIN_WRITE_KEY_THRESHOLD {
+            self.write_key_threshold = MIN_WRITE_KEY_THRESHOLD;
+            return true;
+        }
+        false
+    }
+
     /// `region-count-per-span` is capped to `region-threshold`, as TiCDC does.
     pub fn effective_region_count_per_span(&self) -> u64 {
         if self.region_threshold > 0 { self.region_count_per_span.min(self.region_threshold).max(1) } else { self.region_count_per_span.max(1) }

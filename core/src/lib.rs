@@ -50,9 +50,9 @@
 //! ## Simplifications against TiCDC
 //!
 //! Each is named where it lives; the main ones: keys are integers per table
-//! ([`types`]); redo mode, routes, drain, database-level DDL and write traffic are not
-//! modelled (every span reports TiCDC's idle traffic, so nothing is split, merged or
-//! balanced by traffic, [`maintainer::split_balance`]); a span's region count is its
+//! ([`types`]); redo mode, routes, drain and database-level DDL are not modelled; a
+//! dispatcher's reported traffic is its span's share of what the upstream wrote, not what
+//! it flushed ([`upstream::TrafficView`]); a span's region count is its
 //! key-width share of the table's regions ([`upstream::SchemaView::span_region_count`]);
 //! the cloud-storage sink has
 //! one writer per dispatcher, and a removed dispatcher's last flush races its writer's

@@ -103,6 +103,11 @@ pub struct TableSpanStatus {
     pub id: DispatcherId,
     pub state: ComponentState,
     pub checkpoint_ts: Ts,
+    /// `EventSizePerSecond`: set only in the statuses of a complete-status heartbeat (0
+    /// elsewhere, "no traffic sample"); at least 1 there, TiCDC's idle value. Whole bytes
+    /// per second (TiCDC: a float32); see [`crate::upstream::TrafficView`].
+    #[serde(default)]
+    pub event_size_per_second: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -196,3 +196,43 @@ pub trait SchemaView {
         (share as u64).clamp(1, regions.max(1))
     }
 }
+
+/// The write traffic of the upstream as a dispatcher's `TableProgress` would measure it
+/// (`GetEventSizePerSecond`: bytes since the last query over the time since then).
+///
+/// Simplified: TiCDC counts the bytes a dispatcher *flushed*; the model reports the
+/// bytes the upstream *wrote* to the span in the window, so a lagging or blocked
+/// dispatcher reports its span's write rate rather than its flush rate. A table's bytes
+/// are spread evenly over its key space (like its regions), so a span carries its
+/// key-width share ([`span_share`]).
+pub trait TrafficView {
+    /// Bytes written to `span` with `from_ms < t <= to_ms` (simulated time).
+    fn span_write_bytes(&self, span: &TableSpan, from_ms: u64, to_ms: u64) -> u64;
+}
+
+/// No write traffic: every dispatcher reports TiCDC's idle 1 byte/s.
+pub struct NoTraffic;
+impl TrafficView for NoTraffic {
+    fn span_write_bytes(&self, _: &TableSpan, _: u64, _: u64) -> u64 {
+        0
+    }
+}
+
+/// A span's key-width share of a table-wide quantity (rounded down; the full span
+/// gets all of it).
+pub fn span_share(span: &TableSpan, total: u64) -> u64 {
+    if span.is_full() {
+        return total;
+    }
+    let width = span.end.saturating_sub(span.start) as u128;
+    (total as u128 * width / TABLE_KEY_END as u128) as u64
+}
+
+/// `GetEventSizePerSecond` over a window of `elapsed_ms`: 1 (idle) when nothing was
+/// written, else bytes per second (at least 1).
+pub fn event_size_per_second(bytes: u64, elapsed_ms: u64) -> u64 {
+    if bytes == 0 {
+        return 1;
+    }
+    ((bytes as u128 * 1000 / elapsed_ms.max(1) as u128) as u64).max(1)
+}

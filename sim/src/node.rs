@@ -68,10 +68,10 @@ pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, flush_ms: u64) {
         }
     });
     sp(MAINTAINER_HEARTBEAT_MS, StepKind::MaintainerHeartbeat, |ns, ctx, _, _| ns.mm.send_heartbeat(ctx));
-    sp(HEARTBEAT_INTERVAL_MS, StepKind::DmHeartbeat, |ns, ctx, _, _| {
+    sp(HEARTBEAT_INTERVAL_MS, StepKind::DmHeartbeat, |ns, ctx, up, _| {
         ns.orch.poll_failpoints(ctx);
         for dm in ns.orch.managers.values_mut() {
-            dm.heartbeat(ctx, false);
+            dm.heartbeat_with_traffic(ctx, false, &*up);
         }
     });
     sp(EVENT_POLL_MS, StepKind::Events, |ns, ctx, up, _| {

@@ -127,6 +127,13 @@ fn changefeed_config(c: &ChangefeedDef) -> ChangefeedConfig {
         s.check_balance_interval_ms = v;
     }
     s.region_count_refresh_interval_ms = duration_ms(&c.region_count_refresh_interval, s.region_count_refresh_interval_ms);
+    if let Some(v) = c.write_key_threshold {
+        s.write_key_threshold = v;
+    }
+    if let Some(v) = c.balance_score_threshold {
+        s.balance_score_threshold = v;
+    }
+    s.adjust_write_key_threshold();
     let mut sink = SinkConfig::default();
     if let Some(v) = c.flush_interval_ms {
         sink.flush_interval_ms = v;
@@ -359,6 +366,9 @@ impl Driver {
         let now = g.now_ms;
         for t in &self.scn.tables {
             let id = g.upstream.create_table(now, &t.schema, &t.name, t.regions);
+            if t.write_bytes_per_sec > 0 || t.row_bytes > 0 {
+                g.upstream.set_write_rate(now, id, t.write_bytes_per_sec, Some(t.row_bytes));
+            }
             self.tables.insert(t.name.clone(), id);
         }
         let start = g.upstream.tso(now);
@@ -471,6 +481,12 @@ impl Driver {
             Step::MergeTableRegions { table, regions } => {
                 let id = self.table(table)?;
                 self.w.lock().unwrap().upstream.merge_regions(id, *regions);
+            }
+            Step::SetWriteRate { table, bytes_per_sec, row_bytes } => {
+                let id = self.table(table)?;
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                g.upstream.set_write_rate(now, id, *bytes_per_sec, *row_bytes);
             }
             Step::MoveTable { table, to } => {
                 let id = self.table(table)?;
@@ -985,6 +1001,11 @@ impl Driver {
             Predicate::TableExistsDownstream { table } => g.storage.table_exists(self.table(table)?),
             Predicate::ReplicationCount { table, op, count } => {
                 let c = m.filter(|m| m.initialized()).map(|m| m.replication_count(self.table(table).unwrap_or(-1))).unwrap_or(0);
+                cmp(*op, c, *count)
+            }
+            Predicate::TableNodeCount { table, op, count } => {
+                let t = self.table(table)?;
+                let c = m.filter(|m| m.initialized()).map(|m| m.sc.tasks_of_table(t).iter().filter(|r| r.state == core_sched::maintainer::span_controller::ReplicaState::Replicating).filter_map(|r| r.node).collect::<std::collections::BTreeSet<_>>().len()).unwrap_or(0);
                 cmp(*op, c, *count)
             }
             Predicate::TableScheduled { table } => {

@@ -21,6 +21,11 @@ pub struct UTable {
     /// Current rows (key -> value).
     pub rows: BTreeMap<u64, u64>,
     pub next_key: u64,
+    /// Explicit write rate (bytes per second) from the given simulated time on, in time
+    /// order (`[[tables]] write-bytes-per-sec`, `set_write_rate`); a step function.
+    pub write_rate: Vec<(u64, u64)>,
+    /// Bytes one row change adds to the traffic (`row-bytes`; 0: rows add none).
+    pub row_bytes: u64,
 }
 
 #[derive(Debug, Default)]
@@ -84,12 +89,24 @@ impl Upstream {
         }
     }
 
+    /// Set a table's write traffic from `now_ms` on: an explicit rate in bytes per second
+    /// and, if given, the bytes each row change adds.
+    pub fn set_write_rate(&mut self, now_ms: u64, id: TableId, bytes_per_sec: u64, row_bytes: Option<u64>) {
+        if let Some(t) = self.tables.get_mut(&id) {
+            t.write_rate.retain(|(at, _)| *at < now_ms);
+            t.write_rate.push((now_ms, bytes_per_sec));
+            if let Some(b) = row_bytes {
+                t.row_bytes = b;
+            }
+        }
+    }
+
     pub fn create_table(&mut self, now_ms: u64, schema: &str, name: &str, regions: u64) -> TableId {
         let sid = self.schema_id(schema);
         let id = self.next_table_id;
         self.next_table_id += 2;
         let ts = self.tso(now_ms);
-        self.tables.insert(id, UTable { id, name: name.into(), schema_id: sid, schema_name: schema.into(), regions: regions.max(1), created_ts: ts, dropped_ts: None, rows: BTreeMap::new(), next_key: 1 });
+        self.tables.insert(id, UTable { id, name: name.into(), schema_id: sid, schema_name: schema.into(), regions: regions.max(1), created_ts: ts, dropped_ts: None, rows: BTreeMap::new(), next_key: 1, write_rate: Vec::new(), row_bytes: 0 });
         self.ddls.push(DdlEvent {
             commit_ts: ts,
             kind: DdlKind::CreateTable,
@@ -134,7 +151,11 @@ impl Upstream {
         let old = self.tables.get_mut(&id).unwrap();
         old.dropped_ts = Some(ts);
         let (sid, sname, name, regions) = (old.schema_id, old.schema_name.clone(), old.name.clone(), old.regions);
-        self.tables.insert(new_id, UTable { id: new_id, name: name.clone(), schema_id: sid, schema_name: sname.clone(), regions, created_ts: ts, dropped_ts: None, rows: BTreeMap::new(), next_key: 1 });
+        // The workload goes on writing to the table under its new ID.
+        let rate = old.write_rate.last().map(|r| r.1).unwrap_or(0);
+        let write_rate = if rate > 0 { vec![(now_ms, rate)] } else { Vec::new() };
+        let row_bytes = old.row_bytes;
+        self.tables.insert(new_id, UTable { id: new_id, name: name.clone(), schema_id: sid, schema_name: sname.clone(), regions, created_ts: ts, dropped_ts: None, rows: BTreeMap::new(), next_key: 1, write_rate, row_bytes });
         self.ddls.push(DdlEvent {
             commit_ts: ts,
             kind: DdlKind::TruncateTable,
@@ -274,6 +295,38 @@ impl SchemaView for Upstream {
     }
     fn region_count(&self, t: TableId) -> u64 {
         self.tables.get(&t).map(|t| t.regions).unwrap_or(1)
+    }
+}
+
+/// Write traffic: a span gets its key-width share of the table's explicit rate
+/// integrated over the window, plus `row-bytes` for each row change committed in the
+/// window whose key lies in the span (the rows the span's dispatcher receives; keys are
+/// scattered over the key space, see [`Upstream::dml`]).
+impl TrafficView for Upstream {
+    fn span_write_bytes(&self, span: &TableSpan, from_ms: u64, to_ms: u64) -> u64 {
+        let Some(t) = self.tables.get(&span.table_id) else { return 0 };
+        if to_ms <= from_ms {
+            return 0;
+        }
+        // Integral of the step function over (from, to], in bytes (rate * ms / 1000).
+        let mut byte_ms: u128 = 0;
+        for (i, (at, rate)) in t.write_rate.iter().enumerate() {
+            let end = t.write_rate.get(i + 1).map(|x| x.0).unwrap_or(u64::MAX);
+            let (a, b) = ((*at).max(from_ms), end.min(to_ms));
+            if b > a {
+                byte_ms += *rate as u128 * (b - a) as u128;
+            }
+        }
+        let mut bytes = span_share(span, (byte_ms / 1000) as u64);
+        if t.row_bytes > 0 {
+            if let Some(ch) = self.changes.get(&span.table_id) {
+                let (lo, hi) = (ts_from_ms(from_ms), ts_from_ms(to_ms));
+                let start = ch.partition_point(|c| c.commit_ts <= lo);
+                let n = ch[start..].iter().take_while(|c| c.commit_ts <= hi).filter(|c| span.contains_key(c.key)).count() as u64;
+                bytes += n * t.row_bytes;
+            }
+        }
+        bytes
     }
 }
 

@@ -89,6 +89,9 @@ pub struct Dispatcher {
     pub add_table_blockers: BTreeSet<Ts>,
     /// The stage-NONE report of a non-blocking DDL whose write is in flight.
     pub nonblocking_written: Option<BlockState>,
+    /// `TableProgress.lastQueryTime`: when the traffic was last queried (the creation,
+    /// then every complete-status heartbeat that lists the dispatcher).
+    pub traffic_since_ms: u64,
 }
 
 impl Dispatcher {
@@ -116,6 +119,7 @@ impl Dispatcher {
             pending_acks: BTreeMap::new(),
             add_table_blockers: BTreeSet::new(),
             nonblocking_written: None,
+            traffic_since_ms: 0,
         }
     }
 
@@ -146,8 +150,17 @@ impl Dispatcher {
         cp
     }
 
+    /// The status a complete-status heartbeat lists: with `EventSizePerSecond` since the
+    /// last query, which it resets (`GetEventSizePerSecond`).
+    pub fn complete_status(&mut self, now_ms: u64, traffic: &dyn crate::upstream::TrafficView) -> TableSpanStatus {
+        let bytes = traffic.span_write_bytes(&self.span, self.traffic_since_ms, now_ms);
+        let rate = crate::upstream::event_size_per_second(bytes, now_ms.saturating_sub(self.traffic_since_ms));
+        self.traffic_since_ms = now_ms;
+        TableSpanStatus { event_size_per_second: rate, ..self.status() }
+    }
+
     pub fn status(&self) -> TableSpanStatus {
-        TableSpanStatus { id: self.id, state: self.state, checkpoint_ts: self.checkpoint_ts() }
+        TableSpanStatus { id: self.id, state: self.state, checkpoint_ts: self.checkpoint_ts(), event_size_per_second: 0 }
     }
 
     /// Whether `TryClose` may succeed (progress empty, no add-table blocker, no DDL write).

@@ -323,7 +323,8 @@ impl DispatcherManager {
         if self.dispatchers.contains_key(&c.dispatcher_id) {
             return;
         }
-        let d = Dispatcher::new(c.dispatcher_id, c.span, c.schema_id, c.start_ts, false, c.skip_dml_as_start_ts);
+        let mut d = Dispatcher::new(c.dispatcher_id, c.span, c.schema_id, c.start_ts, false, c.skip_dml_as_start_ts);
+        d.traffic_since_ms = ctx.now_ms;
         self.dispatchers.insert(c.dispatcher_id, d);
         self.seq += 1;
         self.trace(ctx, "create dispatcher", vec![("dispatcher", c.dispatcher_id.to_string()), ("table", c.span.table_id.to_string()), ("span", c.span.to_string()), ("start_ts", c.start_ts.to_string()), ("op", format!("{:?}", req.operator_type))]);
@@ -354,7 +355,7 @@ impl DispatcherManager {
             }
             None => {
                 self.current_operator_map.remove(&id);
-                self.status_changed.push(TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: 0 });
+                self.status_changed.push(TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: 0, event_size_per_second: 0 });
             }
         }
     }
@@ -420,7 +421,8 @@ impl DispatcherManager {
                 self.trace(ctx, "dispatcher manager write path closed while creating table trigger dispatcher", vec![("dispatcher", t.to_string())]);
                 return None;
             }
-            let d = Dispatcher::new(t, TableSpan::ddl_span(), 0, start_ts, true, false);
+            let mut d = Dispatcher::new(t, TableSpan::ddl_span(), 0, start_ts, true, false);
+            d.traffic_since_ms = ctx.now_ms;
             self.dispatchers.insert(t, d);
             self.trigger_id = Some(t);
             self.seq += 1;
@@ -660,6 +662,7 @@ impl DispatcherManager {
         }
         let span = span.unwrap();
         let mut d = Dispatcher::new(merged, span, schema_id, start, false, false);
+        d.traffic_since_ms = ctx.now_ms;
         d.state = ComponentState::Preparing;
         d.registered = false;
         self.dispatchers.insert(merged, d);
@@ -952,6 +955,13 @@ impl DispatcherManager {
     /// The heartbeat task (every 200 ms): finish removals whose `TryClose` succeeds,
     /// resend block statuses, report watermark and statuses, and the first error.
     pub fn heartbeat(&mut self, ctx: &mut Ctx, force: bool) {
+        self.heartbeat_with_traffic(ctx, force, &crate::upstream::NoTraffic)
+    }
+
+    /// [`Self::heartbeat`] with the upstream's write traffic: each status of a
+    /// complete-status heartbeat carries its dispatcher's `EventSizePerSecond`
+    /// (`getDispatcherStatus`).
+    pub fn heartbeat_with_traffic(&mut self, ctx: &mut Ctx, force: bool, traffic: &dyn crate::upstream::TrafficView) {
         if self.closed {
             return;
         }
@@ -987,7 +997,7 @@ impl DispatcherManager {
                 self.trigger_id = None;
             }
             self.trace(ctx, "dispatcher stopped", vec![("dispatcher", id.to_string()), ("table", d.span.table_id.to_string()), ("checkpoint_ts", d.checkpoint_ts().to_string())]);
-            statuses.push(TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: d.checkpoint_ts() });
+            statuses.push(TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: d.checkpoint_ts(), event_size_per_second: 0 });
         }
         self.cleanup_finished_merge_operators();
         let mut resend = Vec::new();
@@ -1009,9 +1019,10 @@ impl DispatcherManager {
         let complete = ctx.now_ms >= self.last_complete_ms + COMPLETE_STATUS_INTERVAL_MS;
         if complete {
             self.last_complete_ms = ctx.now_ms;
-            for d in self.dispatchers.values() {
+            let now = ctx.now_ms;
+            for d in self.dispatchers.values_mut() {
                 if d.state != ComponentState::Initializing && !d.try_removing && !statuses.iter().any(|s| s.id == d.id) {
-                    statuses.push(d.status());
+                    statuses.push(d.complete_status(now, traffic));
                 }
             }
         }

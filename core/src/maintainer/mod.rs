@@ -85,9 +85,37 @@ pub struct Maintainer {
     /// of its last full refresh.
     pub region_counts: BTreeMap<DispatcherId, u64>,
     pub region_refresh_ms: u64,
+    /// The default-group split checker's traffic state per whole-table span
+    /// (`spanSplitStatus.trafficScore`, `latestTraffic`).
+    pub default_traffic: BTreeMap<DispatcherId, DefaultSpanTraffic>,
     /// Nodes that joined after bootstrap and have not answered their bootstrap request
     /// yet (the bootstrapper keeps resending to them).
     pub late_bootstrap: BTreeSet<NodeId>,
+}
+
+/// Traffic state of a whole-table span in the default group's split checker.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DefaultSpanTraffic {
+    /// `trafficScore`: consecutive samples at or over `write-key-threshold` (always 0
+    /// with the threshold at 0).
+    pub score: u32,
+    /// `latestTraffic`: the last sample at or over the threshold.
+    pub latest: f64,
+}
+
+impl DefaultSpanTraffic {
+    /// `defaultSpanSplitChecker.UpdateStatus` with a sample (`EventSizePerSecond != 0`).
+    pub fn sample(&mut self, event_size: u64, write_threshold: u64) {
+        if event_size == 0 {
+            return;
+        }
+        if write_threshold == 0 || event_size < write_threshold {
+            self.score = 0;
+        } else {
+            self.score += 1;
+            self.latest = event_size as f64;
+        }
+    }
 }
 
 impl Maintainer {
@@ -123,6 +151,7 @@ impl Maintainer {
             next_balance_check_ms: 0,
             region_counts: BTreeMap::new(),
             region_refresh_ms: ctx.now_ms,
+            default_traffic: BTreeMap::new(),
             late_bootstrap: BTreeSet::new(),
         };
         m.trace(ctx, "maintainer created", vec![("checkpoint_ts", checkpoint.to_string()), ("table_trigger", ddl_id.to_string())]);
@@ -257,8 +286,10 @@ impl Maintainer {
     }
 
     /// `Controller.handleStatus` (§4.5): operator check first, then task status and self-healing.
-    /// A Working status of a complete-status heartbeat also carries the span's traffic
-    /// (`EventSizePerSecond`), one sample for the split-span checker.
+    /// A Working status goes to the span's split checker (`UpdateStatus`); one of a
+    /// complete-status heartbeat carries the span's traffic (`EventSizePerSecond`), a
+    /// sample for the checker (the split-group checker, or the default group's for a
+    /// whole-table span).
     fn handle_status(&mut self, ctx: &mut Ctx, from: NodeId, st: &TableSpanStatus, complete: bool) {
         self.oc.update_operator_status(&st.id, from, st, &mut self.sc);
         let removing = self.state == MaintainerState::Removing;
@@ -275,8 +306,14 @@ impl Maintainer {
                     return; // nodeID not match
                 }
                 self.sc.update_status(&st.id, st);
-                if complete && st.state == ComponentState::Working {
-                    self.sc.record_traffic_sample(&st.id);
+                if st.state == ComponentState::Working {
+                    debug_assert!(complete || st.event_size_per_second == 0);
+                    let wt = self.config.scheduler.write_key_threshold;
+                    self.sc.update_split_status(&st.id, st.event_size_per_second, wt);
+                    let default_group = self.sc.get(&st.id).is_some_and(|r| r.group() == span_controller::GroupId::Default);
+                    if st.event_size_per_second != 0 && default_group && st.id != self.sc.ddl_span_id {
+                        self.default_traffic.entry(st.id).or_default().sample(st.event_size_per_second, wt);
+                    }
                 }
                 if matches!(st.state, ComponentState::Stopped | ComponentState::Removed) && !self.oc.has(&st.id) && !removing && st.id != self.sc.ddl_span_id {
                     self.trace(ctx, "dispatcher stopped without operator, mark absent", vec![("dispatcher", st.id.to_string())]);
@@ -415,31 +452,34 @@ impl Maintainer {
             interval = interval.min(split_balance::BALANCE_SPLIT_INTERVAL_MS);
         }
         self.next_balance_check_ms = ctx.now_ms + interval;
-        self.balance_default_group(ctx);
+        self.balance_default_group(ctx, schema);
         if across_nodes {
-            self.balance_split_groups(ctx);
+            self.balance_split_groups(ctx, schema);
         }
     }
 
     /// Balance scheduler (§7.2, `balanceScheduler.Execute`), unless the
     /// `StopBalanceScheduler` failpoint is on, and only when no operator is running and no
     /// span is Absent:
-    /// 1. the default-group split check (`defaultSpanSplitChecker`): a whole-table span
-    ///    whose region count reached `region-threshold` (table-across-nodes on, split
-    ///    enabled for the table) is split into `max(2 * ceil(regions / threshold),
-    ///    2 * nodes)` pieces by a Split operator without targets (the basic scheduler
-    ///    places the pieces);
+    /// 1. the default-group split check (`defaultSpanSplitChecker`, table-across-nodes
+    ///    on, split enabled for the table): a whole-table span whose traffic score reached
+    ///    3 (three samples in a row at or over `write-key-threshold`) is split into
+    ///    `max(2 * ceil(traffic / write-threshold), 2 * nodes)` pieces, by write bytes
+    ///    when it has fewer than 5000 regions; otherwise one whose region count reached
+    ///    `region-threshold` into `max(2 * ceil(regions / threshold), 2 * nodes)` pieces
+    ///    by region count; a Split operator without targets (the basic scheduler places
+    ///    the pieces);
     /// 2. moves of Replicating default-group spans (the DDL span excluded) until every
     ///    alive node holds `floor(total / nodes)`, within the batch left by the splits.
     ///
-    /// Simplified: the traffic half of the split check is not modelled (TiCDC's default
-    /// `write-key-threshold` is 0, which disables it); the drain pause is not modelled.
-    fn balance_default_group(&mut self, ctx: &mut Ctx) {
+    /// Simplified: the drain pause is not modelled; split-ready spans are taken in
+    /// dispatcher-ID order (TiCDC: Go map order).
+    fn balance_default_group(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
         if ctx.fp(crate::effects::FP_STOP_BALANCE_SCHEDULER) || self.oc.size() > 0 || !self.sc.absent().is_empty() {
             return;
         }
         let batch = self.config.scheduler.balance_move_batch_size;
-        let splits = self.balance_split_check(ctx, batch);
+        let splits = self.balance_split_check(ctx, batch, schema);
         if splits >= batch {
             return;
         }
@@ -516,20 +556,50 @@ impl Maintainer {
     }
 
     /// Step 1 of the balance scheduler; returns the number of Split operators admitted.
-    fn balance_split_check(&mut self, ctx: &mut Ctx, batch: usize) -> usize {
-        let threshold = self.config.scheduler.region_threshold;
-        let ready: Vec<(DispatcherId, TableSpan, NodeId, u64)> = self
-            .region_counts
-            .iter()
-            .filter(|(_, c)| threshold > 0 && **c >= threshold)
-            .filter_map(|(id, c)| self.sc.get(id).filter(|r| r.state == ReplicaState::Replicating && r.group() == span_controller::GroupId::Default).and_then(|r| r.node.map(|n| (r.id, r.span, n, *c))))
-            .collect();
+    fn balance_split_check(&mut self, ctx: &mut Ctx, batch: usize, schema: &dyn SchemaView) -> usize {
+        let cfg = &self.config.scheduler;
+        let (threshold, wt) = (cfg.region_threshold, cfg.write_key_threshold);
+        // Spans the default checker no longer tracks leave its traffic state.
+        let ddl = self.sc.ddl_span_id;
+        let tasks = &self.sc.tasks;
+        self.default_traffic.retain(|id, _| tasks.get(id).is_some_and(|r| r.group() == span_controller::GroupId::Default) && *id != ddl);
+        let traffic_on = cfg.enable_table_across_nodes && wt > 0;
+        let splitable: BTreeMap<TableId, bool> = if traffic_on && cfg.enable_splittable_check { schema.tables_at(Ts::MAX).into_iter().map(|t| (t.table_id, t.splitable)).collect() } else { BTreeMap::new() };
+        let split_enabled = |t: TableId| !cfg.enable_splittable_check || splitable.get(&t).copied().unwrap_or(false);
+        let candidates: BTreeSet<DispatcherId> = self.region_counts.keys().chain(self.default_traffic.keys()).copied().collect();
+        // (id, span, node, regions, traffic that made it ready, if traffic did)
+        let mut ready: Vec<(DispatcherId, TableSpan, NodeId, u64, Option<f64>)> = Vec::new();
+        for id in candidates {
+            let Some(r) = self.sc.get(&id).filter(|r| r.state == ReplicaState::Replicating && r.group() == span_controller::GroupId::Default) else { continue };
+            let Some(node) = r.node else { continue };
+            let regions = self.region_counts.get(&id).copied().unwrap_or(0);
+            let tr = self.default_traffic.get(&id).copied().unwrap_or_default();
+            if traffic_on && tr.score >= split_balance::TRAFFIC_SCORE_THRESHOLD && split_enabled(r.span.table_id) {
+                ready.push((id, r.span, node, regions, Some(tr.latest)));
+            } else if threshold > 0 && self.region_counts.get(&id).is_some_and(|c| *c >= threshold) {
+                ready.push((id, r.span, node, regions, None));
+            }
+        }
         let mut admitted = 0;
-        for (id, span, node, regions) in ready.into_iter().take(batch) {
-            let spans_num = (2 * regions.div_ceil(threshold)).max(2 * self.alive.len() as u64);
-            let pieces = self.sc.split_by_region_count(&span, regions, spans_num);
+        for (id, span, node, regions, traffic) in ready.into_iter().take(batch) {
+            let alive2 = 2 * self.alive.len() as u64;
+            let (spans_num, pieces) = match traffic {
+                Some(t) => {
+                    let n = (2 * (t / wt as f64).ceil() as u64).max(alive2);
+                    let pieces = if split_balance::split_by_write_bytes(regions) { self.sc.split_by_write_bytes(&span, schema.span_region_count(&span), n) } else { self.sc.split_by_region_count(&span, regions, n) };
+                    (n, pieces)
+                }
+                None => {
+                    let n = (2 * regions.div_ceil(threshold)).max(alive2);
+                    (n, self.sc.split_by_region_count(&span, regions, n))
+                }
+            };
             if pieces.len() > 1 && self.admit(ctx, Operator::Split(SplitDispatcherOperator::new(id, span, node, pieces, vec![]))) {
-                self.trace(ctx, "balance scheduler split span", vec![("dispatcher", id.to_string()), ("regions", regions.to_string()), ("spans", spans_num.to_string())]);
+                let mut fields = vec![("dispatcher", id.to_string()), ("regions", regions.to_string()), ("spans", spans_num.to_string())];
+                if let Some(t) = traffic {
+                    fields.push(("traffic", format!("{}", t as u64)));
+                }
+                self.trace(ctx, "balance scheduler split span", fields);
                 admitted += 1;
             }
         }
@@ -546,7 +616,7 @@ impl Maintainer {
     /// Not stopped by `StopBalanceScheduler`: TiCDC's failpoint is in
     /// `balanceScheduler.Execute` only; `balanceSplitsScheduler.Execute` has none and runs
     /// in the same checker loop.
-    fn balance_split_groups(&mut self, ctx: &mut Ctx) {
+    fn balance_split_groups(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
         if self.oc.size() > 0 || !self.sc.absent().is_empty() {
             return;
         }
@@ -562,11 +632,12 @@ impl Maintainer {
                 .iter()
                 .map(|r| split_balance::GroupSpan { id: r.id, span: r.span, node: r.node.unwrap_or_default(), regions: self.region_counts.get(&r.id).copied().unwrap_or(0), checkpoint_ts: r.checkpoint_ts })
                 .collect();
-            let check = split_balance::GroupCheck { table, spans: &spans, alive: &self.alive, region_threshold: self.config.scheduler.region_threshold, now_ms: ctx.now_ms, batch: available.max(0) as usize };
+            let cfg = &self.config.scheduler;
+            let check = split_balance::GroupCheck { table, spans: &spans, alive: &self.alive, region_threshold: cfg.region_threshold, write_threshold: cfg.write_key_threshold, balance_score_threshold: cfg.balance_score_threshold, now_ms: ctx.now_ms, batch: available.max(0) as usize };
             let Some(checker) = self.sc.split_checkers.get_mut(&table) else { continue };
             let results = checker.check(&check, &mut *ctx.rng);
             for r in results {
-                available -= self.apply_split_check_result(ctx, table, &spans, r);
+                available -= self.apply_split_check_result(ctx, table, &spans, r, schema);
             }
             if available <= 0 {
                 return;
@@ -575,13 +646,14 @@ impl Maintainer {
     }
 
     /// Admit the operators of one check result; returns the budget they used.
-    fn apply_split_check_result(&mut self, ctx: &mut Ctx, table: TableId, spans: &[split_balance::GroupSpan], r: split_balance::SplitCheckResult) -> i64 {
+    fn apply_split_check_result(&mut self, ctx: &mut Ctx, table: TableId, spans: &[split_balance::GroupSpan], r: split_balance::SplitCheckResult, schema: &dyn SchemaView) -> i64 {
         use split_balance::SplitCheckResult as R;
         let node_of = |id: &DispatcherId| spans.iter().find(|s| s.id == *id).map(|s| s.node);
         match r {
-            R::Split { id, regions, span_num, targets } => {
+            R::Split { id, regions, span_num, targets, by_write_bytes } => {
                 let Some(s) = spans.iter().find(|s| s.id == id) else { return 0 };
-                let pieces = self.sc.split_by_region_count(&s.span, regions, span_num);
+                // The write-bytes splitter scans the span's regions in PD itself.
+                let pieces = if by_write_bytes { self.sc.split_by_write_bytes(&s.span, schema.span_region_count(&s.span), span_num) } else { self.sc.split_by_region_count(&s.span, regions, span_num) };
                 if pieces.len() < 2 {
                     return 0;
                 }

@@ -68,7 +68,7 @@ impl SpanController {
         if let GroupId::Table(t) = r.group() {
             if self.cfg.enable_table_across_nodes {
                 // `AddReplica`: a fresh status, no traffic sample yet.
-                self.split_checkers.entry(t).or_default().samples.insert(r.id, 0);
+                self.split_checkers.entry(t).or_default().spans.insert(r.id, Default::default());
             }
         }
         self.tasks.insert(r.id, r);
@@ -91,8 +91,8 @@ impl SpanController {
         }
         if let GroupId::Table(t) = r.group() {
             if let Some(c) = self.split_checkers.get_mut(&t) {
-                c.samples.remove(id);
-                if c.samples.is_empty() {
+                c.spans.remove(id);
+                if c.spans.is_empty() {
                     self.split_checkers.remove(&t);
                 }
             }
@@ -100,12 +100,13 @@ impl SpanController {
         Some(r)
     }
 
-    /// A complete-status heartbeat reported a split-group span Working: one traffic
-    /// sample for its group's checker (see [`super::split_balance`]).
-    pub fn record_traffic_sample(&mut self, id: &DispatcherId) {
+    /// A split-group span reported Working: `UpdateStatus` of its group's checker, with a
+    /// traffic sample when the status came in a complete-status heartbeat
+    /// (`event_size != 0`, see [`super::split_balance`]).
+    pub fn update_split_status(&mut self, id: &DispatcherId, event_size: u64, write_threshold: u64) {
         let Some(GroupId::Table(t)) = self.tasks.get(id).map(|r| r.group()) else { return };
         if let Some(c) = self.split_checkers.get_mut(&t) {
-            c.record_sample(id);
+            c.update_status(id, event_size, write_threshold);
         }
     }
 
@@ -158,6 +159,18 @@ impl SpanController {
             }
             split_span_evenly(span, spans_num)
         }
+    }
+
+    /// The write-bytes splitter (`write_bytes_splitter.go`) with a span's bytes spread
+    /// evenly over its `regions` regions: `min(spans_num, regions)` equal pieces, cut on
+    /// region boundaries in TiCDC (so never more pieces than regions); the span whole if
+    /// that is fewer than two.
+    pub fn split_by_write_bytes(&self, span: &TableSpan, regions: u64, spans_num: u64) -> Vec<TableSpan> {
+        let n = spans_num.min(regions);
+        if n < 2 {
+            return vec![*span];
+        }
+        split_span_evenly(span, n)
     }
 
     pub fn mark_absent(&mut self, id: &DispatcherId) {

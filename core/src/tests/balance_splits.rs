@@ -35,13 +35,19 @@ fn spans(spec: &[(u32, u64)]) -> Vec<GroupSpan> {
 
 /// A checker whose spans all have their three traffic samples.
 fn warm(spans: &[GroupSpan]) -> SplitGroupChecker {
-    SplitGroupChecker { samples: spans.iter().map(|s| (s.id, TRAFFIC_SAMPLES)).collect(), merge_check_count: 0 }
+    warm_with(spans, &vec![1.0; spans.len()])
+}
+
+/// A checker whose span i had traffic `traffic[i]` in each of its last three samples.
+fn warm_with(spans: &[GroupSpan], traffic: &[f64]) -> SplitGroupChecker {
+    let spans = spans.iter().zip(traffic).map(|(s, t)| (s.id, SpanTraffic { last_three: [*t; 3], score: 0 })).collect();
+    SplitGroupChecker { spans, ..Default::default() }
 }
 
 fn check_with(c: &mut SplitGroupChecker, spans: &[GroupSpan], batch: usize, seed: u64) -> Vec<SplitCheckResult> {
     let alive = nodes(&[0, 1, 2]);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    c.check(&GroupCheck { table: T, spans, alive: &alive, region_threshold: THR, now_ms: NOW_MS, batch }, &mut rng)
+    c.check(&GroupCheck { table: T, spans, alive: &alive, region_threshold: THR, write_threshold: 0, balance_score_threshold: 20, now_ms: NOW_MS, batch }, &mut rng)
 }
 
 fn check(c: &mut SplitGroupChecker, spans: &[GroupSpan]) -> Vec<SplitCheckResult> {
@@ -81,7 +87,7 @@ fn merge_whole_first_gathers_the_spans_on_one_hosting_node() {
 fn a_span_over_the_region_threshold_is_split_in_place() {
     let s = spans(&[(0, 21), (2, 10)]);
     // ceil(21 / 10) = 3 pieces, all on the span's node; 10 regions is not over.
-    assert_eq!(check(&mut warm(&s), &s), vec![SplitCheckResult::Split { id: span_id(0), regions: 21, span_num: 3, targets: vec![n(0); 3] }]);
+    assert_eq!(check(&mut warm(&s), &s), vec![SplitCheckResult::Split { id: span_id(0), regions: 21, span_num: 3, by_write_bytes: false, targets: vec![n(0); 3] }]);
     let s = spans(&[(0, 10), (2, 10)]);
     assert_eq!(check(&mut warm(&s), &s), vec![]);
 }
@@ -128,7 +134,7 @@ fn a_check_that_does_not_reach_the_merge_condition_resets_the_count() {
     check(&mut c, &old);
     assert_eq!(c.merge_check_count, 1);
     // A span without its three traffic samples makes the group unavailable: reset too.
-    c.samples.insert(span_id(0), TRAFFIC_SAMPLES - 1);
+    c.spans.get_mut(&span_id(0)).unwrap().last_three[2] = 0.0;
     assert_eq!(check(&mut c, &s), vec![]);
     assert_eq!(c.merge_check_count, 0);
 }
@@ -249,7 +255,10 @@ fn heartbeats(h: &mut MH, complete: bool) {
     let mut by_node: BTreeMap<NodeId, Vec<TableSpanStatus>> = BTreeMap::new();
     for r in h.m.sc.tasks_of_table(T) {
         if let Some(node) = r.node {
-            by_node.entry(node).or_default().push(st(r.id, ComponentState::Working, cp));
+            // A complete status carries the dispatcher's traffic: idle here.
+            let mut s = st(r.id, ComponentState::Working, cp);
+            s.event_size_per_second = if complete { 1 } else { 0 };
+            by_node.entry(node).or_default().push(s);
         }
     }
     for (node, statuses) in by_node {
@@ -410,11 +419,11 @@ fn the_checker_loop_wakes_at_the_earlier_of_the_balance_interval_and_15_s() {
 fn a_groups_checker_lives_from_its_first_span_to_its_last() {
     let mut h = group(4, &[1, 1]);
     assert_eq!(h.m.sc.split_checkers.keys().copied().collect::<Vec<_>>(), vec![T]);
-    assert_eq!(h.m.sc.split_checkers[&T].samples.len(), 2);
+    assert_eq!(h.m.sc.split_checkers[&T].spans.len(), 2);
     heartbeats(&mut h, true);
-    assert!(h.m.sc.split_checkers[&T].samples.values().all(|s| *s == 1));
+    assert!(h.m.sc.split_checkers[&T].spans.values().all(|s| s.last_three == [1.0, 0.0, 0.0]));
     h.m.sc.remove(&span_id(0));
-    assert_eq!(h.m.sc.split_checkers[&T].samples.len(), 1);
+    assert_eq!(h.m.sc.split_checkers[&T].spans.len(), 1);
     h.m.sc.remove(&span_id(1));
     assert!(h.m.sc.split_checkers.is_empty());
     // Without table-across-nodes (the default) there is no checker.

@@ -190,7 +190,7 @@ pub fn block(ts: Ts, blocked: InfluencedTables, stage: BlockStage) -> BlockState
 // ---------------------------------------------------------------- messages
 
 pub fn st(id: DispatcherId, state: ComponentState, cp: Ts) -> TableSpanStatus {
-    TableSpanStatus { id, state, checkpoint_ts: cp }
+    TableSpanStatus { id, state, checkpoint_ts: cp, event_size_per_second: 0 }
 }
 
 pub fn bspan(id: DispatcherId, span: TableSpan, state: ComponentState, cp: Ts) -> BootstrapTableSpan {

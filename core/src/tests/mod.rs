@@ -16,3 +16,4 @@ mod sink;
 mod start_ts;
 mod syncpoint;
 mod takeover;
+mod traffic;

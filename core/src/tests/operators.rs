@@ -565,7 +565,7 @@ fn remove_restored_at_bootstrap_repairs_the_coverage_it_leaves() {
         sc.insert(SpanReplication { id: DispatcherId(10 + i as u64), span: *s, schema_id: 2, node: Some(NodeId(1)), state: ReplicaState::Replicating, checkpoint_ts: 100, last_state: None, block_state: None });
     }
     let mut op = RemoveDispatcherOperator::new(DispatcherId(10), halves[0], NodeId(1), OperatorType::Remove, RemovePostFinish::RemoveTaskAndRepair { start_ts: 90, schema_id: 2 });
-    op.check(NodeId(1), &TableSpanStatus { id: DispatcherId(10), state: ComponentState::Stopped, checkpoint_ts: 120 });
+    op.check(NodeId(1), &TableSpanStatus { id: DispatcherId(10), state: ComponentState::Stopped, checkpoint_ts: 120, event_size_per_second: 0 });
     assert!(op.finished);
     op.post_finish(&mut sc, &mut || DispatcherId(77));
     assert!(sc.get(&DispatcherId(10)).is_none());

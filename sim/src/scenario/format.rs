@@ -103,6 +103,13 @@ pub struct ChangefeedDef {
     /// Go duration string: `region-count-refresh-interval` of the region count refresher
     /// (TiCDC's default `5m`).
     pub region_count_refresh_interval: Option<String>,
+    /// `write-key-threshold` in bytes per second (TiCDC's default 0: no traffic-based
+    /// split, merge bound or balance); with table-across-nodes a value below 10 MiB is
+    /// raised to 10 MiB, as TiCDC's `ValidateAndAdjust` does.
+    pub write_key_threshold: Option<u64>,
+    /// `balance-score-threshold` (TiCDC's default 20): consecutive imbalanced checks
+    /// before the split-group checker balances traffic.
+    pub balance_score_threshold: Option<u32>,
 }
 
 /// The changefeed configuration keys `update_changefeed` may change (a
@@ -164,6 +171,12 @@ pub struct TableDef {
     pub regions: u64,
     #[serde(default)]
     pub rows: u64,
+    /// Explicit write traffic of the table in bytes per second (0: none).
+    #[serde(default, rename = "write-bytes-per-sec")]
+    pub write_bytes_per_sec: u64,
+    /// Bytes each row change adds to the table's traffic (0: rows add none).
+    #[serde(default, rename = "row-bytes")]
+    pub row_bytes: u64,
 }
 
 /// `name = "origin", from = "nodes", except = ["$maintainer"]`.
@@ -196,6 +209,14 @@ pub enum Step {
     /// PD merged regions of the table: its count drops to `regions` (at least 1; a
     /// table that already has fewer keeps its count).
     MergeTableRegions { table: String, regions: u64 },
+    /// Set the table's write traffic from now on: `bytes_per_sec` of explicit traffic
+    /// and, if given, the bytes each row change adds.
+    SetWriteRate {
+        table: String,
+        bytes_per_sec: u64,
+        #[serde(default)]
+        row_bytes: Option<u64>,
+    },
     MoveTable { table: String, to: String },
     SplitTable { table: String },
     /// `merge_table`: merge two consecutive spans of the table on one node (test API).
@@ -300,6 +321,8 @@ pub enum CmpOp {
 pub enum Predicate {
     TableExistsDownstream { table: String },
     ReplicationCount { table: String, op: CmpOp, count: usize },
+    /// The number of distinct captures holding Replicating spans of the table.
+    TableNodeCount { table: String, op: CmpOp, count: usize },
     TableScheduled { table: String },
     /// Every span of the table is Replicating on `node` (`ensure_table_on_addr`).
     TableOnNode { table: String, node: String },

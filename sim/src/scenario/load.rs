@@ -244,6 +244,8 @@ struct SpanDoc {
 struct ChangefeedSpans {
     #[serde(rename = "check-balance-interval-ms")]
     check_balance_interval_ms: Option<Spanned<toml::Value>>,
+    #[serde(rename = "balance-score-threshold")]
+    balance_score_threshold: Option<Spanned<toml::Value>>,
 }
 #[derive(Deserialize)]
 struct ClusterSpans {
@@ -280,6 +282,7 @@ pub fn step_action(s: &Step) -> &'static str {
         Step::Delete { .. } => "delete",
         Step::SplitTableRegions { .. } => "split_table_regions",
         Step::MergeTableRegions { .. } => "merge_table_regions",
+        Step::SetWriteRate { .. } => "set_write_rate",
         Step::MoveTable { .. } => "move_table",
         Step::SplitTable { .. } => "split_table",
         Step::MergeTable { .. } => "merge_table",
@@ -322,7 +325,7 @@ pub fn check_kind(c: &Check) -> &'static str {
 
 fn predicate_table(p: &Predicate) -> Option<&str> {
     match p {
-        Predicate::TableExistsDownstream { table } | Predicate::ReplicationCount { table, .. } | Predicate::TableScheduled { table } | Predicate::TableOnNode { table, .. } | Predicate::DownstreamRowCount { table, .. } => Some(table),
+        Predicate::TableExistsDownstream { table } | Predicate::ReplicationCount { table, .. } | Predicate::TableNodeCount { table, .. } | Predicate::TableScheduled { table } | Predicate::TableOnNode { table, .. } | Predicate::DownstreamRowCount { table, .. } => Some(table),
         Predicate::TraceSeen { table, .. } => table.as_deref(),
         Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced | Predicate::TraceSequence { .. } | Predicate::ChangefeedState { .. } | Predicate::SyncpointRecorded { .. } | Predicate::NodeExited { .. } => None,
     }
@@ -349,6 +352,7 @@ fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
         | Step::Delete { table, .. }
         | Step::SplitTableRegions { table, .. }
         | Step::MergeTableRegions { table, .. }
+        | Step::SetWriteRate { table, .. }
         | Step::SplitTable { table }
         | Step::MergeTable { table } => (Some(table), vec![], None),
         Step::MoveTable { table, to } => (Some(table), vec![(to, false)], None),
@@ -476,6 +480,12 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
             let at = spans.changefeed.as_ref().and_then(|c| start(&c.check_balance_interval_ms));
             return Err(v.err(at, format!("changefeed.check-balance-interval-ms must be > 1000, got {}", ms)));
         }
+    }
+    // TiCDC replaces a balance-score-threshold of 0 with its default; a scenario that
+    // names one means a real threshold.
+    if scn.changefeed.balance_score_threshold == Some(0) {
+        let at = spans.changefeed.as_ref().and_then(|c| start(&c.balance_score_threshold));
+        return Err(v.err(at, "changefeed.balance-score-threshold must be > 0".into()));
     }
 
 

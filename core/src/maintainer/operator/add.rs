@@ -94,9 +94,9 @@ mod tests {
         assert!(op.schedule(&sc, 500, 7).is_none(), "throttled");
         assert!(op.schedule(&sc, 10_000, 7).is_some(), "resent after 10 s");
         // Status from another node is ignored; Working from dest finishes.
-        op.check(NodeId(1), &TableSpanStatus { id, state: ComponentState::Working, checkpoint_ts: 0 });
+        op.check(NodeId(1), &TableSpanStatus { id, state: ComponentState::Working, checkpoint_ts: 0, event_size_per_second: 0 });
         assert!(!op.finished);
-        op.check(NodeId(2), &TableSpanStatus { id, state: ComponentState::Working, checkpoint_ts: 0 });
+        op.check(NodeId(2), &TableSpanStatus { id, state: ComponentState::Working, checkpoint_ts: 0, event_size_per_second: 0 });
         assert!(op.finished);
         op.post_finish(&mut sc);
         assert_eq!(sc.get(&id).unwrap().state, ReplicaState::Replicating);

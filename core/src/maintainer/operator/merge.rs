@@ -81,7 +81,7 @@ impl MergeDispatcherOperator {
             sc.remove(s);
         }
         if self.checkpoint_ts > 0 {
-            sc.update_status(&self.id, &TableSpanStatus { id: self.id, state: ComponentState::Working, checkpoint_ts: self.checkpoint_ts });
+            sc.update_status(&self.id, &TableSpanStatus { id: self.id, state: ComponentState::Working, checkpoint_ts: self.checkpoint_ts, event_size_per_second: 0 });
         }
         sc.mark_replicating(&self.id);
     }
@@ -148,7 +148,7 @@ mod tests {
         [NodeId(0), NodeId(1), NodeId(2)].into_iter().collect()
     }
     fn working(id: u64, cp: Ts) -> TableSpanStatus {
-        TableSpanStatus { id: DispatcherId(id), state: ComponentState::Working, checkpoint_ts: cp }
+        TableSpanStatus { id: DispatcherId(id), state: ComponentState::Working, checkpoint_ts: cp, event_size_per_second: 0 }
     }
 
     #[test]

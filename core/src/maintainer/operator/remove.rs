@@ -85,11 +85,11 @@ mod tests {
     fn remove_finishes_only_on_terminal_status_from_its_node() {
         let mut op = RemoveDispatcherOperator::new(DispatcherId(3), TableSpan::full(1), NodeId(1), OperatorType::Remove, RemovePostFinish::None);
         assert!(op.schedule(0, 1).is_some());
-        op.check(NodeId(1), &TableSpanStatus { id: DispatcherId(3), state: ComponentState::WaitingMerge, checkpoint_ts: 0 });
+        op.check(NodeId(1), &TableSpanStatus { id: DispatcherId(3), state: ComponentState::WaitingMerge, checkpoint_ts: 0, event_size_per_second: 0 });
         assert!(!op.finished, "WaitingMerge does not finish a remove");
-        op.check(NodeId(2), &TableSpanStatus { id: DispatcherId(3), state: ComponentState::Stopped, checkpoint_ts: 0 });
+        op.check(NodeId(2), &TableSpanStatus { id: DispatcherId(3), state: ComponentState::Stopped, checkpoint_ts: 0, event_size_per_second: 0 });
         assert!(!op.finished, "status from another node");
-        op.check(NodeId(1), &TableSpanStatus { id: DispatcherId(3), state: ComponentState::Stopped, checkpoint_ts: 0 });
+        op.check(NodeId(1), &TableSpanStatus { id: DispatcherId(3), state: ComponentState::Stopped, checkpoint_ts: 0, event_size_per_second: 0 });
         assert!(op.finished);
         assert!(op.schedule(20_000, 1).is_none());
     }
