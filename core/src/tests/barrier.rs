@@ -80,9 +80,11 @@ fn db_event_is_written_by_the_ddl_span_and_passed_to_every_node_of_the_schema() 
     let o = report(&mut h, 2, Y, block(TS, bt.clone(), Waiting));
     assert_eq!(actions(&o), vec![(n(0), ActionKind::Write, TS, vec![ddl])]);
     let o = report(&mut h, 0, ddl, block(TS, bt, Done));
-    let mut a = actions(&o);
+    // `InfluenceType_DB` with the schema ID to the nodes of the schema's tasks and the
+    // writer's; each manager applies it to its dispatchers of the schema.
+    let mut a: Vec<(NodeId, ActionKind, InfluencedDispatchers)> = hb_statuses(&o).into_iter().filter_map(|(to, s)| s.action.map(|x| (to, x.action, s.influenced))).collect();
     a.sort_by_key(|x| x.0);
-    assert_eq!(a, vec![(n(1), ActionKind::Pass, TS, vec![X]), (n(2), ActionKind::Pass, TS, vec![Y])]);
+    assert_eq!(a, [0, 1, 2].map(|i| (n(i), ActionKind::Pass, InfluencedDispatchers::Db(SCHEMA))).to_vec());
 }
 
 #[test]

@@ -6,6 +6,7 @@ mod balance;
 mod barrier;
 mod bootstrap;
 mod checkpoint;
+mod db_ddl;
 mod failed_changefeed;
 mod fencing;
 mod local_fence;
