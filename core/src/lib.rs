@@ -47,8 +47,9 @@
 //! ## Simplifications against TiCDC
 //!
 //! Each is named where it lives; the main ones: keys are integers per table
-//! ([`types`]); redo mode, routes, drain, database-level DDL, traffic-based splitting
-//! and the split-group balance scheduler are not modelled; the cloud-storage sink has
+//! ([`types`]); redo mode, routes, drain, schema-ID changes of RENAME TABLE
+//! (`UpdatedSchemas`), traffic-based splitting and the split-group balance scheduler are
+//! not modelled (CREATE and DROP DATABASE are, see [`maintainer::barrier`]); the cloud-storage sink has
 //! one writer per dispatcher, and a removed dispatcher's last flush races its writer's
 //! cleanup ([`sink::cloudstorage`]); syncpoints ([`syncpoint`]) are written by that sink
 //! as a storage object (TiCDC writes the record only to MySQL and refuses syncpoints for
