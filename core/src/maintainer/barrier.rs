@@ -344,12 +344,13 @@ impl Barrier {
             }
             return;
         }
+        // Normal: every task of the blocked tables, by node (`sendPassAction` lists them all,
+        // the writer and those already DONE included: a dispatcher recreated since, e.g.
+        // after a move that ended in a re-add, waits on the event again and needs the Pass;
+        // one already past it answers the outdated action DONE).
         let related = self.related_tasks(ev, bc.sc);
         let mut by_node: BTreeMap<NodeId, Vec<DispatcherId>> = BTreeMap::new();
         for id in related {
-            if Some(id) == ev.writer || ev.done.contains(&id) {
-                continue;
-            }
             if let Some(n) = bc.sc.get(&id).and_then(|r| r.node) {
                 by_node.entry(n).or_default().push(id);
             }
