@@ -50,11 +50,12 @@
 //! ## Simplifications against TiCDC
 //!
 //! Each is named where it lives; the main ones: keys are integers per table
-//! ([`types`]); redo mode, routes, drain and database-level DDL are not modelled; a
-//! dispatcher's reported traffic is its span's share of what the upstream wrote, not what
-//! it flushed ([`upstream::TrafficView`]); a span's region count is its
-//! key-width share of the table's regions ([`upstream::SchemaView::span_region_count`]);
-//! the cloud-storage sink has
+//! ([`types`]); redo mode, routes, drain and schema-ID changes of RENAME TABLE
+//! (`UpdatedSchemas`) are not modelled (CREATE and DROP DATABASE are, see
+//! [`maintainer::barrier`]); a dispatcher's reported traffic is its span's share of what
+//! the upstream wrote, not what it flushed ([`upstream::TrafficView`]); a span's region
+//! count is its key-width share of the table's regions
+//! ([`upstream::SchemaView::span_region_count`]); the cloud-storage sink has
 //! one writer per dispatcher, and a removed dispatcher's last flush races its writer's
 //! cleanup ([`sink::cloudstorage`]); syncpoints ([`syncpoint`]) are written by that sink
 //! as a storage object (TiCDC writes the record only to MySQL and refuses syncpoints for

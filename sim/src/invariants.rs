@@ -4,7 +4,7 @@
 //! `one-instance-per-dispatcher-id`, `one-table-trigger`, `one-operator-per-dispatcher`,
 //! `span-partition`, `barrier-writes-once`, `epoch-fencing`, `checkpoint-monotonic`, `no-data-loss`,
 //! `no-retryable-error-after-failover`, `no-write-after-fence`, `barrier-owner-only`,
-//! `converges`.
+//! `no-write-after-drop`, `converges`.
 //!
 //! Checks are incremental: the dispatcher-placement checks run only after a step that
 //! changed the set of live dispatchers; the maintainer checks only after a step of a
@@ -38,7 +38,42 @@ pub const NO_WRITE_AFTER_FENCE: &str = "no-write-after-fence";
 /// is bound to; one from any other node (a stale or duplicate instance) must leave the
 /// barrier and the task as they were.
 pub const BARRIER_OWNER_ONLY: &str = "barrier-owner-only";
-pub const ALL_INVARIANTS: &[&str] = &[ONE_DISPATCHER_PER_KEY, ONE_INSTANCE_PER_ID, ONE_TABLE_TRIGGER, ONE_OPERATOR_PER_DISPATCHER, SPAN_PARTITION, BARRIER_WRITES_ONCE, EPOCH_FENCING, CHECKPOINT_MONOTONIC, NO_DATA_LOSS, NO_RETRYABLE_ERROR_AFTER_FAILOVER, NO_WRITE_AFTER_FENCE, BARRIER_OWNER_ONLY, CONVERGES];
+/// A dropped table (DROP TABLE, TRUNCATE's old ID, every table of a DROP DATABASE) gets
+/// no downstream write once its drop is written and the changefeed's checkpoint passed
+/// it (see [`check_no_write_after_drop`]).
+pub const NO_WRITE_AFTER_DROP: &str = "no-write-after-drop";
+pub const ALL_INVARIANTS: &[&str] = &[ONE_DISPATCHER_PER_KEY, ONE_INSTANCE_PER_ID, ONE_TABLE_TRIGGER, ONE_OPERATOR_PER_DISPATCHER, SPAN_PARTITION, BARRIER_WRITES_ONCE, EPOCH_FENCING, CHECKPOINT_MONOTONIC, NO_DATA_LOSS, NO_RETRYABLE_ERROR_AFTER_FAILOVER, NO_WRITE_AFTER_FENCE, BARRIER_OWNER_ONLY, NO_WRITE_AFTER_DROP, CONVERGES];
+
+/// `no-write-after-drop`: the data files of `row_tables` and the table-level DDL files
+/// `ddls` just became durable; a table dropped at `D` whose drop (DROP TABLE, TRUNCATE,
+/// DROP DATABASE) is durable downstream, with the persisted changefeed checkpoint at or
+/// above `D`, must get none of them: every dispatcher of the table flushed its rows before
+/// it reported the drop's barrier WAITING, and the drop removed the tasks, so such a write
+/// is a late flush of a dispatcher nobody waited for (the storage consumer would apply it
+/// to a table, or a database, that no longer exists).
+///
+/// A write while the checkpoint is still below `D` is not one: a maintainer restarted
+/// from such a checkpoint replays the table from there, rows and DDL again (TiCDC's
+/// at-least-once delivery across restarts).
+pub fn check_no_write_after_drop(up: &Upstream, st: &Storage, persisted_checkpoint: Ts, row_tables: &[TableId], ddls: &[core_sched::upstream::DdlRecord]) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let passed_drop = |t: TableId| -> Option<Ts> {
+        let d = up.tables.get(&t)?.dropped_ts?;
+        let durable = st.ddl_writes.range((d, TableId::MIN)..=(d, TableId::MAX)).next().is_some();
+        (durable && persisted_checkpoint >= d).then_some(d)
+    };
+    for t in row_tables {
+        if let Some(d) = passed_drop(*t) {
+            out.push((NO_WRITE_AFTER_DROP, format!("a data file of table {} became durable after its drop at {} was written and the checkpoint {} passed it", t, d, persisted_checkpoint)));
+        }
+    }
+    for rec in ddls.iter().filter(|r| r.table_id != 0) {
+        if let Some(d) = passed_drop(rec.table_id).filter(|d| rec.commit_ts < *d) {
+            out.push((NO_WRITE_AFTER_DROP, format!("DDL '{}' at {} of table {} became durable after its drop at {} was written and the checkpoint {} passed it", rec.query, rec.commit_ts, rec.table_id, d, persisted_checkpoint)));
+        }
+    }
+    out
+}
 
 /// `no-write-after-fence`: storage writes (puts and renames; the best-effort cleanup of
 /// temporary objects is not a write of data) issued by node `n` in one step while its

@@ -452,6 +452,16 @@ impl Driver {
                 let now = g.now_ms;
                 g.upstream.drop_table(now, id);
             }
+            Step::CreateDatabase { database } => {
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                g.upstream.create_database(now, database)?;
+            }
+            Step::DropDatabase { database } => {
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                g.upstream.drop_database(now, database)?;
+            }
             Step::TruncateTable { table } => {
                 let id = self.table(table)?;
                 self.truncate(id);
@@ -704,6 +714,9 @@ impl Driver {
         let end = self.now() + duration;
         let nodes = self.scn.cluster.nodes;
         let mut created = 0u32;
+        // Databases this workload created and has not dropped (only these are dropped).
+        let mut databases: Vec<String> = Vec::new();
+        let mut created_dbs = 0u32;
         while self.now() < end {
             self.budget()?;
             let (op, pick, node, n, kind) = {
@@ -747,6 +760,37 @@ impl Driver {
                     gw.upstream.dml(now, id, n, RowOp::Insert, &mut gw.sim_rng);
                     drop(g);
                     self.tables.insert(name, id);
+                }
+                (WorkloadOp::CreateDatabase, _) if live_count < max_tables => {
+                    // No extra draws: the table count comes from `kind`, the rows from `n`.
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    let name = loop {
+                        created_dbs += 1;
+                        let name = format!("wd{}", created_dbs);
+                        if !g.upstream.database_exists(&name) {
+                            break name;
+                        }
+                    };
+                    g.upstream.create_database(now, &name)?;
+                    let count = (kind as usize + 1).min(max_tables - live_count);
+                    let mut new_tables = Vec::new();
+                    for i in 1..=count {
+                        let tname = format!("{}_t{}", name, i);
+                        let id = g.upstream.create_table(now, &name, &tname, regions);
+                        let gw = &mut *g;
+                        gw.upstream.dml(now, id, n, RowOp::Insert, &mut gw.sim_rng);
+                        new_tables.push((tname, id));
+                    }
+                    drop(g);
+                    self.tables.extend(new_tables);
+                    databases.push(name);
+                }
+                (WorkloadOp::DropDatabase, _) if !databases.is_empty() => {
+                    let name = databases.remove(n as usize % databases.len());
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    g.upstream.drop_database(now, &name)?;
                 }
                 (WorkloadOp::DropTable, Some(t)) if live_count > 1 => {
                     let mut g = self.w.lock().unwrap();
@@ -998,7 +1042,12 @@ impl Driver {
         let g = self.w.lock().unwrap();
         let m = g.maintainer().map(|(_, m)| m);
         Ok(match p {
-            Predicate::TableExistsDownstream { table } => g.storage.table_exists(self.table(table)?),
+            Predicate::TableExistsDownstream { table } => {
+                let id = self.table(table)?;
+                g.storage.table_exists(id, &schema_of(&g.upstream, id))
+            }
+            Predicate::DatabaseExistsDownstream { database } => g.storage.database_exists(database, &tables_of_database(&g.upstream, database)),
+            Predicate::DatabaseNotExistsDownstream { database } => !g.storage.database_exists(database, &tables_of_database(&g.upstream, database)),
             Predicate::ReplicationCount { table, op, count } => {
                 let c = m.filter(|m| m.initialized()).map(|m| m.replication_count(self.table(table).unwrap_or(-1))).unwrap_or(0);
                 cmp(*op, c, *count)
@@ -1256,8 +1305,10 @@ impl Driver {
                 }
                 Check::TableExists { table } | Check::TableNotExists { table } => {
                     let want = matches!(c, Check::TableExists { .. });
-                    let id = self.w.lock().unwrap().upstream.table_id_any(table).unwrap_or(-1);
-                    let got = self.w.lock().unwrap().storage.table_exists(id);
+                    let g = self.w.lock().unwrap();
+                    let id = g.upstream.table_id_any(table).unwrap_or(-1);
+                    let got = g.storage.table_exists(id, &schema_of(&g.upstream, id));
+                    drop(g);
                     CheckResult { check: format!("table_{}exists {}", if want { "" } else { "not_" }, table), passed: got == want, detail: format!("table {} exists downstream: {}", table, got) }
                 }
                 Check::SyncDiff { snapshot: Some(snap) } => self.check_sync_diff_snapshot(snap),
@@ -1398,6 +1449,16 @@ fn compare_field(got: &str, op: FieldOp, want: &str) -> Result<bool, String> {
         FieldOp::Le => ord != O::Greater,
         FieldOp::Lt => ord == O::Less,
     })
+}
+
+/// The database of an upstream table (empty for an unknown one).
+fn schema_of(up: &crate::upstream::Upstream, id: TableId) -> String {
+    up.tables.get(&id).map(|t| t.schema_name.clone()).unwrap_or_default()
+}
+
+/// Every table the upstream ever had in a database of this name.
+fn tables_of_database(up: &crate::upstream::Upstream, name: &str) -> Vec<TableId> {
+    up.tables.values().filter(|t| t.schema_name == name).map(|t| t.id).collect()
 }
 
 fn cmp(op: CmpOp, got: usize, want: usize) -> bool {

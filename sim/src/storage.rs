@@ -28,6 +28,8 @@ pub struct Storage {
     pub syncpoint_snapshots: BTreeMap<Ts, BTreeMap<TableId, BTreeMap<u64, u64>>>,
     /// Syncpoint records made durable since the barrier check last looked.
     pub new_syncpoints: Vec<SyncPointRecord>,
+    /// Tables whose data files became durable since the drop check last looked.
+    pub new_rows: Vec<TableId>,
 }
 
 impl Storage {
@@ -43,6 +45,9 @@ impl Storage {
             ObjectContent::Rows(rows) => {
                 for r in rows {
                     self.durable.insert((r.table_id, r.commit_ts, r.key));
+                }
+                if let Some(r) = rows.first() {
+                    self.new_rows.push(r.table_id);
                 }
             }
             ObjectContent::Ddl(d) => {
@@ -84,23 +89,60 @@ impl Storage {
         self.objects.iter().filter(|(p, _)| !p.contains(".tmp."))
     }
 
-    /// Whether the consumer sees the table: any data or a CREATE, and no later DROP.
-    pub fn table_exists(&self, table: TableId) -> bool {
+    /// Whether the consumer sees the table (of database `schema`): any data or a CREATE,
+    /// no later DROP TABLE, and no DROP DATABASE of its database after the table's last
+    /// DDL (the storage consumer drops a database's tables with it; a table ID never
+    /// outlives its database, a database created again under the name gets new tables).
+    pub fn table_exists(&self, table: TableId, schema: &str) -> bool {
         let mut last_ddl: Option<(Ts, DdlKind)> = None;
         let mut has_data = false;
+        let mut db_dropped_at: Option<Ts> = None;
         for (_, c) in self.final_objects() {
             match c {
-                ObjectContent::Ddl(d) if d.table_id == table => {
+                ObjectContent::Ddl(d) if d.table_id == table && table != 0 => {
                     if last_ddl.map(|(t, _)| d.commit_ts > t).unwrap_or(true) {
                         last_ddl = Some((d.commit_ts, d.kind));
                     }
+                }
+                ObjectContent::Ddl(d) if d.kind == DdlKind::DropDatabase && d.schema_name == schema => {
+                    db_dropped_at = db_dropped_at.max(Some(d.commit_ts));
                 }
                 ObjectContent::Rows(rows) if rows.first().map(|r| r.table_id == table).unwrap_or(false) => has_data = true,
                 _ => {}
             }
         }
+        if let Some(dropped) = db_dropped_at {
+            if last_ddl.map(|(t, _)| dropped > t).unwrap_or(true) {
+                return false;
+            }
+        }
         match last_ddl {
             Some((_, DdlKind::DropTable)) => false,
+            Some(_) => true,
+            None => has_data,
+        }
+    }
+
+    /// Whether the consumer sees the database: its last DDL (of the database or one of
+    /// its tables) is not a DROP DATABASE; without any DDL, whether one of `tables` (the
+    /// tables it ever had upstream) has data downstream (a database that existed before
+    /// the changefeed).
+    pub fn database_exists(&self, schema: &str, tables: &[TableId]) -> bool {
+        let mut last: Option<(Ts, DdlKind)> = None;
+        let mut has_data = false;
+        for (_, c) in self.final_objects() {
+            match c {
+                ObjectContent::Ddl(d) if d.schema_name == schema => {
+                    if last.map(|(t, _)| d.commit_ts > t).unwrap_or(true) {
+                        last = Some((d.commit_ts, d.kind));
+                    }
+                }
+                ObjectContent::Rows(rows) if rows.first().map(|r| tables.contains(&r.table_id)).unwrap_or(false) => has_data = true,
+                _ => {}
+            }
+        }
+        match last {
+            Some((_, DdlKind::DropDatabase)) => false,
             Some(_) => true,
             None => has_data,
         }

@@ -71,6 +71,8 @@ impl Upstream {
         self.tables.values().filter(|t| t.name == name).max_by_key(|t| t.created_ts).map(|t| t.id)
     }
 
+    /// The schema's ID; a database not created by [`Self::create_database`] (the default
+    /// `test`, those of `[[tables]]`) exists from the start and gets its ID here.
     fn schema_id(&mut self, schema: &str) -> SchemaId {
         if let Some(s) = self.schemas.get(schema) {
             return *s;
@@ -99,6 +101,66 @@ impl Upstream {
                 t.row_bytes = b;
             }
         }
+    }
+
+    /// CREATE DATABASE (`buildDDLEventForCreateSchema`): a new schema ID (TiDB never
+    /// reuses one, also not for a name dropped before); a DDL only the table trigger sees
+    /// (`updateDDLHistoryForTableTriggerOnlyDDL`), blocking the DDL span alone and adding
+    /// or dropping nothing, so the trigger writes it without reporting it. An existing
+    /// name is an error (TiDB refuses it too).
+    pub fn create_database(&mut self, now_ms: u64, name: &str) -> Result<SchemaId, String> {
+        if self.schemas.contains_key(name) {
+            return Err(format!("database '{}' already exists", name));
+        }
+        let sid = self.schema_id(name);
+        let ts = self.tso(now_ms);
+        self.ddls.push(DdlEvent {
+            commit_ts: ts,
+            kind: DdlKind::CreateDatabase,
+            schema_id: sid,
+            schema_name: name.into(),
+            table_id: 0,
+            table_name: String::new(),
+            query: format!("CREATE DATABASE {}", name),
+            blocked_tables: InfluencedTables { influence_type: InfluenceType::Normal, table_ids: vec![DDL_SPAN_TABLE_ID], schema_id: sid },
+            need_dropped_tables: None,
+            need_added_tables: vec![],
+        });
+        Ok(sid)
+    }
+
+    /// DROP DATABASE (`buildDDLEventForDropSchema`): every live table of the schema is
+    /// dropped at the DDL's ts (DML to them stops); one blocking DDL with `InfluenceType_DB`
+    /// for the schema as blocked and dropped tables, seen by the trigger and by every
+    /// table of the schema (`updateDDLHistoryForSchemaDDL`). The name is free again; a
+    /// database created under it later gets a new ID. Returns the dropped tables.
+    pub fn drop_database(&mut self, now_ms: u64, name: &str) -> Result<Vec<TableId>, String> {
+        let Some(sid) = self.schemas.remove(name) else { return Err(format!("database '{}' does not exist", name)) };
+        let ts = self.tso(now_ms);
+        let mut dropped = Vec::new();
+        for t in self.tables.values_mut().filter(|t| t.schema_id == sid && t.dropped_ts.is_none()) {
+            t.dropped_ts = Some(ts);
+            dropped.push(t.id);
+        }
+        let db = InfluencedTables { influence_type: InfluenceType::Db, table_ids: vec![], schema_id: sid };
+        self.ddls.push(DdlEvent {
+            commit_ts: ts,
+            kind: DdlKind::DropDatabase,
+            schema_id: sid,
+            schema_name: name.into(),
+            table_id: 0,
+            table_name: String::new(),
+            query: format!("DROP DATABASE {}", name),
+            blocked_tables: db.clone(),
+            need_dropped_tables: Some(db),
+            need_added_tables: vec![],
+        });
+        Ok(dropped)
+    }
+
+    /// Whether a database of this name exists now.
+    pub fn database_exists(&self, name: &str) -> bool {
+        self.schemas.contains_key(name)
     }
 
     pub fn create_table(&mut self, now_ms: u64, schema: &str, name: &str, regions: u64) -> TableId {

@@ -738,6 +738,7 @@ fn complete_storage_later(w: &W, wd: &World, n: NodeId, op_id: u64, lat: u64, op
         let res = {
             let mut g = w2.lock().unwrap();
             let r = op(&mut g.storage);
+            check_writes_after_drop(&mut g);
             check_durable_ddls(&mut g);
             r
         };
@@ -797,6 +798,18 @@ pub fn check_durable_ddls(wd: &mut World) {
         if let Some((t, ts, key)) = missing {
             wd.violate(invariants::BARRIER_WRITES_ONCE, format!("DDL '{}' at {} became durable before row key={} commit_ts={} of table {} was flushed", rec.query, rec.commit_ts, key, ts, t));
         }
+    }
+}
+
+/// `no-write-after-drop` over the data and DDL files that just became durable (run before
+/// [`check_durable_ddls`], which consumes the new DDL records).
+pub fn check_writes_after_drop(wd: &mut World) {
+    let rows = std::mem::take(&mut wd.storage.new_rows);
+    if rows.is_empty() && wd.storage.new_ddls.is_empty() {
+        return;
+    }
+    for (inv, d) in invariants::check_no_write_after_drop(&wd.upstream, &wd.storage, wd.persisted_checkpoint, &rows, &wd.storage.new_ddls) {
+        wd.violate(inv, d);
     }
 }
 

@@ -383,3 +383,17 @@ fn start_step_needs_a_join_later_node() {
     let err = assert_bad_input(&run(&["scenario", p.to_str().unwrap(), "--seed", "1"]));
     assert!(err.contains("invalid node 'n5'"), "{err}");
 }
+
+#[test]
+fn unknown_database_is_bad_input_naming_file_and_line() {
+    let d = temp_dir();
+    // CREATE TABLE in a database nobody created.
+    let p = write(&d, "nodb.toml", &format!("{MINIMAL}[[steps]]\naction = \"create_table\"\ntable = \"t9\"\ndatabase = \"ghost\"\n"));
+    let err = assert_bad_input(&run(&["scenario", p.to_str().unwrap(), "--seed", "1"]));
+    assert!(err.starts_with(&format!("error: {}:9: unknown database 'ghost' in step 'create_table'", p.display())), "{err}");
+    assert!(err.contains("known databases: test"), "{err}");
+    // DROP DATABASE of one that was never created.
+    let p = write(&d, "dropdb.toml", &format!("{MINIMAL}[[steps]]\naction = \"drop_database\"\ndatabase = \"ghost\"\n"));
+    let err = assert_bad_input(&run(&["scenario", p.to_str().unwrap(), "--seed", "1"]));
+    assert!(err.starts_with(&format!("error: {}:9: unknown database 'ghost' in step 'drop_database'", p.display())), "{err}");
+}

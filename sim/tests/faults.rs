@@ -316,3 +316,29 @@ fn swarm_draws_session_loss_as_a_family_and_a_seed_without_it_keeps_its_workload
     let events = |r: &RunResult| r.trace.iter().filter(|t| t.event != "step").map(|t| t.line()).collect::<Vec<_>>();
     assert_eq!(events(off), events(&run(&without, *seed, Bugs::none())));
 }
+
+#[test]
+fn the_drop_database_port_passes_and_drops_every_task_of_the_database_once() {
+    let s = file("fail_over_ddl_drop_database");
+    for seed in 0..3 {
+        let r = run(&s, seed, Bugs::none());
+        assert_eq!(r.outcome, Outcome::Pass, "seed {}: {:?} {:?}", seed, r.violations, r.checks);
+        let drops: Vec<_> = r.trace.iter().filter(|t| t.event == "write ddl" && t.fields.iter().any(|(k, v)| k == "query" && v == "DROP DATABASE fail_over_ddl_test")).collect();
+        assert!(!drops.is_empty(), "seed {}: the DROP DATABASE is written", seed);
+        // Every task of the database goes when the writer is done; no Pass is needed.
+        assert!(r.trace.iter().any(|t| t.event == "remove table task by ddl"));
+        assert!(r.trace.iter().any(|t| t.event == "barrier pass" && t.fields.iter().any(|(_, v)| v.contains("no tasks left, covered"))));
+        assert!(r.checks.iter().any(|c| c.check == "table_not_exists test1" && c.passed));
+    }
+}
+
+#[test]
+fn workload_databases_are_created_and_dropped_only_when_drawn() {
+    let count = |r: &RunResult, q: &str| r.trace.iter().filter(|t| t.event == "write ddl" && t.fields.iter().any(|(k, v)| k == "query" && v.starts_with(q))).count();
+    let on = run(&with_faults("", r#""create_database", "drop_database", "dml", "move_table""#), 3, Bugs::none());
+    assert_eq!(on.outcome, Outcome::Pass, "{:?} {:?}", on.violations, on.checks);
+    assert!(count(&on, "CREATE DATABASE wd") > 0 && count(&on, "CREATE TABLE wd") > 0, "databases and their tables are created");
+    assert!(count(&on, "DROP DATABASE wd") > 0, "and dropped");
+    let off = run(&with_faults("", r#""dml", "move_table""#), 3, Bugs::none());
+    assert_eq!(count(&off, "CREATE DATABASE") + count(&off, "DROP DATABASE"), 0);
+}

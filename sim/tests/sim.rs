@@ -357,3 +357,106 @@ fn balance_scheduler_refills_a_restarted_capture() {
     s.steps.insert(0, toml::Spanned::new(0..0, ticdc_sim::scenario::Step::EnableFailpoint { name: "StopBalanceScheduler".into(), node: "all".into() }));
     assert_eq!(balanced(&s), 0);
 }
+
+/// Make a DDL record durable downstream (temporary put, then rename).
+fn put_ddl(w: &mut ticdc_sim::world::World, rec: core_sched::upstream::DdlRecord) {
+    use core_sched::effects::ObjectContent;
+    let path = format!("ddl-{}-{}", rec.commit_ts, rec.table_id);
+    w.storage.put(&format!("{path}.tmp.0"), ObjectContent::Ddl(rec)).unwrap();
+    w.storage.rename(&format!("{path}.tmp.0"), &path).unwrap();
+    ticdc_sim::world::check_writes_after_drop(w);
+    ticdc_sim::world::check_durable_ddls(w);
+}
+
+/// Make rows durable downstream.
+fn put_rows(w: &mut ticdc_sim::world::World, rows: Vec<core_sched::upstream::RowChange>, name: &str) {
+    use core_sched::effects::ObjectContent;
+    w.storage.put(&format!("{name}.tmp.0"), ObjectContent::Rows(rows)).unwrap();
+    w.storage.rename(&format!("{name}.tmp.0"), name).unwrap();
+    ticdc_sim::world::check_writes_after_drop(w);
+    ticdc_sim::world::check_durable_ddls(w);
+}
+
+#[test]
+fn no_write_after_drop_fires_for_a_data_file_after_a_passed_drop_database_and_is_quiet_for_a_replay() {
+    use rand::SeedableRng;
+    use ticdc_sim::world::World;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let setup = |rng: &mut rand_chacha::ChaCha8Rng| {
+        let mut w = World::new(1, Bugs::none(), 2, [1, 2]);
+        w.upstream.create_database(1, "db").unwrap();
+        let t = w.upstream.create_table(1, "db", "t1", 1);
+        w.upstream.dml(2, t, 2, core_sched::upstream::RowOp::Insert, rng);
+        let rows = w.upstream.changes[&t].clone();
+        w.upstream.drop_database(3, "db").unwrap();
+        let drop = w.upstream.ddls.last().unwrap().clone();
+        // Rows first, then the DROP DATABASE: the barrier's order.
+        put_rows(&mut w, rows.clone(), "db/t1/a");
+        put_ddl(&mut w, drop.record());
+        (w, t, rows, drop.commit_ts)
+    };
+    // Quiet: a data file of the table again while the checkpoint is below the drop (a
+    // maintainer restarted from there replays the table, rows and DROP again).
+    let (mut w, t, rows, d) = setup(&mut rng);
+    assert!(w.violations.is_empty(), "{:?}", w.violations);
+    w.persisted_checkpoint = d - 1;
+    put_rows(&mut w, rows.clone(), "db/t1/b");
+    assert!(w.violations.is_empty(), "{:?}", w.violations);
+    // Fire: the same late write once the checkpoint passed the drop.
+    w.persisted_checkpoint = d;
+    put_rows(&mut w, rows.clone(), "db/t1/c");
+    assert!(w.violations.iter().any(|v| v.invariant == NO_WRITE_AFTER_DROP && v.detail.contains(&format!("table {}", t))), "{:?}", w.violations);
+    // Fire: a table-level DDL before the drop written late (e.g. by a zombie dispatcher).
+    let (mut w, t, _, d) = setup(&mut rng);
+    w.persisted_checkpoint = d + 5;
+    let alter = core_sched::upstream::DdlRecord { commit_ts: d - 1, kind: core_sched::upstream::DdlKind::AddColumn, schema_name: "db".into(), table_id: t, table_name: "t1".into(), query: "ALTER TABLE db.t1 ADD COLUMN c".into() };
+    put_ddl(&mut w, alter);
+    assert!(w.violations.iter().any(|v| v.invariant == NO_WRITE_AFTER_DROP && v.detail.contains("ALTER TABLE")), "{:?}", w.violations);
+    // Quiet: the drop itself is not durable yet (nothing was dropped downstream).
+    let mut w = World::new(1, Bugs::none(), 2, [1, 2]);
+    let t = w.upstream.create_table(1, "test", "t1", 1);
+    w.upstream.dml(2, t, 1, core_sched::upstream::RowOp::Insert, &mut rng);
+    let rows = w.upstream.changes[&t].clone();
+    w.upstream.drop_table(3, t);
+    w.persisted_checkpoint = w.upstream.ddls.last().unwrap().commit_ts;
+    put_rows(&mut w, rows, "test/t1/a");
+    assert!(w.violations.is_empty(), "{:?}", w.violations);
+}
+
+#[test]
+fn the_downstream_drops_a_databases_tables_with_it() {
+    use rand::SeedableRng;
+    use ticdc_sim::world::World;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let mut w = World::new(1, Bugs::none(), 2, [1, 2]);
+    // `test` and its table existed before the changefeed: no DDL downstream, just data.
+    let keep = w.upstream.create_table(1, "test", "keep", 1);
+    w.upstream.dml(2, keep, 1, core_sched::upstream::RowOp::Insert, &mut rng);
+    let rows = w.upstream.changes[&keep].clone();
+    put_rows(&mut w, rows, "test/keep/a");
+    assert!(w.storage.database_exists("test", &[keep]) && w.storage.table_exists(keep, "test"));
+    w.upstream.create_database(3, "db").unwrap();
+    let create_db = w.upstream.ddls.last().unwrap().record();
+    let t = w.upstream.create_table(4, "db", "t1", 1);
+    let create_t = w.upstream.ddls.last().unwrap().record();
+    assert!(!w.storage.database_exists("db", &[t]));
+    put_ddl(&mut w, create_db);
+    assert!(w.storage.database_exists("db", &[t]));
+    put_ddl(&mut w, create_t);
+    assert!(w.storage.table_exists(t, "db"));
+    w.upstream.drop_database(5, "db").unwrap();
+    let rec = w.upstream.ddls.last().unwrap().record();
+    put_ddl(&mut w, rec);
+    assert!(!w.storage.database_exists("db", &[t]) && !w.storage.table_exists(t, "db"));
+    assert!(w.storage.table_exists(keep, "test"), "another database's table stays");
+    // The name again: a new database, a new table ID; the old one stays dropped.
+    let sid = w.upstream.create_database(6, "db").unwrap();
+    let rec = w.upstream.ddls.last().unwrap().record();
+    put_ddl(&mut w, rec);
+    let t2 = w.upstream.create_table(7, "db", "t1", 1);
+    let rec = w.upstream.ddls.last().unwrap().record();
+    put_ddl(&mut w, rec);
+    assert!(t2 != t && w.upstream.tables[&t2].schema_id == sid && sid != w.upstream.tables[&t].schema_id);
+    assert!(w.storage.database_exists("db", &[t, t2]) && w.storage.table_exists(t2, "db") && !w.storage.table_exists(t, "db"));
+    assert!(w.violations.is_empty(), "{:?}", w.violations);
+}

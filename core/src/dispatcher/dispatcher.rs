@@ -30,6 +30,9 @@ pub struct PendingBlock {
     pub last_report_ms: u64,
     pub acked: bool,
     pub last_ignored_resend_ms: u64,
+    /// An `IgnoredBlockStatus` came within `IGNORED_RESEND_MIN_MS` of the last fast
+    /// resend: the resend is due at the next heartbeat tick past that window.
+    pub ignored_resend_deferred: bool,
     /// `(commitTs, isSyncPoint)` of the action being executed: TiCDC reports DONE with
     /// the action's key (`reportBlockedEventDone(actionCommitTs, actionIsSyncPoint)`).
     pub action_key: Option<(Ts, bool)>,
@@ -295,7 +298,7 @@ impl Dispatcher {
     /// `reportBlockedEventToMaintainer`: the event is pending in WAITING and reported.
     fn report_waiting(&mut self, ev: BlockEvent, now_ms: u64, fx: &mut DispatcherEffects) {
         let st = self.block_state(&ev, BlockStage::Waiting, true);
-        self.block = Some(PendingBlock { event: ev, stage: BlockStage::Waiting, last_report_ms: now_ms, acked: false, last_ignored_resend_ms: 0, action_key: None });
+        self.block = Some(PendingBlock { event: ev, stage: BlockStage::Waiting, last_report_ms: now_ms, acked: false, last_ignored_resend_ms: 0, ignored_resend_deferred: false, action_key: None });
         fx.block_statuses.push(st);
     }
 
@@ -412,8 +415,14 @@ impl Dispatcher {
     /// Periodic resend of unacknowledged block statuses (every 5 s).
     pub fn resend_block_statuses(&mut self, now_ms: u64, out: &mut Vec<BlockState>) {
         if let Some(b) = &mut self.block {
-            if b.stage == BlockStage::Waiting && !b.acked && now_ms >= b.last_report_ms + BLOCK_STATUS_RESEND_MS {
-                b.last_report_ms = now_ms;
+            let deferred = b.ignored_resend_deferred && now_ms >= b.last_ignored_resend_ms + IGNORED_RESEND_MIN_MS;
+            if b.stage == BlockStage::Waiting && !b.acked && (deferred || now_ms >= b.last_report_ms + BLOCK_STATUS_RESEND_MS) {
+                if deferred {
+                    b.last_ignored_resend_ms = now_ms;
+                } else {
+                    b.last_report_ms = now_ms;
+                }
+                b.ignored_resend_deferred = false;
                 let ev = b.event.clone();
                 out.push(self.block_state(&ev, BlockStage::Waiting, true));
             }
@@ -426,18 +435,28 @@ impl Dispatcher {
         }
     }
 
-    /// Fast resend on `IgnoredBlockStatus`.
+    /// Fast resend on `IgnoredBlockStatus` (`HandleDispatcherStatus` executes the resend
+    /// task at once, so a dispatcher whose task is still Scheduling keeps reporting until
+    /// the maintainer takes the status).
     ///
-    /// Simplification: TiCDC resends at once. The simulated network can duplicate
-    /// messages, and an immediate resend per (duplicated) ignore amplifies without bound,
-    /// so here a WAITING status is resent at most once per `IGNORED_RESEND_MIN_MS`.
+    /// Simplification: TiCDC resends at once on every ignore. The simulated network can
+    /// duplicate messages, and an immediate resend per (duplicated) ignore amplifies
+    /// without bound, so here a WAITING status is resent at most once per
+    /// `IGNORED_RESEND_MIN_MS`; an ignore inside that window defers the resend to the next
+    /// heartbeat tick past it (dropping it would leave the dispatcher to the 5 s resend).
     pub fn on_ignored(&mut self, ev: &AckEvent, now_ms: u64, out: &mut Vec<BlockState>) {
         if let Some(b) = &mut self.block {
             // `ignoredStatusMatches` compares the commit ts and `isSyncPoint`.
-            if b.event.key() == (ev.commit_ts, ev.is_sync_point) && b.stage == BlockStage::Waiting && now_ms >= b.last_ignored_resend_ms + IGNORED_RESEND_MIN_MS {
+            if b.event.key() != (ev.commit_ts, ev.is_sync_point) || b.stage != BlockStage::Waiting {
+                return;
+            }
+            if now_ms >= b.last_ignored_resend_ms + IGNORED_RESEND_MIN_MS {
                 b.last_ignored_resend_ms = now_ms;
+                b.ignored_resend_deferred = false;
                 let e = b.event.clone();
                 out.push(self.block_state(&e, BlockStage::Waiting, true));
+            } else {
+                b.ignored_resend_deferred = true;
             }
         }
     }

@@ -6,6 +6,14 @@
 //! table trigger) reported WAITING, the table trigger is its writer, and the Pass fans
 //! out to every alive node (`InfluenceType_All`), each dispatcher manager applying it to
 //! all its dispatchers.
+//!
+//! Schema-level DDLs (`InfluenceType_DB`, e.g. DROP DATABASE) block every task of the
+//! schema and the table trigger, which writes them; the Pass fans out (`InfluenceType_DB`
+//! with the schema ID) to the nodes hosting tasks of the schema and the writer's node,
+//! each manager applying it to its dispatchers of the schema and its trigger. DROP
+//! DATABASE drops the schema's tasks when the writer reports DONE
+//! (`RemoveTasksBySchemaID`), so its Pass finds no task left and the event is covered at
+//! once (`sendPassAction` marks the range checker covered).
 
 use super::operator::{Operator, OperatorController, RemoveDispatcherOperator, RemovePostFinish};
 use super::span_controller::{ReplicaState, SpanController};
@@ -40,11 +48,14 @@ pub struct BarrierEvent {
     pub last_status_ms: u64,
     /// A pass went out since selection (`passActionSent`).
     pub pass_sent: bool,
+    /// A DB event whose schema has no task left when its Pass is due (the range
+    /// checker's `MarkCovered`): finished without further DONE.
+    pub covered: bool,
 }
 
 impl BarrierEvent {
     fn new(key: EventKey, st: &BlockState) -> Self {
-        BarrierEvent { commit_ts: key.0, is_sync_point: key.1, block_tables: st.block_tables.clone(), need_dropped: st.need_dropped_tables.clone(), need_added: st.need_added_tables.clone(), reported: BTreeSet::new(), last_reporter: None, selected: false, writer: None, writer_advanced: false, done: BTreeSet::new(), last_resend_ms: 0, last_status_ms: 0, pass_sent: false }
+        BarrierEvent { commit_ts: key.0, is_sync_point: key.1, block_tables: st.block_tables.clone(), need_dropped: st.need_dropped_tables.clone(), need_added: st.need_added_tables.clone(), reported: BTreeSet::new(), last_reporter: None, selected: false, writer: None, writer_advanced: false, done: BTreeSet::new(), last_resend_ms: 0, last_status_ms: 0, pass_sent: false, covered: false }
     }
     pub fn need_schedule(&self) -> bool {
         self.need_dropped.is_some() || !self.need_added.is_empty()
@@ -123,6 +134,16 @@ impl Barrier {
                 }
                 BlockStage::None => {}
             }
+        }
+    }
+
+    /// Tasks `checkBlockedDispatchers` looks at to see whether someone is already past
+    /// the event: for a DB event the schema's tasks only (`GetTasksBySchemaID`; the DDL
+    /// span belongs to no schema), otherwise the related tasks.
+    fn past_check_tasks(&self, ev: &BarrierEvent, sc: &SpanController) -> Vec<DispatcherId> {
+        match &ev.block_tables {
+            Some(bt) if bt.influence_type == InfluenceType::Db => sc.tasks_of_schema(bt.schema_id).iter().map(|r| r.id).collect(),
+            _ => self.related_tasks(ev, sc),
         }
     }
 
@@ -278,6 +299,11 @@ impl Barrier {
         if !ev.writer_advanced {
             return;
         }
+        if ev.covered {
+            self.events.remove(&key);
+            self.finished.push(key);
+            return;
+        }
         let related = self.related_tasks(ev, sc);
         if related.iter().all(|id| ev.done.contains(id) || sc.get(id).map(|r| forward_barrier_event(r, key)).unwrap_or(true)) {
             self.events.remove(&key);
@@ -297,12 +323,34 @@ impl Barrier {
             return;
         }
         let ev = self.events.get(&key).unwrap();
+        if let Some(bt) = ev.block_tables.as_ref().filter(|b| b.influence_type == InfluenceType::Db) {
+            // DB: to every node hosting a task of the schema, and the writer's (the
+            // trigger's) node; each manager applies it to its dispatchers of the schema.
+            let schema = bt.schema_id;
+            let tasks = bc.sc.tasks_of_schema(schema);
+            if tasks.is_empty() {
+                // The schema's tables are gone (dropped by this event): covered.
+                self.events.get_mut(&key).unwrap().covered = true;
+                out.notes.push(("barrier pass", format!("commit_ts={} schema={} no tasks left, covered", key.0, schema)));
+                return;
+            }
+            let mut nodes: BTreeSet<NodeId> = tasks.iter().filter_map(|r| r.node).collect();
+            if let Some(n) = ev.writer.and_then(|w| bc.sc.get(&w)).and_then(|r| r.node) {
+                nodes.insert(n);
+            }
+            for n in nodes {
+                out.notes.push(("barrier pass", format!("commit_ts={} node={} schema={}", key.0, n, schema)));
+                out.push(n, action(ActionKind::Pass, key.0, key.1, InfluencedDispatchers::Db(schema)));
+            }
+            return;
+        }
+        // Normal: every task of the blocked tables, by node (`sendPassAction` lists them all,
+        // the writer and those already DONE included: a dispatcher recreated since, e.g.
+        // after a move that ended in a re-add, waits on the event again and needs the Pass;
+        // one already past it answers the outdated action DONE).
         let related = self.related_tasks(ev, bc.sc);
         let mut by_node: BTreeMap<NodeId, Vec<DispatcherId>> = BTreeMap::new();
         for id in related {
-            if Some(id) == ev.writer || ev.done.contains(&id) {
-                continue;
-            }
             if let Some(n) = bc.sc.get(&id).and_then(|r| r.node) {
                 by_node.entry(n).or_default().push(id);
             }
@@ -362,7 +410,7 @@ impl Barrier {
             self.events.get_mut(&key).unwrap().last_resend_ms = bc.now;
             if !selected {
                 // Someone already past the event: it was written (`checkBlockedDispatchers`).
-                let related = self.related_tasks(self.events.get(&key).unwrap(), bc.sc);
+                let related = self.past_check_tasks(self.events.get(&key).unwrap(), bc.sc);
                 let past = related.iter().any(|id| bc.sc.get(id).map(|r| forward_barrier_event(r, key)).unwrap_or(false));
                 if past {
                     let ev = self.events.get_mut(&key).unwrap();

@@ -128,9 +128,12 @@ impl CloudStorageSink {
         started
     }
 
-    /// Write a DDL's schema file (tmp + rename like every object).
+    /// Write a DDL's schema file (tmp + rename like every object). A schema-level DDL
+    /// (CREATE/DROP DATABASE, table ID 0) goes to `<schema>/meta/`, a table's to
+    /// `<schema>/<table>/meta/` (`SchemaFile.Path`; the checksum in TiCDC's file name is
+    /// the DDL kind here).
     pub fn write_ddl(&mut self, d: DispatcherId, rec: DdlRecord, rng: &mut dyn rand::RngCore, out: &mut Vec<StorageRequest>) -> String {
-        let target = format!("{}/t{}/meta/schema_{}_{:?}.json", rec.schema_name, rec.table_id, rec.commit_ts, rec.kind);
+        let target = if rec.table_id == 0 { format!("{}/meta/schema_{}_{:?}.json", rec.schema_name, rec.commit_ts, rec.kind) } else { format!("{}/t{}/meta/schema_{}_{:?}.json", rec.schema_name, rec.table_id, rec.commit_ts, rec.kind) };
         let tmp = self.tmp_name(&target, rng);
         let op_id = self.op_id();
         let ts = rec.commit_ts;

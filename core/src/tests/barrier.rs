@@ -47,11 +47,19 @@ fn normal_event_writer_is_the_last_reporter_and_others_get_pass_after_done() {
         h.env.now = 1_000;
         assert_eq!(actions(&h.tick()), vec![(n(last.0), ActionKind::Write, TS, vec![last.1])]);
         let o = report(&mut h, last.0, last.1, block(TS, bt.clone(), Done));
-        assert_eq!(actions(&o), vec![(n(first.0), ActionKind::Pass, TS, vec![first.1])], "Pass only to the others");
+        // `sendPassAction` lists every task of the blocked tables, the writer included (it
+        // answers the outdated action DONE).
+        let mut pass = vec![(n(first.0), ActionKind::Pass, TS, vec![first.1]), (n(last.0), ActionKind::Pass, TS, vec![last.1])];
+        pass.sort_by_key(|a| a.0);
+        let sorted = |mut v: Vec<(NodeId, ActionKind, Ts, Vec<DispatcherId>)>| {
+            v.sort_by_key(|a| a.0);
+            v
+        };
+        assert_eq!(sorted(actions(&o)), pass);
         assert!(h.m.barrier.events.contains_key(&(TS, false)), "waiting for the passed dispatcher");
         // Until it reports DONE the Pass is resent.
         h.env.now = 2_000;
-        assert_eq!(actions(&h.tick()), vec![(n(first.0), ActionKind::Pass, TS, vec![first.1])]);
+        assert_eq!(sorted(actions(&h.tick())), pass);
         report(&mut h, first.0, first.1, block(TS, bt.clone(), Done));
         assert!(h.m.barrier.events.is_empty(), "every related dispatcher is done");
     }
@@ -66,7 +74,7 @@ fn trigger_related_event_is_written_by_the_ddl_span_even_if_it_reported_first() 
     let o = report(&mut h, 1, X, block(TS, bt.clone(), Waiting));
     assert_eq!(actions(&o), vec![(n(0), ActionKind::Write, TS, vec![ddl])]);
     let o = report(&mut h, 0, ddl, block(TS, bt, Done));
-    assert_eq!(actions(&o), vec![(n(1), ActionKind::Pass, TS, vec![X])]);
+    assert_eq!(actions(&o), vec![(n(0), ActionKind::Pass, TS, vec![ddl]), (n(1), ActionKind::Pass, TS, vec![X])]);
 }
 
 #[test]
@@ -80,9 +88,30 @@ fn db_event_is_written_by_the_ddl_span_and_passed_to_every_node_of_the_schema() 
     let o = report(&mut h, 2, Y, block(TS, bt.clone(), Waiting));
     assert_eq!(actions(&o), vec![(n(0), ActionKind::Write, TS, vec![ddl])]);
     let o = report(&mut h, 0, ddl, block(TS, bt, Done));
-    let mut a = actions(&o);
+    // `InfluenceType_DB` with the schema ID to the nodes of the schema's tasks and the
+    // writer's; each manager applies it to its dispatchers of the schema.
+    let mut a: Vec<(NodeId, ActionKind, InfluencedDispatchers)> = hb_statuses(&o).into_iter().filter_map(|(to, s)| s.action.map(|x| (to, x.action, s.influenced))).collect();
     a.sort_by_key(|x| x.0);
-    assert_eq!(a, vec![(n(1), ActionKind::Pass, TS, vec![X]), (n(2), ActionKind::Pass, TS, vec![Y])]);
+    assert_eq!(a, [0, 1, 2].map(|i| (n(i), ActionKind::Pass, InfluencedDispatchers::Db(SCHEMA))).to_vec());
+}
+
+#[test]
+fn a_writer_recreated_before_the_event_finishes_gets_the_pass_it_waits_for() {
+    // X writes the DDL; Y's node holds the event open (no DONE yet). X is then removed and
+    // re-added from blockTs-1 (e.g. a move that ended in a re-add): it replays the DDL and
+    // waits on it again; the resent Pass must reach it too, or it waits forever once Y's
+    // DONE finishes the event.
+    let mut h = setup();
+    let bt = normal(&[10, 11]);
+    report(&mut h, 2, Y, block(TS, bt.clone(), Waiting));
+    report(&mut h, 1, X, block(TS, bt.clone(), Waiting));
+    report(&mut h, 1, X, block(TS, bt.clone(), Done));
+    assert!(h.m.barrier.events[&(TS, false)].done.contains(&X));
+    let o = report(&mut h, 1, X, block(TS, bt.clone(), Waiting));
+    assert_eq!(acks(&o), vec![(n(1), TS, vec![X])], "selected: ACK only");
+    h.env.now = 1_000;
+    let a = actions(&h.tick());
+    assert!(a.contains(&(n(1), ActionKind::Pass, TS, vec![X])), "{:?}", a);
 }
 
 #[test]
@@ -152,7 +181,9 @@ fn drop_removes_tasks_only_after_the_writer_is_done() {
     b.stage = Done;
     let o = report(&mut h, 0, ddl, b);
     assert!(traced(&o, "remove table task by ddl"));
-    assert!(actions(&o).is_empty(), "the dropped table's dispatcher gets no Pass; it is removed");
+    // The dropped table's dispatcher gets no Pass (it is removed); the trigger, the
+    // writer, is the only task of the blocked tables left.
+    assert_eq!(actions(&o), vec![(n(0), ActionKind::Pass, TS, vec![ddl])]);
     assert!(h.table_tasks(10).is_empty());
     assert!(matches!(h.op(X), Some(Operator::Remove(r)) if r.node == n(1) && r.post == RemovePostFinish::None));
     let reqs = schedule_reqs(&h.execute());
@@ -180,4 +211,46 @@ fn blocking_truncate_adds_the_new_table_only_after_done() {
     assert_eq!(t.len(), 1);
     assert_eq!(h.m.sc.get(&t[0]).unwrap().checkpoint_ts, TS);
     assert!(h.table_tasks(10).is_empty());
+}
+
+// ---------------------------------------------------------------- dispatcher: fast resend
+
+/// A dispatcher WAITING on a DDL whose task is still Scheduling keeps reporting on every
+/// `IgnoredBlockStatus` (`HandleDispatcherStatus` runs the resend task at once); an ignore
+/// inside the rate-limit window defers the resend to the next heartbeat tick instead of
+/// leaving the dispatcher to the 5 s resend.
+#[test]
+fn an_ignored_waiting_status_is_resent_and_one_inside_the_window_at_the_next_tick() {
+    use super::fencing::{ddl_event, owned};
+    use crate::dispatcher::dispatcher::IGNORED_RESEND_MIN_MS;
+    use crate::upstream::UpstreamEvent;
+    let (mut dm, mut env) = owned(1, None, Env::new(1));
+    dm_handle(&mut dm, &mut env, 0, sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    let waiting = |o: &Out| o.msgs.iter().filter(|e| matches!(&e.msg, Message::BlockStatusRequest { statuses, .. } if statuses.iter().any(|s| s.id == X && s.state.stage == Waiting))).count();
+    let o = dm_feed(&mut dm, &mut env, X, vec![UpstreamEvent::Ddl(ddl_event(TS, normal(&[10, 11])))], TS + 1);
+    assert_eq!(waiting(&o), 1);
+    let ignored = || Message::HeartBeatResponse { cf: cf(), statuses: vec![DispatcherStatus { influenced: InfluencedDispatchers::Normal(vec![X]), action: None, ack: None, ignored_block_status: Some(AckEvent { commit_ts: TS, is_sync_point: false }) }], maintainer_epoch: EPOCH };
+    env.now = 1_000;
+    assert_eq!(waiting(&dm_handle(&mut dm, &mut env, 0, ignored()).1), 1, "resent at once");
+    env.now = 1_010;
+    assert_eq!(waiting(&dm_handle(&mut dm, &mut env, 0, ignored()).1), 0, "inside the window: deferred");
+    env.now = 1_020;
+    dm.heartbeat(&mut env.ctx(), false);
+    assert_eq!(waiting(&env.take()), 0, "the window is not over yet");
+    env.now = 1_000 + IGNORED_RESEND_MIN_MS;
+    dm.heartbeat(&mut env.ctx(), false);
+    assert_eq!(waiting(&env.take()), 1, "resent at the next tick past the window, not 5 s later");
+    env.now += 200;
+    dm.heartbeat(&mut env.ctx(), false);
+    assert_eq!(waiting(&env.take()), 0, "once");
+    // A deferred resend is dropped once the status is acknowledged.
+    env.now += 10;
+    dm_handle(&mut dm, &mut env, 0, ignored());
+    env.now += 5;
+    dm_handle(&mut dm, &mut env, 0, ignored());
+    let ack = Message::HeartBeatResponse { cf: cf(), statuses: vec![DispatcherStatus { influenced: InfluencedDispatchers::Normal(vec![X]), action: None, ack: Some(AckEvent { commit_ts: TS, is_sync_point: false }), ignored_block_status: None }], maintainer_epoch: EPOCH };
+    dm_handle(&mut dm, &mut env, 0, ack);
+    env.now += 200;
+    dm.heartbeat(&mut env.ctx(), false);
+    assert_eq!(waiting(&env.take()), 0);
 }

@@ -7,6 +7,7 @@ mod balance_splits;
 mod barrier;
 mod bootstrap;
 mod checkpoint;
+mod db_ddl;
 mod failed_changefeed;
 mod fencing;
 mod local_fence;

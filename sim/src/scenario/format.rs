@@ -46,6 +46,10 @@ pub struct Scenario {
     pub cluster: Cluster,
     #[serde(default)]
     pub changefeed: ChangefeedDef,
+    /// Databases that exist before the changefeed, besides `test` and those of
+    /// `[[tables]]` (no DDL for them is replicated).
+    #[serde(default)]
+    pub databases: Vec<String>,
     /// Tables created before the changefeed.
     #[serde(default)]
     pub tables: Vec<TableDef>,
@@ -165,7 +169,8 @@ pub enum SinkKind {
 #[serde(deny_unknown_fields)]
 pub struct TableDef {
     pub name: String,
-    #[serde(default = "d_schema")]
+    /// The table's database (`database` is accepted too); it exists before the changefeed.
+    #[serde(default = "d_schema", alias = "database")]
     pub schema: String,
     #[serde(default = "d_one")]
     pub regions: u64,
@@ -194,12 +199,17 @@ pub struct VarDef {
 pub enum Step {
     CreateTable {
         table: String,
-        #[serde(default = "d_schema")]
+        /// The database (`database` is accepted too); it must exist.
+        #[serde(default = "d_schema", alias = "database")]
         schema: String,
         #[serde(default = "d_one")]
         regions: u64,
     },
     DropTable { table: String },
+    /// `CREATE DATABASE <database>` (a trigger-only, non-blocking DDL).
+    CreateDatabase { database: String },
+    /// `DROP DATABASE <database>`: drops every table of it (a blocking DDL of the schema).
+    DropDatabase { database: String },
     TruncateTable { table: String },
     AddColumn { table: String },
     Insert { table: String, rows: u64 },
@@ -307,6 +317,10 @@ pub enum WorkloadOp {
     /// closes and exits (`session_loss`), and is started again as a fresh process once it
     /// has exited (a supervisor restarting the server). A `swarm` family.
     SessionLoss,
+    /// CREATE DATABASE `wd<k>` and 1-3 tables in it (with rows), up to `max_tables`.
+    CreateDatabase,
+    /// DROP DATABASE of a random database the workload created (none: nothing happens).
+    DropDatabase,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -357,6 +371,10 @@ pub enum Predicate {
     DownstreamRowCount { table: String, count: usize },
     /// The capture's process has exited (`! ps -p $pid`).
     NodeExited { node: String },
+    /// The database exists downstream (`show databases` contains it).
+    DatabaseExistsDownstream { database: String },
+    /// The database does not exist downstream (`show databases` does not contain it).
+    DatabaseNotExistsDownstream { database: String },
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]

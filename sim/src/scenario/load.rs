@@ -275,6 +275,8 @@ pub fn step_action(s: &Step) -> &'static str {
     match s {
         Step::CreateTable { .. } => "create_table",
         Step::DropTable { .. } => "drop_table",
+        Step::CreateDatabase { .. } => "create_database",
+        Step::DropDatabase { .. } => "drop_database",
         Step::TruncateTable { .. } => "truncate_table",
         Step::AddColumn { .. } => "add_column",
         Step::Insert { .. } => "insert",
@@ -327,7 +329,7 @@ fn predicate_table(p: &Predicate) -> Option<&str> {
     match p {
         Predicate::TableExistsDownstream { table } | Predicate::ReplicationCount { table, .. } | Predicate::TableNodeCount { table, .. } | Predicate::TableScheduled { table } | Predicate::TableOnNode { table, .. } | Predicate::DownstreamRowCount { table, .. } => Some(table),
         Predicate::TraceSeen { table, .. } => table.as_deref(),
-        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced | Predicate::TraceSequence { .. } | Predicate::ChangefeedState { .. } | Predicate::SyncpointRecorded { .. } | Predicate::NodeExited { .. } => None,
+        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced | Predicate::TraceSequence { .. } | Predicate::ChangefeedState { .. } | Predicate::SyncpointRecorded { .. } | Predicate::NodeExited { .. } | Predicate::DatabaseExistsDownstream { .. } | Predicate::DatabaseNotExistsDownstream { .. } => None,
     }
 }
 
@@ -342,7 +344,7 @@ fn check_table(c: &Check) -> Option<&str> {
 /// What a step references: tables, nodes (with whether `all` is allowed), failpoints.
 fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
     match s {
-        Step::CreateTable { .. } | Step::Heal | Step::Sleep { .. } | Step::SleepRandom { .. } | Step::RandomWorkload { .. } | Step::PauseChangefeed | Step::UpdateChangefeed { .. } | Step::ResumeChangefeed | Step::StopDmlLoop => (None, vec![], None),
+        Step::CreateTable { .. } | Step::CreateDatabase { .. } | Step::DropDatabase { .. } | Step::Heal | Step::Sleep { .. } | Step::SleepRandom { .. } | Step::RandomWorkload { .. } | Step::PauseChangefeed | Step::UpdateChangefeed { .. } | Step::ResumeChangefeed | Step::StopDmlLoop => (None, vec![], None),
         Step::DmlLoop { table, .. } => (Some(table), vec![], None),
         Step::DropTable { table }
         | Step::TruncateTable { table }
@@ -366,11 +368,32 @@ fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
     }
 }
 
+/// Whether a step acts on its table upstream (so the table must still exist there). The
+/// scheduling API may still act on a dropped table's spans while its drop is in flight,
+/// and waits and checks may name a dropped table.
+fn step_needs_live_table(s: &Step) -> bool {
+    matches!(
+        s,
+        Step::DropTable { .. } | Step::TruncateTable { .. } | Step::AddColumn { .. } | Step::Insert { .. } | Step::Update { .. } | Step::Delete { .. } | Step::SplitTableRegions { .. } | Step::DmlLoop { .. }
+    )
+}
+
+/// The database every cluster has (`test`), and the default of `schema`.
+const DEFAULT_DATABASE: &str = "test";
+
 struct Validator<'a> {
     loaded: &'a Loaded,
     nodes: u32,
     vars: Vec<String>,
     tables: BTreeSet<String>,
+    /// Databases that exist at this point of the steps.
+    databases: BTreeSet<String>,
+    /// Every database that existed at some point (predicates may name a dropped one).
+    ever_databases: BTreeSet<String>,
+    /// The database of each table.
+    table_db: std::collections::BTreeMap<String, String>,
+    /// Tables dropped by an earlier step, with how.
+    dropped: std::collections::BTreeMap<String, String>,
     /// Names captured by `trace_seen` waits so far (`$name` values).
     values: BTreeSet<String>,
 }
@@ -412,6 +435,14 @@ impl Validator<'_> {
 
     fn known_table(&self, t: &str) -> bool {
         self.tables.contains(t)
+    }
+
+    fn database(&self, db: &str, what: &str, offset: usize, known: &BTreeSet<String>) -> Result<(), LoadError> {
+        if known.contains(db) {
+            return Ok(());
+        }
+        let list = if known.is_empty() { "none".to_string() } else { known.iter().cloned().collect::<Vec<_>>().join(", ") };
+        Err(self.err(Some(offset), format!("unknown database '{}' in {}; known databases: {} (`test`, `databases`, the databases of [[tables]] and those of earlier create_database steps)", db, what, list)))
     }
 
     fn table(&self, t: &str, what: &str, offset: usize) -> Result<(), LoadError> {
@@ -456,7 +487,8 @@ impl Validator<'_> {
 pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
     let scn = &loaded.scenario;
     let spans: SpanDoc = toml::from_str(&loaded.source).unwrap_or_default();
-    let mut v = Validator { loaded, nodes: scn.cluster.nodes, vars: vec![], tables: BTreeSet::new(), values: BTreeSet::new() };
+    let mut v = Validator { loaded, nodes: scn.cluster.nodes, vars: vec![], tables: BTreeSet::new(), databases: BTreeSet::new(), ever_databases: BTreeSet::new(), table_db: Default::default(), dropped: Default::default(), values: BTreeSet::new() };
+    v.databases.insert(DEFAULT_DATABASE.to_string());
 
     // [cluster]
     if !(1..=16).contains(&scn.cluster.nodes) {
@@ -506,7 +538,11 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
         if !v.tables.insert(t.name.clone()) {
             return Err(v.err(at, format!("table '{}' is defined twice in [[tables]]", t.name)));
         }
+        v.databases.insert(t.schema.clone());
+        v.table_db.insert(t.name.clone(), t.schema.clone());
     }
+    v.databases.extend(scn.databases.iter().cloned());
+    v.ever_databases = v.databases.clone();
 
     // [[vars]]
     for (i, var) in scn.vars.iter().enumerate() {
@@ -532,6 +568,11 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
         let (table, nodes, failpoint) = step_refs(s);
         if let Some(t) = table {
             v.table(t, &what, at)?;
+            if step_needs_live_table(s) {
+                if let Some(how) = v.dropped.get(t) {
+                    return Err(v.err(Some(at), format!("table '{}' in {} no longer exists upstream: it was {}", t, what, how)));
+                }
+            }
         }
         for (n, allow_all) in nodes {
             v.node(n, allow_all, nvars, &what, Some(at))?;
@@ -545,8 +586,40 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
             v.value_refs(&value_refs_of_predicate(until), &what, at)?;
         }
         match s {
-            Step::CreateTable { table, .. } => {
+            Step::CreateTable { table, schema, .. } => {
+                let known = v.databases.clone();
+                v.database(schema, &what, at, &known)?;
                 v.tables.insert(table.clone());
+                v.table_db.insert(table.clone(), schema.clone());
+                v.dropped.remove(table);
+            }
+            Step::DropTable { table } => {
+                v.dropped.insert(table.clone(), format!("dropped by the drop_table step at line {}", line_col(&loaded.source, at).0));
+            }
+            Step::CreateDatabase { database } => {
+                if v.databases.contains(database) {
+                    return Err(v.err(Some(at), format!("database '{}' in {} already exists (drop it first)", database, what)));
+                }
+                v.databases.insert(database.clone());
+                v.ever_databases.insert(database.clone());
+            }
+            Step::DropDatabase { database } => {
+                let known = v.databases.clone();
+                v.database(database, &what, at, &known)?;
+                v.databases.remove(database);
+                let how = format!("dropped with database '{}' by the drop_database step at line {}", database, line_col(&loaded.source, at).0);
+                for (t, db) in &v.table_db {
+                    if db == database {
+                        v.dropped.entry(t.clone()).or_insert_with(|| how.clone());
+                    }
+                }
+            }
+            Step::Wait { until: Predicate::DatabaseExistsDownstream { database } | Predicate::DatabaseNotExistsDownstream { database }, .. } => {
+                let known = v.ever_databases.clone();
+                v.database(database, &what, at, &known)?;
+            }
+            Step::RandomWorkload { ops, .. } if ops.contains(&super::WorkloadOp::CreateTable) && !v.databases.contains(DEFAULT_DATABASE) => {
+                return Err(v.err(Some(at), format!("{}: op create_table creates tables in database '{}', which an earlier drop_database step dropped", what, DEFAULT_DATABASE)));
             }
             Step::Start { node } if !scn.cluster.join_later.contains(node) => {
                 return Err(v.err(Some(at), format!("step 'start': node '{}' is not listed in cluster.join-later (use 'restart' for a killed node)", node)));
@@ -833,6 +906,51 @@ mod tests {
         assert!(e.contains("changefeed.sync-point-interval: invalid duration '30'"), "{e}");
         let (_, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"update_changefeed\"\nconfig = {{ sync-point-interval = \"soon\" }}\n"));
         assert!(e.contains("step 'update_changefeed': invalid duration 'soon'"), "{e}");
+    }
+
+    #[test]
+    fn databases_must_exist_and_dropped_tables_take_no_more_upstream_steps() {
+        let step = |a: &str, rest: &str| format!("[[steps]]\naction = \"{a}\"\n{rest}");
+        // Valid: create a database, a table in it, drop it; the table may still be named
+        // by waits and checks, and moved while its drop is in flight; the name can be
+        // created again.
+        let body = format!(
+            "name = \"t\"\ndescription = \"test scenario\"\ndatabases = [\"pre\"]\n[[tables]]\nname = \"t1\"\n{}{}{}{}{}{}{}{}[[checks]]\nkind = \"table_not_exists\"\ntable = \"d1\"\n",
+            step("create_database", "database = \"db\"\n"),
+            step("create_table", "table = \"d1\"\ndatabase = \"db\"\n"),
+            step("create_table", "table = \"p1\"\nschema = \"pre\"\n"),
+            step("drop_database", "database = \"db\"\n"),
+            step("move_table", "table = \"d1\"\nto = \"n0\"\n"),
+            step("wait", "timeout_ms = 5\nuntil = { kind = \"database_not_exists_downstream\", database = \"db\" }\n"),
+            step("create_database", "database = \"db\"\n"),
+            step("wait", "timeout_ms = 5\nuntil = { kind = \"database_exists_downstream\", database = \"pre\" }\n"),
+        );
+        let d = temp_dir();
+        let p = write(&d, "db.toml", &body);
+        load_path(&p).unwrap_or_else(|e| panic!("{e}"));
+        // `databases` is a known database, and so are those of [[tables]].
+        let (_, e) = load_err(&format!("{HEAD}{}", step("create_table", "table = \"x\"\ndatabase = \"nope\"\n")));
+        assert!(e.contains("unknown database 'nope' in step 'create_table'; known databases: test"), "{e}");
+        let (_, e) = load_err(&format!("{HEAD}[[tables]]\nname = \"t2\"\ndatabase = \"other\"\n{}", step("create_database", "database = \"other\"\n")));
+        assert!(e.contains("database 'other' in step 'create_database' already exists"), "{e}");
+        let (p, e) = load_err(&format!("{HEAD}{}", step("create_database", "database = \"test\"\n")));
+        assert!(e.starts_with(&format!("{}:5: database 'test'", p.display())), "{e}");
+        // Dropped: no second drop, no table creation in it, no DML on its tables.
+        let dropped = format!("{HEAD}{}{}{}", step("create_database", "database = \"db\"\n"), step("create_table", "table = \"d1\"\ndatabase = \"db\"\n"), step("drop_database", "database = \"db\"\n"));
+        let (_, e) = load_err(&format!("{dropped}{}", step("drop_database", "database = \"db\"\n")));
+        assert!(e.contains("unknown database 'db' in step 'drop_database'"), "{e}");
+        let (_, e) = load_err(&format!("{dropped}{}", step("create_table", "table = \"d2\"\ndatabase = \"db\"\n")));
+        assert!(e.contains("unknown database 'db' in step 'create_table'"), "{e}");
+        let (p, e) = load_err(&format!("{dropped}{}", step("insert", "table = \"d1\"\nrows = 1\n")));
+        assert!(e.starts_with(&format!("{}:15: table 'd1' in step 'insert' no longer exists upstream: it was dropped with database 'db' by the drop_database step at line 12", p.display())), "{e}");
+        let (_, e) = load_err(&format!("{HEAD}{}{}", step("drop_table", "table = \"t1\"\n"), step("add_column", "table = \"t1\"\n")));
+        assert!(e.contains("table 't1' in step 'add_column' no longer exists upstream: it was dropped by the drop_table step at line 5"), "{e}");
+        // A predicate on a database that never existed.
+        let (_, e) = load_err(&format!("{HEAD}{}", step("wait", "timeout_ms = 5\nuntil = { kind = \"database_not_exists_downstream\", database = \"nope\" }\n")));
+        assert!(e.contains("unknown database 'nope' in step 'wait'"), "{e}");
+        // The workload's create_table op needs `test`.
+        let (_, e) = load_err(&format!("{HEAD}{}{}", step("drop_database", "database = \"test\"\n"), step("random_workload", "duration_ms = 5\nops = [\"create_table\"]\n")));
+        assert!(e.contains("op create_table creates tables in database 'test'"), "{e}");
     }
 
     #[test]
