@@ -269,7 +269,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
                         slot.generation += 1;
                         slot.alive = true;
                         slot.session_done = false;
-                        slot.departed = false;
+                        slot.member = true;
                         let gen = slot.generation;
                         let st = fresh_node_state(&mut g, n);
                         g.nodes[i as usize].state = Some(st);
@@ -611,7 +611,7 @@ impl Driver {
             }
             Step::Restart { node } => {
                 let n = self.node(node)?;
-                restart_node(&self.w, self.handles[n.0 as usize].id()).await;
+                restart_node(&self.w, n, self.handles[n.0 as usize].id()).await;
             }
             Step::Start { node } => {
                 let n = self.node(node)?;
@@ -619,7 +619,7 @@ impl Driver {
                 if !held {
                     return Err(format!("start {}: the capture was already started", n));
                 }
-                restart_node(&self.w, self.handles[n.0 as usize].id()).await;
+                restart_node(&self.w, n, self.handles[n.0 as usize].id()).await;
             }
             Step::SleepRandom { min_ms, max_ms } => {
                 let ms = {
@@ -906,7 +906,7 @@ impl Driver {
             }
             madsim::time::sleep(Duration::from_millis(after_ms)).await;
             if still_down(&w, node, gen) {
-                restart_node(&w, id).await;
+                restart_node(&w, node, id).await;
             }
         });
     }
@@ -963,10 +963,13 @@ impl Driver {
         }
         madsim::runtime::Handle::current().kill(self.handles[n.0 as usize].id());
         let w = self.w.clone();
-        let net = self.w.lock().unwrap().net_handle.clone().unwrap();
+        let (net, gen) = {
+            let g = self.w.lock().unwrap();
+            (g.net_handle.clone().unwrap(), g.nodes[n.0 as usize].generation)
+        };
         net.spawn(async move {
             madsim::time::sleep(Duration::from_millis(NODE_FAILURE_DETECTION_MS)).await;
-            notify_membership(&w);
+            crate::world::leave_cluster(&w, n, gen);
         });
     }
 
@@ -1383,10 +1386,11 @@ fn still_down(w: &W, n: NodeId, gen: u64) -> bool {
     !slot.alive && slot.generation == gen
 }
 
-async fn restart_node(w: &W, id: madsim::task::NodeId) {
+async fn restart_node(w: &W, n: NodeId, id: madsim::task::NodeId) {
     // The old incarnation leaves the cluster first (in TiCDC the restarted capture has a
     // new ID), even when the restart comes before its death was detected.
-    notify_membership(w);
+    let gen = w.lock().unwrap().nodes[n.0 as usize].generation;
+    crate::world::leave_cluster(w, n, gen);
     madsim::runtime::Handle::current().restart(id);
     madsim::time::sleep(Duration::from_millis(1)).await;
     notify_membership(w);

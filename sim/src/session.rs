@@ -45,7 +45,7 @@ pub fn session_loss(w: &W, n: NodeId, notice_ms: [u64; 2]) {
     let w2 = w.clone();
     net.spawn(async move {
         madsim::time::sleep(Duration::from_millis(NODE_FAILURE_DETECTION_MS)).await;
-        notify_membership(&w2);
+        crate::world::leave_cluster(&w2, n, gen);
     });
     let w3 = w.clone();
     net.spawn(async move {

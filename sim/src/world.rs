@@ -47,10 +47,14 @@ pub struct NodeSlot {
     /// The capture's etcd session is done (`session_loss`): the process still runs but the
     /// cluster no longer counts it as alive.
     pub session_done: bool,
-    /// The cluster has noticed that the session is gone: every other capture's message
-    /// center removed this capture's target (`RemoveTarget` on the node change), so from
-    /// now on nothing passes between it and the others until it restarts as a new capture.
-    pub departed: bool,
+    /// The capture's key is in etcd as the cluster sees it: set when the process starts,
+    /// cleared when the cluster notices it is gone (the failure-detection delay after a
+    /// kill or a lost session, or at once when the capture restarts as a new incarnation).
+    /// A killed capture stays a member until then: no new owner is elected in its place
+    /// and the others still count it. A running capture that is no member any more has
+    /// departed: every other capture's message center removed its target
+    /// (`RemoveTarget`), so nothing passes between it and the others.
+    pub member: bool,
 }
 
 impl NodeSlot {
@@ -203,7 +207,7 @@ impl World {
             bugs,
             core_rng,
             sim_rng,
-            nodes: (0..nodes).map(|_| NodeSlot { alive: false, held: false, generation: 0, state: None, session_done: false, departed: false }).collect(),
+            nodes: (0..nodes).map(|_| NodeSlot { alive: false, held: false, generation: 0, state: None, session_done: false, member: false }).collect(),
             failpoints: (0..nodes).map(|_| Failpoints::default()).collect(),
             meta: MetaStore::default(),
             upstream: Upstream::new(),
@@ -238,15 +242,18 @@ impl World {
         }
     }
 
+    /// The captures the cluster counts (see [`NodeSlot::member`]).
     pub fn alive(&self) -> BTreeSet<NodeId> {
-        self.nodes.iter().enumerate().filter(|(_, s)| s.is_member()).map(|(i, _)| NodeId(i as u32)).collect()
+        self.nodes.iter().enumerate().filter(|(_, s)| s.member).map(|(i, _)| NodeId(i as u32)).collect()
     }
 
-    /// The owner (coordinator) node. Ownership is sticky while the owner lives; when it
-    /// dies the lowest live node wins the election (etcd campaign simplified).
+    /// The owner (coordinator) node. Ownership is sticky while the owner is a member (its
+    /// etcd key, hence its campaign, lives until the cluster notices it is gone); then the
+    /// lowest member wins the election (etcd campaign simplified). A dead owner that is
+    /// still a member leaves the cluster without a coordinator meanwhile.
     pub fn owner(&self) -> Option<NodeId> {
         match self.owner_node {
-            Some(o) if self.nodes[o.0 as usize].alive => Some(o),
+            Some(o) if self.nodes[o.0 as usize].member => Some(o),
             _ => self.alive().into_iter().next(),
         }
     }
@@ -582,7 +589,7 @@ fn deliver(w: &W, link: (u32, u32)) {
         let keyed_by_capture = matches!(env.msg.topic(), Topic::MaintainerManager | Topic::Coordinator);
         // Between a departed capture and the others nothing passes (their message centers
         // removed its target and refuse its streams: `handleConnect` finds no target).
-        let departed = link.0 != link.1 && (sender.departed || dest.departed);
+        let departed = link.0 != link.1 && (!sender.member || !dest.member);
         if !dest.alive || dest.generation != to_gen || (sender_gone && keyed_by_capture) || departed || g.net.cut.contains(&link) {
             g.net.dropped += 1;
             return;
@@ -839,6 +846,21 @@ fn spawn_on(wd: &World, n: NodeId, fut: impl std::future::Future<Output = ()> + 
 }
 
 /// Tell every live node's roles about the membership.
+/// The cluster notices that incarnation `gen` of capture `n` is gone (its etcd key
+/// expired or it restarted as a new capture) and tells the members. Nothing happens if
+/// the capture has been restarted since.
+pub fn leave_cluster(w: &W, n: NodeId, gen: u64) {
+    {
+        let mut g = w.lock().unwrap();
+        let slot = &mut g.nodes[n.0 as usize];
+        if slot.generation != gen || !slot.member {
+            return;
+        }
+        slot.member = false;
+    }
+    notify_membership(w);
+}
+
 pub fn notify_membership(w: &W) {
     let (alive, owner) = {
         let mut g = w.lock().unwrap();
@@ -846,12 +868,6 @@ pub fn notify_membership(w: &W) {
         if o != g.owner_node {
             g.owner_node = o;
             g.record(&o.map(|n| n.to_string()).unwrap_or_default(), "Node", 0, "campaign owner success", vec![]);
-        }
-        // The others' message centers drop a capture whose session the cluster saw end.
-        for slot in g.nodes.iter_mut() {
-            if slot.alive && slot.session_done {
-                slot.departed = true;
-            }
         }
         (g.alive(), o)
     };
