@@ -143,6 +143,9 @@ pub fn check_dispatchers<'a>(managers: impl Iterator<Item = (NodeId, &'a Dispatc
 /// barrier events that count it as reported or done.
 #[derive(PartialEq, Debug)]
 pub struct BarrierView {
+    /// The task still exists (a status of the same request, e.g. the trigger's DONE of a
+    /// DROP, can remove it: that is no admission of the non-owner's status).
+    exists: bool,
     checkpoint_ts: Ts,
     block_state: Option<core_sched::messages::BlockState>,
     events: Vec<((Ts, bool), bool, bool)>,
@@ -167,9 +170,10 @@ pub fn nonowner_block_statuses(m: &Maintainer, from: NodeId, ids: impl Iterator<
 }
 
 pub fn barrier_view(m: &Maintainer, id: DispatcherId) -> BarrierView {
+    let exists = m.sc.get(&id).is_some();
     let (checkpoint_ts, block_state) = m.sc.get(&id).map(|t| (t.checkpoint_ts, t.block_state.clone())).unwrap_or_default();
     let events = m.barrier.events.iter().map(|(k, e)| (*k, e.reported.contains(&id), e.done.contains(&id))).collect();
-    BarrierView { checkpoint_ts, block_state, events }
+    BarrierView { exists, checkpoint_ts, block_state, events }
 }
 
 impl BarrierView {
@@ -178,6 +182,9 @@ impl BarrierView {
     /// Events that vanished meanwhile (finished by other statuses of the same request)
     /// do not count.
     pub fn admitted_in(&self, after: &BarrierView) -> bool {
+        if !after.exists {
+            return false;
+        }
         if self.checkpoint_ts != after.checkpoint_ts || self.block_state != after.block_state {
             return true;
         }
@@ -294,18 +301,22 @@ mod tests {
     #[test]
     fn barrier_view_sees_an_admitted_status_and_ignores_events_finished_meanwhile() {
         let bs = |ts| Some(core_sched::messages::BlockState { is_blocked: true, block_ts: ts, block_tables: None, need_dropped_tables: None, need_added_tables: vec![], is_sync_point: false, stage: core_sched::messages::BlockStage::Waiting });
-        let before = BarrierView { checkpoint_ts: 10, block_state: bs(11), events: vec![((11, false), false, false), ((12, false), true, false)] };
-        let same = BarrierView { checkpoint_ts: 10, block_state: bs(11), events: vec![((11, false), false, false), ((12, false), true, false)] };
+        let before = BarrierView { exists: true, checkpoint_ts: 10, block_state: bs(11), events: vec![((11, false), false, false), ((12, false), true, false)] };
+        let same = BarrierView { exists: true, checkpoint_ts: 10, block_state: bs(11), events: vec![((11, false), false, false), ((12, false), true, false)] };
         assert!(!before.admitted_in(&same));
         // Event 11 finished by other dispatchers' statuses of the same request: not this one's doing.
-        let finished = BarrierView { checkpoint_ts: 10, block_state: bs(11), events: vec![((12, false), true, false)] };
+        let finished = BarrierView { exists: true, checkpoint_ts: 10, block_state: bs(11), events: vec![((12, false), true, false)] };
         assert!(!before.admitted_in(&finished));
-        let reported = BarrierView { checkpoint_ts: 10, block_state: bs(11), events: vec![((11, false), true, false), ((12, false), true, false)] };
+        let reported = BarrierView { exists: true, checkpoint_ts: 10, block_state: bs(11), events: vec![((11, false), true, false), ((12, false), true, false)] };
         assert!(before.admitted_in(&reported));
-        let new_event = BarrierView { checkpoint_ts: 10, block_state: bs(11), events: vec![((11, false), false, false), ((12, false), true, false), ((13, true), true, false)] };
+        let new_event = BarrierView { exists: true, checkpoint_ts: 10, block_state: bs(11), events: vec![((11, false), false, false), ((12, false), true, false), ((13, true), true, false)] };
         assert!(before.admitted_in(&new_event));
-        let forced = BarrierView { checkpoint_ts: 12, block_state: bs(13), events: before.events.clone() };
+        let forced = BarrierView { exists: true, checkpoint_ts: 12, block_state: bs(13), events: before.events.clone() };
         assert!(before.admitted_in(&forced));
+        // The task removed by another status of the same request (the trigger's DONE of a
+        // DROP of that table): the ignored non-owner status changed nothing.
+        let removed = BarrierView { exists: false, checkpoint_ts: 0, block_state: None, events: vec![] };
+        assert!(!before.admitted_in(&removed));
     }
 
     #[test]

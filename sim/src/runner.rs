@@ -823,7 +823,9 @@ impl Driver {
                     self.w.lock().unwrap().upstream.merge_regions(t, n);
                 }
                 (WorkloadOp::KillRestart, _) => {
-                    let alive = self.w.lock().unwrap().alive();
+                    // A capture killed or session-lost a moment ago is still a member (until
+                    // its failure detection): count only the ones that still run.
+                    let alive = self.w.lock().unwrap().running_members();
                     if alive.len() > 1 && alive.contains(&node) {
                         self.kill(node);
                         self.restart_once_down(node, 2_000 + 1_000 * n);
@@ -834,8 +836,7 @@ impl Driver {
                     let _ = self.move_maintainer(node, false);
                 }
                 (WorkloadOp::SessionLoss, _) => {
-                    // `alive()` leaves out captures whose session is already gone.
-                    let alive = self.w.lock().unwrap().alive();
+                    let alive = self.w.lock().unwrap().running_members();
                     if alive.len() > 1 && alive.contains(&node) {
                         crate::session::session_loss(&self.w, node, crate::session::SESSION_DONE_NOTICE_MS);
                         self.restart_once_down(node, 1_000 * n);

@@ -90,16 +90,17 @@ pub struct Net {
     pub collector_lag_ms: [u64; 2],
     pub lagged: u64,
     /// The collector queues per (capture, lane): release time, sender generation, message.
-    pub lanes: BTreeMap<(u32, Lane), VecDeque<(u64, u64, Envelope)>>,
-    pub lane_last: BTreeMap<(u32, Lane), u64>,
+    /// Keyed by incarnation too: a restarted capture's queues start empty.
+    pub lanes: BTreeMap<(u32, u64, Lane), VecDeque<(u64, u64, Envelope)>>,
+    pub lane_last: BTreeMap<(u32, u64, Lane), u64>,
     /// Probability that a message delivered to a capture's dispatcher side waits an extra
     /// `stream_lag_ms` in the queue of its kind before it is handled (see [`RecvLane`]).
     pub stream_lag: f64,
     pub stream_lag_ms: [u64; 2],
     pub stream_lagged: u64,
     /// The receive queues per (capture, kind): release time, receiver generation, message.
-    pub rlanes: BTreeMap<(u32, RecvLane), VecDeque<(u64, u64, Envelope)>>,
-    pub rlane_last: BTreeMap<(u32, RecvLane), u64>,
+    pub rlanes: BTreeMap<(u32, u64, RecvLane), VecDeque<(u64, u64, Envelope)>>,
+    pub rlane_last: BTreeMap<(u32, u64, RecvLane), u64>,
 }
 
 /// Where a message to a capture's dispatcher side waits before it is handled. TiCDC's
@@ -240,6 +241,12 @@ impl World {
             schema_store_init_ms: [0, 0],
             hung_storage: Vec::new(),
         }
+    }
+
+    /// Captures that run with their session intact and that the cluster counts: the ones
+    /// a workload may still kill or session-lose (never the last of them).
+    pub fn running_members(&self) -> BTreeSet<NodeId> {
+        self.nodes.iter().enumerate().filter(|(_, s)| s.member && s.is_member()).map(|(i, _)| NodeId(i as u32)).collect()
     }
 
     /// The captures the cluster counts (see [`NodeSlot::member`]).
@@ -463,7 +470,7 @@ pub fn check_persisted_checkpoint(wd: &mut World) {
 /// stage takes no time and draws nothing, so it is the plain link below.
 pub fn send(w: &W, wd: &mut World, env: Envelope) {
     let Some(lane) = collector_lane(&env.msg) else { return send_link(w, wd, env) };
-    let key = (env.from.0, lane);
+    let key = (env.from.0, wd.nodes[env.from.0 as usize].generation, lane);
     let backlog = wd.net.lanes.get(&key).is_some_and(|q| !q.is_empty());
     if wd.net.collector_lag <= 0.0 && !backlog {
         return send_link(w, wd, env);
@@ -602,7 +609,7 @@ fn deliver(w: &W, link: (u32, u32)) {
         g.hash.str(env.msg.name());
         // The receiving capture's queue for this kind of message (off by default: no draw).
         if let Some(lane) = recv_lane(&env.msg) {
-            let key = (env.to.0, lane);
+            let key = (env.to.0, to_gen, lane);
             let backlog = g.net.rlanes.get(&key).is_some_and(|q| !q.is_empty());
             if g.net.stream_lag > 0.0 || backlog {
                 let p = g.net.stream_lag;
@@ -864,10 +871,15 @@ pub fn leave_cluster(w: &W, n: NodeId, gen: u64) {
 pub fn notify_membership(w: &W) {
     let (alive, owner) = {
         let mut g = w.lock().unwrap();
+        // Called from timers of the network node: bring the world's clock up to now, so
+        // the election is recorded when it happens.
+        g.now_ms = now_ms();
         let o = g.owner();
         if o != g.owner_node {
             g.owner_node = o;
-            g.record(&o.map(|n| n.to_string()).unwrap_or_default(), "Node", 0, "campaign owner success", vec![]);
+            if let Some(n) = o {
+                g.record(&n.to_string(), "Node", 0, "campaign owner success", vec![]);
+            }
         }
         (g.alive(), o)
     };

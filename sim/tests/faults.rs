@@ -342,3 +342,49 @@ fn workload_databases_are_created_and_dropped_only_when_drawn() {
     let off = run(&with_faults("", r#""dml", "move_table""#), 3, Bugs::none());
     assert_eq!(count(&off, "CREATE DATABASE") + count(&off, "DROP DATABASE"), 0);
 }
+
+#[test]
+fn a_killed_owner_keeps_the_role_until_its_failure_is_detected_even_when_another_capture_restarts() {
+    // n0 wins the first election. It is killed; 1 s later n2 is killed and restarted at
+    // once. That restart tells the cluster only of n2's old incarnation: n0 stays a
+    // member, and the owner role with it, until n0's own failure detection (3 s).
+    let text = r#"
+name = "owner"
+description = "owner failover waits for failure detection"
+[cluster]
+nodes = 3
+[[tables]]
+name = "t1"
+rows = 5
+[[steps]]
+action = "wait"
+until = { kind = "table_scheduled", table = "t1" }
+timeout_ms = 30000
+[[steps]]
+action = "kill"
+node = "n0"
+[[steps]]
+action = "sleep"
+ms = 1000
+[[steps]]
+action = "kill"
+node = "n2"
+[[steps]]
+action = "restart"
+node = "n2"
+[[steps]]
+action = "sleep"
+ms = 5000
+[[steps]]
+action = "restart"
+node = "n0"
+"#;
+    let r = run(&toml::from_str(text).unwrap(), 0, Bugs::none());
+    assert_eq!(r.outcome, Outcome::Pass, "{:?}", r.violations);
+    let killed = r.trace.iter().find(|t| t.event == "capture killed" && t.node == "8300").expect("n0 killed").at_ms;
+    let elected: Vec<(u64, &str)> = r.trace.iter().filter(|t| t.event == "campaign owner success").map(|t| (t.at_ms, t.node.as_str())).collect();
+    assert!(elected.iter().all(|(_, n)| !n.is_empty()), "{:?}", elected);
+    let next = elected.iter().find(|(at, _)| *at > killed).expect("a new owner after the kill");
+    assert_ne!(next.1, "8300");
+    assert!(next.0 >= killed + 3_000, "new owner {:?} elected before n0's failure was detected (killed at {} ms)", next, killed);
+}
