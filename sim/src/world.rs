@@ -424,14 +424,14 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
 /// Invariant checks after a step.
 fn check(wd: &mut World, n: NodeId, kind: StepKind, dispatchers_changed: bool) {
     if dispatchers_changed {
-        // A capture whose etcd session is gone has left the cluster: its capture key
-        // vanished with the lease, so the maintainer re-places its dispatchers at once,
-        // while the capture keeps running until it notices and local-fences. That overlap
-        // is inherent to lease-based membership (TiCDC bounds it with the local fence,
-        // which `no-write-after-fence` checks), so the placement invariants look at the
-        // captures that are members.
+        // A capture the cluster no longer counts (its etcd session ended and the failure
+        // detection fired) has its dispatchers re-placed by the maintainer, while it may
+        // still run until it notices and local-fences. That overlap is inherent to
+        // lease-based membership (TiCDC bounds it with the local fence, which
+        // `no-write-after-fence` checks), so the placement invariants look at the captures
+        // the cluster still counts, session-lost ones included until their detection.
         let found = {
-            let iter = wd.nodes.iter().enumerate().filter(|(_, s)| s.is_member()).filter_map(|(i, s)| s.state.as_ref().map(|st| (NodeId(i as u32), st))).flat_map(|(id, st)| st.orch.managers.values().map(move |dm| (id, dm)));
+            let iter = wd.nodes.iter().enumerate().filter(|(_, s)| s.alive && s.member).filter_map(|(i, s)| s.state.as_ref().map(|st| (NodeId(i as u32), st))).flat_map(|(id, st)| st.orch.managers.values().map(move |dm| (id, dm)));
             invariants::check_dispatchers(iter)
         };
         for (inv, d) in found {
