@@ -4,7 +4,7 @@
 //! simulation. See the README for the CLI and `scenarios/README.md` for the scenario format.
 //!
 //! - [`world`]: nodes, network (latency, loss, duplication, spikes, cuts, the capture's
-//!   heartbeat-collector queues), storage, the
+//!   heartbeat-collector and dispatcher-side queues of [`lanes`]), storage, the
 //!   trace and the per-step invariant checks; [`node`]: one madsim task per TiCDC
 //!   goroutine of a capture; [`runner`]: one seed (steps, workload, converge, checks).
 //! - [`invariants`]: the checkers and their stable names.
@@ -20,6 +20,7 @@ compile_error!("ticdc-sim must be built with `--cfg madsim`. Run cargo from the 
 
 pub mod cli;
 pub mod invariants;
+pub mod lanes;
 pub mod node;
 pub mod result;
 pub mod storage;

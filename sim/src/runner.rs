@@ -157,10 +157,10 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     world.net.delay_spike = scn.faults.delay_spike.clamp(0.0, 1.0);
     world.net.delay_spike_ms = scn.faults.delay_spike_ms;
     world.net.delay_spike_local = scn.faults.delay_spike_local;
-    world.net.collector_lag = scn.faults.collector_lag.clamp(0.0, 1.0);
-    world.net.collector_lag_ms = scn.faults.collector_lag_ms;
-    world.net.stream_lag = scn.faults.stream_lag.clamp(0.0, 1.0);
-    world.net.stream_lag_ms = scn.faults.stream_lag_ms;
+    world.net.collector.prob = scn.faults.collector_lag.clamp(0.0, 1.0);
+    world.net.collector.range_ms = scn.faults.collector_lag_ms;
+    world.net.stream.prob = scn.faults.stream_lag.clamp(0.0, 1.0);
+    world.net.stream.range_ms = scn.faults.stream_lag_ms;
     world.storage_latency_ms = scn.faults.storage_latency_ms;
     world.max_events = scn.limits.max_events;
     world.storage_error = scn.faults.storage_error.clamp(0.0, 1.0);
@@ -228,16 +228,16 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
             cfg.sync_point_interval_ms = r.random_range(2..=8u64) * 1000;
         }
         if on("collector.lag", &mut r) {
-            world.net.collector_lag = r.random_range(0.01..0.1);
+            world.net.collector.prob = r.random_range(0.01..0.1);
         }
         if on("stream.lag", &mut r) {
-            world.net.stream_lag = r.random_range(0.01..0.1);
+            world.net.stream.prob = r.random_range(0.01..0.1);
         }
         // Added after the others, for the same reason (and `random_workload` leaves the
         // op out of its draw when the family is off).
         on("session_loss", &mut r);
         config_lines.push(format!("swarm families = {:?}", families));
-        config_lines.push(format!("swarm plan: net.loss = {:.3}, net.duplicate = {:.3}, net.delay_spike = {:.3}, net.collector_lag = {:.3}, net.stream_lag = {:.3}, storage.latency_ms = {:?}, sync_point_interval_ms = {}", world.net.loss, world.net.duplicate, world.net.delay_spike, world.net.collector_lag, world.net.stream_lag, world.storage_latency_ms, if cfg.enable_sync_point { cfg.sync_point_interval_ms.to_string() } else { "off".into() }));
+        config_lines.push(format!("swarm plan: net.loss = {:.3}, net.duplicate = {:.3}, net.delay_spike = {:.3}, net.collector_lag = {:.3}, net.stream_lag = {:.3}, storage.latency_ms = {:?}, sync_point_interval_ms = {}", world.net.loss, world.net.duplicate, world.net.delay_spike, world.net.collector.prob, world.net.stream.prob, world.storage_latency_ms, if cfg.enable_sync_point { cfg.sync_point_interval_ms.to_string() } else { "off".into() }));
     }
     let w: W = Arc::new(Mutex::new(world));
     let handle = madsim::runtime::Handle::current();
@@ -343,7 +343,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         checks,
         trace: g.trace.clone(),
         crash: None,
-        net: NetStats { delivered: g.net.delivered, dropped: g.net.dropped, lost: g.net.lost, duplicated: g.net.duplicated, spiked: g.net.spiked, lagged: g.net.lagged + g.net.stream_lagged, storage_errors: g.storage_errors },
+        net: NetStats { delivered: g.net.delivered, dropped: g.net.dropped, lost: g.net.lost, duplicated: g.net.duplicated, spiked: g.net.spiked, lagged: g.net.collector.lagged + g.net.stream.lagged, storage_errors: g.storage_errors },
     }
 }
 
@@ -1212,8 +1212,8 @@ impl Driver {
             g.net.loss = 0.0;
             g.net.duplicate = 0.0;
             g.net.delay_spike = 0.0;
-            g.net.collector_lag = 0.0;
-            g.net.stream_lag = 0.0;
+            g.net.collector.prob = 0.0;
+            g.net.stream.prob = 0.0;
             g.storage_error = 0.0;
             g.record("-", "Scenario", 0, "faults stop, converging", vec![]);
             let now = g.now_ms;

@@ -4,6 +4,7 @@
 //! takes for one protocol step; madsim's seeded scheduler decides the interleaving.
 
 use crate::invariants::{self, DataLossChecker};
+use crate::lanes::{collector_lane, recv_lane, LagQueues, Lane, RecvLane};
 use crate::result::{TraceRecord, Violation};
 use crate::storage::Storage;
 use crate::trace::TraceHash;
@@ -83,71 +84,11 @@ pub struct Net {
     pub cut: BTreeSet<(u32, u32)>,
     pub delivered: u64,
     pub dropped: u64,
-    /// Probability that a dispatcher manager's heartbeat or block-status request waits in
-    /// its capture's `HeartBeatCollector` queue for an extra `collector_lag_ms` before the
-    /// queue's goroutine hands it to the message center (see [`collector_lane`]).
-    pub collector_lag: f64,
-    pub collector_lag_ms: [u64; 2],
-    pub lagged: u64,
-    /// The collector queues per (capture, lane): release time, sender generation, message.
-    /// Keyed by incarnation too: a restarted capture's queues start empty.
-    pub lanes: BTreeMap<(u32, u64, Lane), VecDeque<(u64, u64, Envelope)>>,
-    pub lane_last: BTreeMap<(u32, u64, Lane), u64>,
-    /// Probability that a message delivered to a capture's dispatcher side waits an extra
-    /// `stream_lag_ms` in the queue of its kind before it is handled (see [`RecvLane`]).
-    pub stream_lag: f64,
-    pub stream_lag_ms: [u64; 2],
-    pub stream_lagged: u64,
-    /// The receive queues per (capture, kind): release time, receiver generation, message.
-    pub rlanes: BTreeMap<(u32, u64, RecvLane), VecDeque<(u64, u64, Envelope)>>,
-    pub rlane_last: BTreeMap<(u32, u64, RecvLane), u64>,
-}
-
-/// Where a message to a capture's dispatcher side waits before it is handled. TiCDC's
-/// `HeartBeatCollector.RecvMessages` pushes each kind into its own dynamic stream
-/// (`heartBeatResponseDynamicStream`, `schedulerDispatcherRequestDynamicStream`,
-/// `mergeDispatcherRequestDynamicStream`), each drained by its own workers, and the
-/// dispatcher orchestrator takes bootstrap, post-bootstrap and close requests from its own
-/// queue. Each queue is FIFO; nothing orders one against another, so e.g. an action in a
-/// heartbeat response can be handled before a schedule request sent earlier.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum RecvLane {
-    HeartBeatResponse,
-    ScheduleDispatcher,
-    MergeDispatcher,
-    Orchestrator,
-}
-
-pub fn recv_lane(msg: &Message) -> Option<RecvLane> {
-    match msg {
-        Message::HeartBeatResponse { .. } => Some(RecvLane::HeartBeatResponse),
-        Message::ScheduleDispatcherRequest { .. } => Some(RecvLane::ScheduleDispatcher),
-        Message::MergeDispatcherRequest { .. } => Some(RecvLane::MergeDispatcher),
-        Message::MaintainerBootstrapRequest { .. } | Message::MaintainerPostBootstrapRequest { .. } | Message::MaintainerCloseRequest { .. } => Some(RecvLane::Orchestrator),
-        _ => None,
-    }
-}
-
-/// The two queues of TiCDC's `HeartBeatCollector` (one per capture, shared by all its
-/// dispatcher managers): `heartBeatReqQueue` and `blockStatusReqQueue`, each drained by
-/// its own goroutine into the message center. Each queue is FIFO, but nothing orders one
-/// against the other, so a block status enqueued before a heartbeat can reach the
-/// maintainer after it (e.g. a WAITING behind a backlog of block statuses while the
-/// Stopped heartbeat of the same, just removed, dispatcher goes straight through).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Lane {
-    HeartBeat,
-    BlockStatus,
-}
-
-/// The collector queue a message leaves its capture through, if any. Bootstrap, post-
-/// bootstrap and close responses are sent by the orchestrator directly.
-pub fn collector_lane(msg: &Message) -> Option<Lane> {
-    match msg {
-        Message::HeartBeatRequest { .. } => Some(Lane::HeartBeat),
-        Message::BlockStatusRequest { .. } => Some(Lane::BlockStatus),
-        _ => None,
-    }
+    /// The capture's `HeartBeatCollector` queues (`collector-lag`), per (capture,
+    /// incarnation, lane).
+    pub collector: LagQueues<(u32, u64, Lane)>,
+    /// The dispatcher side's receive queues (`stream-lag`), per (capture, incarnation, kind).
+    pub stream: LagQueues<(u32, u64, RecvLane)>,
 }
 
 pub struct World {
@@ -470,32 +411,18 @@ pub fn check_persisted_checkpoint(wd: &mut World) {
 /// stage takes no time and draws nothing, so it is the plain link below.
 pub fn send(w: &W, wd: &mut World, env: Envelope) {
     let Some(lane) = collector_lane(&env.msg) else { return send_link(w, wd, env) };
-    let key = (env.from.0, wd.nodes[env.from.0 as usize].generation, lane);
-    let backlog = wd.net.lanes.get(&key).is_some_and(|q| !q.is_empty());
-    if wd.net.collector_lag <= 0.0 && !backlog {
-        return send_link(w, wd, env);
-    }
-    // Once lagging stops (the faults stop), what is queued still goes first.
-    let lag = if wd.net.collector_lag > 0.0 && wd.sim_rng.random_bool(wd.net.collector_lag) {
-        let [lo, hi] = wd.net.collector_lag_ms;
-        wd.net.lagged += 1;
-        wd.sim_rng.random_range(lo..=hi.max(lo))
-    } else {
-        0
-    };
-    let release = (wd.now_ms + lag).max(*wd.net.lane_last.get(&key).unwrap_or(&0));
-    if release <= wd.now_ms && !backlog {
-        return send_link(w, wd, env);
-    }
-    wd.net.lane_last.insert(key, release);
     let gen = wd.nodes[env.from.0 as usize].generation;
-    wd.net.lanes.entry(key).or_default().push_back((release, gen, env));
+    let key = (env.from.0, gen, lane);
+    let release = match wd.net.collector.admit(&mut wd.sim_rng, key, wd.now_ms, gen, env) {
+        Ok(at) => at,
+        Err(env) => return send_link(w, wd, env),
+    };
     let w2 = w.clone();
     let wait = release - wd.now_ms;
-    let fut = async move {
+    spawn_net(wd, async move {
         madsim::time::sleep(Duration::from_millis(wait)).await;
         let mut g = w2.lock().unwrap();
-        let Some((_, gen, env)) = g.net.lanes.get_mut(&key).and_then(|q| q.pop_front()) else { return };
+        let Some((gen, env)) = g.net.collector.pop(key) else { return };
         // The queue dies with its process.
         let sender = &g.nodes[env.from.0 as usize];
         if !sender.alive || sender.generation != gen {
@@ -504,7 +431,12 @@ pub fn send(w: &W, wd: &mut World, env: Envelope) {
         }
         g.now_ms = now_ms();
         send_link(&w2, &mut g, env);
-    };
+    });
+}
+
+/// Run a task of the simulated network (outside every capture, so a kill does not stop
+/// it).
+fn spawn_net(wd: &World, fut: impl std::future::Future<Output = ()> + Send + 'static) {
     match &wd.net_handle {
         Some(h) => {
             h.spawn(fut);
@@ -568,23 +500,15 @@ fn enqueue(w: &W, wd: &mut World, env: Envelope, delay: u64) {
     q.push_back((at, gen, env));
     let w2 = w.clone();
     let wait = at - wd.now_ms;
-    let fut = async move {
+    spawn_net(wd, async move {
         madsim::time::sleep(Duration::from_millis(wait)).await;
         deliver(&w2, (a, b));
-    };
-    match &wd.net_handle {
-        Some(h) => {
-            h.spawn(fut);
-        }
-        None => {
-            madsim::task::spawn(fut);
-        }
-    }
+    });
 }
 
 /// Deliver the head of a link to its destination node.
 fn deliver(w: &W, link: (u32, u32)) {
-    let env = {
+    let env = 'queued: {
         let mut g = w.lock().unwrap();
         let Some((_, (from_gen, to_gen), env)) = g.net.links.get_mut(&link).and_then(|q| q.pop_front()) else { return };
         let dest = &g.nodes[env.to.0 as usize];
@@ -608,41 +532,21 @@ fn deliver(w: &W, link: (u32, u32)) {
         g.hash.u64(((link.0 as u64) << 32) | link.1 as u64);
         g.hash.str(env.msg.name());
         // The receiving capture's queue for this kind of message (off by default: no draw).
-        if let Some(lane) = recv_lane(&env.msg) {
-            let key = (env.to.0, to_gen, lane);
-            let backlog = g.net.rlanes.get(&key).is_some_and(|q| !q.is_empty());
-            if g.net.stream_lag > 0.0 || backlog {
-                let p = g.net.stream_lag;
-                let lag = if p > 0.0 && g.sim_rng.random_bool(p) {
-                    let [lo, hi] = g.net.stream_lag_ms;
-                    g.net.stream_lagged += 1;
-                    g.sim_rng.random_range(lo..=hi.max(lo))
-                } else {
-                    0
-                };
-                let release = (t + lag).max(*g.net.rlane_last.get(&key).unwrap_or(&0));
-                if release > t || backlog {
-                    g.net.rlane_last.insert(key, release);
-                    g.net.rlanes.entry(key).or_default().push_back((release, to_gen, env));
-                    let w2 = w.clone();
-                    let fut = async move {
-                        madsim::time::sleep(Duration::from_millis(release - t)).await;
-                        let Some((_, gen, env)) = w2.lock().unwrap().net.rlanes.get_mut(&key).and_then(|q| q.pop_front()) else { return };
-                        handle_delivered(&w2, env, Some(gen));
-                    };
-                    match &g.net_handle {
-                        Some(h) => {
-                            h.spawn(fut);
-                        }
-                        None => {
-                            madsim::task::spawn(fut);
-                        }
-                    }
-                    return;
-                }
+        let Some(lane) = recv_lane(&env.msg) else { break 'queued env };
+        let key = (env.to.0, to_gen, lane);
+        let g = &mut *g;
+        match g.net.stream.admit(&mut g.sim_rng, key, t, to_gen, env) {
+            Err(env) => env,
+            Ok(release) => {
+                let w2 = w.clone();
+                spawn_net(g, async move {
+                    madsim::time::sleep(Duration::from_millis(release - t)).await;
+                    let Some((gen, env)) = w2.lock().unwrap().net.stream.pop(key) else { return };
+                    handle_delivered(&w2, env, Some(gen));
+                });
+                return;
             }
         }
-        env
     };
     handle_delivered(w, env, None);
 }

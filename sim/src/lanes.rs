@@ -1,0 +1,109 @@
+//! In-process queues that can hold a message back: the two queues of a capture's
+//! `HeartBeatCollector` on the sending side ([`Lane`]) and the per-kind dynamic streams
+//! (and the orchestrator's queue) on the dispatcher side ([`RecvLane`]). Each queue is
+//! FIFO; nothing orders one queue against another, which is the asynchrony they model.
+
+use core_sched::messages::{Envelope, Message};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::{BTreeMap, VecDeque};
+
+/// The two queues of TiCDC's `HeartBeatCollector` (one per capture, shared by all its
+/// dispatcher managers): `heartBeatReqQueue` and `blockStatusReqQueue`, each drained by
+/// its own goroutine into the message center. Each queue is FIFO, but nothing orders one
+/// against the other, so a block status enqueued before a heartbeat can reach the
+/// maintainer after it (e.g. a WAITING behind a backlog of block statuses while the
+/// Stopped heartbeat of the same, just removed, dispatcher goes straight through).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Lane {
+    HeartBeat,
+    BlockStatus,
+}
+
+/// The collector queue a message leaves its capture through, if any. Bootstrap, post-
+/// bootstrap and close responses are sent by the orchestrator directly.
+pub fn collector_lane(msg: &Message) -> Option<Lane> {
+    match msg {
+        Message::HeartBeatRequest { .. } => Some(Lane::HeartBeat),
+        Message::BlockStatusRequest { .. } => Some(Lane::BlockStatus),
+        _ => None,
+    }
+}
+
+/// Where a message to a capture's dispatcher side waits before it is handled. TiCDC's
+/// `HeartBeatCollector.RecvMessages` pushes each kind into its own dynamic stream
+/// (`heartBeatResponseDynamicStream`, `schedulerDispatcherRequestDynamicStream`,
+/// `mergeDispatcherRequestDynamicStream`), each drained by its own workers, and the
+/// dispatcher orchestrator takes bootstrap, post-bootstrap and close requests from its own
+/// queue. Each queue is FIFO; nothing orders one against another, so e.g. an action in a
+/// heartbeat response can be handled before a schedule request sent earlier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RecvLane {
+    HeartBeatResponse,
+    ScheduleDispatcher,
+    MergeDispatcher,
+    Orchestrator,
+}
+
+pub fn recv_lane(msg: &Message) -> Option<RecvLane> {
+    match msg {
+        Message::HeartBeatResponse { .. } => Some(RecvLane::HeartBeatResponse),
+        Message::ScheduleDispatcherRequest { .. } => Some(RecvLane::ScheduleDispatcher),
+        Message::MergeDispatcherRequest { .. } => Some(RecvLane::MergeDispatcher),
+        Message::MaintainerBootstrapRequest { .. } | Message::MaintainerPostBootstrapRequest { .. } | Message::MaintainerCloseRequest { .. } => Some(RecvLane::Orchestrator),
+        _ => None,
+    }
+}
+
+/// A set of FIFO queues keyed by (capture, incarnation, lane): a restarted capture's
+/// queues start empty. With `prob` at 0 and nothing queued, a message passes straight
+/// through and nothing is drawn, so runs without the fault keep their random streams.
+#[derive(Debug)]
+pub struct LagQueues<K> {
+    /// Probability that a message is held back an extra `range_ms`.
+    pub prob: f64,
+    pub range_ms: [u64; 2],
+    /// Messages held back by a drawn lag.
+    pub lagged: u64,
+    /// Per queue: release time, the incarnation the message belongs to, the message.
+    queues: BTreeMap<K, VecDeque<(u64, u64, Envelope)>>,
+    /// Release time of each queue's last message (FIFO: no later message leaves earlier).
+    last: BTreeMap<K, u64>,
+}
+
+impl<K> Default for LagQueues<K> {
+    fn default() -> Self {
+        LagQueues { prob: 0.0, range_ms: [0, 0], lagged: 0, queues: BTreeMap::new(), last: BTreeMap::new() }
+    }
+}
+
+impl<K: Ord + Copy> LagQueues<K> {
+    /// Queue `env` in `key` at `now`: `Err(env)` when it passes at once (no lag drawn and
+    /// nothing ahead of it), else the release time, when the caller pops the queue. Once
+    /// lagging stops (the faults stop), what is queued still goes first.
+    pub fn admit(&mut self, rng: &mut ChaCha8Rng, key: K, now: u64, gen: u64, env: Envelope) -> Result<u64, Envelope> {
+        let backlog = self.queues.get(&key).is_some_and(|q| !q.is_empty());
+        if self.prob <= 0.0 && !backlog {
+            return Err(env);
+        }
+        let lag = if self.prob > 0.0 && rng.random_bool(self.prob) {
+            let [lo, hi] = self.range_ms;
+            self.lagged += 1;
+            rng.random_range(lo..=hi.max(lo))
+        } else {
+            0
+        };
+        let release = (now + lag).max(*self.last.get(&key).unwrap_or(&0));
+        if release <= now && !backlog {
+            return Err(env);
+        }
+        self.last.insert(key, release);
+        self.queues.entry(key).or_default().push_back((release, gen, env));
+        Ok(release)
+    }
+
+    /// The head of queue `key` with its incarnation (one pop per admitted message).
+    pub fn pop(&mut self, key: K) -> Option<(u64, Envelope)> {
+        self.queues.get_mut(&key).and_then(|q| q.pop_front()).map(|(_, gen, env)| (gen, env))
+    }
+}
