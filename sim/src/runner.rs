@@ -963,15 +963,7 @@ impl Driver {
             g.record(&n.to_string(), "Node", 0, "capture killed", vec![("maintainer".into(), was_maintainer.to_string())]);
         }
         madsim::runtime::Handle::current().kill(self.handles[n.0 as usize].id());
-        let w = self.w.clone();
-        let (net, gen) = {
-            let g = self.w.lock().unwrap();
-            (g.net_handle.clone().unwrap(), g.nodes[n.0 as usize].generation)
-        };
-        net.spawn(async move {
-            madsim::time::sleep(Duration::from_millis(NODE_FAILURE_DETECTION_MS)).await;
-            crate::world::leave_cluster(&w, n, gen);
-        });
+        crate::world::detect_departure_later(&self.w, n);
     }
 
     /// Call a maintainer API handler on the current maintainer's node (one protocol

@@ -9,7 +9,6 @@
 //! server closes (`server closed`) before the process exits. Meanwhile the rest of the
 //! cluster drops the capture from the alive set after the usual failure detection.
 
-use crate::runner::NODE_FAILURE_DETECTION_MS;
 use crate::world::*;
 use core_sched::types::*;
 use rand::Rng;
@@ -41,12 +40,8 @@ pub fn session_loss(w: &W, n: NodeId, notice_ms: [u64; 2]) {
         g.record(&n.to_string(), "Node", 0, "capture session lost", vec![("maintainer".into(), was_maintainer.to_string()), ("notice_ms".into(), notice.to_string())]);
         (gen, notice)
     };
+    crate::world::detect_departure_later(w, n);
     let net = w.lock().unwrap().net_handle.clone().unwrap();
-    let w2 = w.clone();
-    net.spawn(async move {
-        madsim::time::sleep(Duration::from_millis(NODE_FAILURE_DETECTION_MS)).await;
-        crate::world::leave_cluster(&w2, n, gen);
-    });
     let w3 = w.clone();
     net.spawn(async move {
         madsim::time::sleep(Duration::from_millis(notice)).await;

@@ -757,6 +757,18 @@ fn spawn_on(wd: &World, n: NodeId, fut: impl std::future::Future<Output = ()> + 
 }
 
 /// Tell every live node's roles about the membership.
+/// The cluster notices the current incarnation of capture `n` gone once the failure
+/// detection delay has passed (its etcd key expires with the lease), unless the capture
+/// was restarted meanwhile (then its restart already took the old incarnation out).
+pub fn detect_departure_later(w: &W, n: NodeId) {
+    let (gen, w2) = (w.lock().unwrap().nodes[n.0 as usize].generation, w.clone());
+    let g = w.lock().unwrap();
+    spawn_net(&g, async move {
+        madsim::time::sleep(Duration::from_millis(crate::runner::NODE_FAILURE_DETECTION_MS)).await;
+        leave_cluster(&w2, n, gen);
+    });
+}
+
 /// The cluster notices that incarnation `gen` of capture `n` is gone (its etcd key
 /// expired or it restarted as a new capture) and tells the members. Nothing happens if
 /// the capture has been restarted since.
