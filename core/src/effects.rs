@@ -101,7 +101,11 @@ pub const FP_BLOCK_BEFORE_STOP_CHANGEFEED: &str = "BlockBeforeStopChangefeed";
 /// until the capture local-fences). The sim's sink is cloud storage; the failpoint keeps
 /// the name of the integration test's MySQL failpoint.
 pub const FP_MYSQL_SINK_HANG_LONG_TIME: &str = "MySQLSinkHangLongTime";
-pub const KNOWN_FAILPOINTS: &[&str] = &[FP_MYSQL_SINK_HANG_LONG_TIME, FP_BLOCK_CREATE_DISPATCHER, FP_NOT_READY_TO_CLOSE_DISPATCHER, FP_STOP_BALANCE_SCHEDULER, FP_BLOCK_OR_WAIT_BEFORE_WRITE, FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL, FP_BLOCK_BEFORE_STOP_CHANGEFEED];
+/// `dispatchermanager/NewDispatcherManagerDelay`: creating a dispatcher manager on this
+/// node (the first bootstrap of a changefeed here) takes
+/// [`crate::dispatcher::orchestrator::NEW_DISPATCHER_MANAGER_DELAY_MS`].
+pub const FP_NEW_DISPATCHER_MANAGER_DELAY: &str = "NewDispatcherManagerDelay";
+pub const KNOWN_FAILPOINTS: &[&str] = &[FP_NEW_DISPATCHER_MANAGER_DELAY, FP_MYSQL_SINK_HANG_LONG_TIME, FP_BLOCK_CREATE_DISPATCHER, FP_NOT_READY_TO_CLOSE_DISPATCHER, FP_STOP_BALANCE_SCHEDULER, FP_BLOCK_OR_WAIT_BEFORE_WRITE, FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL, FP_BLOCK_BEFORE_STOP_CHANGEFEED];
 
 pub struct Ctx<'a> {
     pub now_ms: u64,

@@ -58,14 +58,16 @@ pub fn plan_for(bug: Bug) -> ZooPlan {
         Bug::NoEpochFencing => alone("move_maintainer_with_delayed_messages"),
         // TiCDC #3663: a span merged or moved while a syncpoint's write is held.
         Bug::IgnorePendingBlockStartTs => alone("in_flight_syncpoint_during_scheduling"),
-        // Seed 004: newer maintainer generations bootstrap a reused dispatcher manager
-        // that still carries out the older generation's removals (stale Remove entries of
-        // reported dispatchers), including a same-capture higher-epoch replacement (the
-        // maintainer moved away and back). The window of `drop-stale-remove-operators` is
-        // reached in every seed; the other two windows are closed by guards of the
-        // fixed protocol itself (see scenarios/README.md, "Which scenario catches which
-        // historical bug"), so they stay uncaught here by construction.
-        Bug::DropStaleRemoveOperators | Bug::ReplaceMismatchedTrigger | Bug::AcceptNilTriggerBootstrap => alone(TAKEOVER),
+        // Seed 004: a removal of an older generation, reported in the bootstrap response,
+        // finishes while the new maintainer's bootstrap still waits for a slow capture;
+        // its one-shot Stopped report is ignored, and only the restored Remove asks again.
+        Bug::DropStaleRemoveOperators => alone("stale_remove_stop_report_before_bootstrap"),
+        // Seed 004: newer maintainer generations bootstrap a reused dispatcher manager,
+        // including a same-capture higher-epoch replacement (the maintainer moved away
+        // and back). These windows are closed by guards of the fixed protocol itself
+        // (see scenarios/README.md, "Which scenario catches which historical bug"), so
+        // they stay uncaught here by construction.
+        Bug::ReplaceMismatchedTrigger | Bug::AcceptNilTriggerBootstrap => alone(TAKEOVER),
         // Seed 004 review: the maintainer's capture loses its etcd session while its
         // post-bootstrap request is in flight; the handler's fenced return keeps the
         // manager's fence lock, the close never finishes, the capture never exits.

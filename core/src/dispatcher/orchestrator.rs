@@ -29,6 +29,22 @@ pub struct DispatcherOrchestrator {
     pub closing: bool,
     /// `Close` returned: every manager was closed and deleted.
     pub closed: bool,
+    /// Managers whose creation is held by `NewDispatcherManagerDelay`, with the
+    /// changefeed's messages that wait behind it (the bootstrap first).
+    initializing: BTreeMap<ChangefeedId, Initializing>,
+}
+
+/// How long `NewDispatcherManager` takes with `NewDispatcherManagerDelay` on: the
+/// integration test `capture_session_done_during_task` sets it to `sleep(4000)`.
+pub const NEW_DISPATCHER_MANAGER_DELAY_MS: u64 = 4000;
+
+/// A manager being created (`registerInitializingDispatcherManager`). The orchestrator
+/// handles one changefeed's messages one at a time (its shard's queue), so every later
+/// message of the changefeed waits until the creation returned.
+#[derive(Debug)]
+struct Initializing {
+    ready_at_ms: u64,
+    queue: Vec<(NodeId, Message)>,
 }
 
 impl DispatcherOrchestrator {
@@ -55,12 +71,30 @@ impl DispatcherOrchestrator {
             return;
         }
         let Some(cf) = Self::cf_of(&msg).cloned() else { return };
+        if let Some(init) = self.initializing.get_mut(&cf) {
+            init.queue.push((from, msg));
+            return;
+        }
+        self.dispatch(ctx, from, msg, true);
+    }
+
+    /// Handle one message of a changefeed that no manager creation holds up.
+    /// `may_delay`: the creation of a manager may be held by `NewDispatcherManagerDelay`
+    /// (false for the bootstrap whose held creation has just returned).
+    fn dispatch(&mut self, ctx: &mut Ctx, from: NodeId, msg: Message, may_delay: bool) {
+        let Some(cf) = Self::cf_of(&msg).cloned() else { return };
         if let Message::MaintainerBootstrapRequest { maintainer_epoch, config, .. } = &msg {
             if let Some(&closed) = self.closed_maintainer_epochs.get(&cf) {
                 if *maintainer_epoch <= closed && *maintainer_epoch != 0 && !ctx.bug(Bug::NoEpochFencing) {
                     trace_ev!(ctx, Role::Orchestrator, *maintainer_epoch, "ignore bootstrap of closed generation", changefeed = cf, closed_epoch = closed);
                     return;
                 }
+            }
+            if !self.managers.contains_key(&cf) && may_delay && ctx.fp(FP_NEW_DISPATCHER_MANAGER_DELAY) {
+                let ready_at_ms = ctx.now_ms + NEW_DISPATCHER_MANAGER_DELAY_MS;
+                trace_ev!(ctx, Role::Orchestrator, *maintainer_epoch, "new dispatcher manager delayed", changefeed = cf, ready_at_ms = ready_at_ms);
+                self.initializing.insert(cf, Initializing { ready_at_ms, queue: vec![(from, msg)] });
+                return;
             }
             if !self.managers.contains_key(&cf) {
                 self.next_sink_instance += 1;
@@ -99,6 +133,7 @@ impl DispatcherOrchestrator {
     /// post-bootstrap handlers whose schema-store initialisation is done, and advance a
     /// running `Close`.
     pub fn poll_failpoints(&mut self, ctx: &mut Ctx) {
+        self.finish_initializing(ctx);
         let cfs: Vec<ChangefeedId> = self.managers.keys().cloned().collect();
         for cf in cfs {
             let fenced = self.fenced;
@@ -110,6 +145,31 @@ impl DispatcherOrchestrator {
             }
         }
         self.poll_close(ctx);
+    }
+
+    /// Creations held by `NewDispatcherManagerDelay` that are due return: on a fenced or
+    /// closing orchestrator the new manager is fenced and dropped without a response
+    /// ("write path closed while creating dispatcher manager", the queued messages go
+    /// with the shard); otherwise the bootstrap goes on with the new manager, then the
+    /// messages that waited behind it, in order.
+    fn finish_initializing(&mut self, ctx: &mut Ctx) {
+        let due: Vec<ChangefeedId> = self.initializing.iter().filter(|(_, i)| ctx.now_ms >= i.ready_at_ms).map(|(cf, _)| cf.clone()).collect();
+        for cf in due {
+            let init = self.initializing.remove(&cf).unwrap();
+            if self.fenced || self.closing {
+                trace_ev!(ctx, Role::Orchestrator, 0, "dispatcher manager write path closed while creating dispatcher manager", changefeed = cf, dropped = init.queue.len());
+                continue;
+            }
+            let mut first = true;
+            for (from, msg) in init.queue {
+                if let Some(again) = self.initializing.get_mut(&cf) {
+                    again.queue.push((from, msg));
+                } else {
+                    self.dispatch(ctx, from, msg, !first);
+                }
+                first = false;
+            }
+        }
     }
 
     /// Whether a handler admitted before the fence is still running (`msgGuardWaitGroup`).

@@ -144,3 +144,60 @@ fn local_fence_after_post_bootstrap_closes_with_the_bug_too() {
     }
     assert!(orch.closed);
 }
+
+fn bootstrap_responses(out: &Out) -> usize {
+    out.msgs.iter().filter(|e| matches!(e.msg, Message::MaintainerBootstrapResponse { .. })).count()
+}
+
+/// `NewDispatcherManagerDelay`: the first bootstrap of a changefeed on this capture is
+/// answered only once the manager's creation returned; a Create sent right behind it
+/// waits in the changefeed's queue and runs after it, in order.
+#[test]
+fn new_dispatcher_manager_delay_holds_the_bootstrap_and_the_messages_behind_it() {
+    use crate::dispatcher::orchestrator::NEW_DISPATCHER_MANAGER_DELAY_MS;
+    let mut env = Env::new(0);
+    env.fp_on(crate::effects::FP_NEW_DISPATCHER_MANAGER_DELAY);
+    let mut orch = DispatcherOrchestrator::new(n(0), 1);
+    orch.handle_message(&mut env.ctx(), n(1), bootstrap_req(START, None, EPOCH));
+    let out = env.take();
+    assert_eq!(bootstrap_responses(&out), 0);
+    assert!(traced(&out, "new dispatcher manager delayed"));
+    assert!(orch.managers.is_empty(), "the manager does not exist while it is created");
+    orch.handle_message(&mut env.ctx(), n(1), sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    env.now = NEW_DISPATCHER_MANAGER_DELAY_MS - 1;
+    assert_eq!(bootstrap_responses(&tick(&mut orch, &mut env)), 0);
+    env.now = NEW_DISPATCHER_MANAGER_DELAY_MS;
+    let out = tick(&mut orch, &mut env);
+    assert_eq!(bootstrap_responses(&out), 1);
+    assert!(orch.managers[&cf()].dispatchers.contains_key(&X), "the queued Create ran after the bootstrap");
+    // Only a new manager is delayed: a later bootstrap of the existing one is answered at once.
+    orch.handle_message(&mut env.ctx(), n(1), bootstrap_req(START, None, EPOCH));
+    assert_eq!(bootstrap_responses(&env.take()), 1);
+}
+
+/// Without the failpoint the bootstrap is answered in the same step.
+#[test]
+fn without_new_dispatcher_manager_delay_the_bootstrap_is_answered_at_once() {
+    let mut env = Env::new(0);
+    let mut orch = DispatcherOrchestrator::new(n(0), 1);
+    orch.handle_message(&mut env.ctx(), n(1), bootstrap_req(START, None, EPOCH));
+    assert_eq!(bootstrap_responses(&env.take()), 1);
+}
+
+/// A local fence while the manager is being created: the creation returns a closed
+/// write path, no manager is kept and nothing is answered.
+#[test]
+fn local_fence_while_a_manager_is_created_drops_it_without_a_response() {
+    use crate::dispatcher::orchestrator::NEW_DISPATCHER_MANAGER_DELAY_MS;
+    let mut env = Env::new(0);
+    env.fp_on(crate::effects::FP_NEW_DISPATCHER_MANAGER_DELAY);
+    let mut orch = DispatcherOrchestrator::new(n(0), 1);
+    orch.handle_message(&mut env.ctx(), n(1), bootstrap_req(START, None, EPOCH));
+    env.take();
+    orch.local_fence(&mut env.ctx());
+    env.now = NEW_DISPATCHER_MANAGER_DELAY_MS;
+    let out = tick(&mut orch, &mut env);
+    assert_eq!(bootstrap_responses(&out), 0);
+    assert!(traced(&out, "dispatcher manager write path closed while creating dispatcher manager"));
+    assert!(orch.managers.is_empty());
+}
