@@ -165,6 +165,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     world.max_events = scn.limits.max_events;
     world.storage_error = scn.faults.storage_error.clamp(0.0, 1.0);
     world.schema_store_init_ms = scn.faults.schema_store_init_ms;
+    world.trigger_create_ms = scn.faults.trigger_create_ms;
     if opts.inject_nondeterminism {
         use rand::SeedableRng;
         world.sim_rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ NONDETERMINISM.fetch_add(0x9E37, Ordering::Relaxed));
@@ -193,6 +194,9 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     }
     if scn.faults.schema_store_init_ms != [0, 0] {
         config_lines.push(format!("schema_store.init_ms = {:?}", scn.faults.schema_store_init_ms));
+    }
+    if scn.faults.trigger_create_ms != [0, 0] {
+        config_lines.push(format!("trigger.create_ms = {:?}", scn.faults.trigger_create_ms));
     }
     // Swarm: the seed decides which fault families are on (and how hard), so one
     // scenario covers many fault mixes. The plan is printed with the configuration.
@@ -1362,7 +1366,7 @@ impl Driver {
                 }
                 Check::NoErrorLogged => {
                     let g = self.w.lock().unwrap();
-                    CheckResult { check: "no_error_logged".into(), passed: g.retryable_errors.is_empty(), detail: if g.retryable_errors.is_empty() { "no error".into() } else { format!("{} retryable errors, first: {}", g.retryable_errors.len(), g.retryable_errors[0].1) } }
+                    CheckResult { check: "no_error_logged".into(), passed: g.errors_logged.is_empty(), detail: if g.errors_logged.is_empty() { "no error".into() } else { format!("{} errors logged, first: {}", g.errors_logged.len(), g.errors_logged[0].1) } }
                 }
             };
             out.push(r);

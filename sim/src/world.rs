@@ -117,7 +117,9 @@ pub struct World {
     pub net_handle: Option<madsim::runtime::NodeHandle>,
     pub failover_at_ms: Option<u64>,
     pub check_retryable_after_failover: bool,
-    pub retryable_errors: Vec<(u64, String)>,
+    /// Error-level events for the `no_error_logged` check: escalated (retryable) sink
+    /// errors and bootstrap responses carrying an error.
+    pub errors_logged: Vec<(u64, String)>,
     pub orch_instances: u64,
     pub owner_node: Option<NodeId>,
     pub storage_latency_ms: [u64; 2],
@@ -135,6 +137,8 @@ pub struct World {
     pub sync_points: Option<(Ts, u64)>,
     /// `faults.schema-store-init-ms`, given to every (re)started node's orchestrator.
     pub schema_store_init_ms: [u64; 2],
+    /// `faults.trigger-create-ms`, given to every (re)started node's orchestrator.
+    pub trigger_create_ms: [u64; 2],
     /// Storage requests held by `MySQLSinkHangLongTime`: (node, generation, op id).
     pub hung_storage: Vec<(NodeId, u64, u64)>,
 }
@@ -170,7 +174,7 @@ impl World {
             net_handle: None,
             failover_at_ms: None,
             check_retryable_after_failover: false,
-            retryable_errors: Vec::new(),
+            errors_logged: Vec::new(),
             orch_instances: 0,
             owner_node: None,
             storage_latency_ms: [2, 20],
@@ -180,6 +184,7 @@ impl World {
             ddl_writers: BTreeMap::new(),
             sync_points: None,
             schema_store_init_ms: [0, 0],
+            trigger_create_ms: [0, 0],
             hung_storage: Vec::new(),
         }
     }
@@ -341,7 +346,7 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
         }
         if t.kind == "cloud storage write failed" && t.fields.iter().any(|(k, v)| *k == "escalated" && v == "true") {
             let detail: Vec<String> = t.fields.iter().map(|(k, v)| format!("{}={}", k, v)).collect();
-            wd.retryable_errors.push((wd.now_ms, detail.join(" ")));
+            wd.errors_logged.push((wd.now_ms, detail.join(" ")));
             if wd.check_retryable_after_failover && wd.failover_at_ms.is_some() {
                 wd.violate(invariants::NO_RETRYABLE_ERROR_AFTER_FAILOVER, format!("retryable sink error on {} after failover: {}", n, detail.join(" ")));
             }
@@ -350,6 +355,11 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
         wd.record(&node_name, &format!("{:?}", t.role), t.epoch, t.kind, fields);
     }
     for env in out.msgs {
+        // A bootstrap answered with an error is logged at Error level by the dispatcher
+        // side (`handleDispatcherError`) before the maintainer sees it.
+        if let Message::MaintainerBootstrapResponse { err: Some(e), .. } | Message::MaintainerPostBootstrapResponse { err: Some(e), .. } = &env.msg {
+            wd.errors_logged.push((wd.now_ms, format!("node={} bootstrap answered with error: {}", n, e.message)));
+        }
         send(w, wd, env);
     }
     let fenced = wd.node_state(n).map(|st| st.orch.fenced).unwrap_or(false);
@@ -822,5 +832,6 @@ pub fn fresh_node_state(wd: &mut World, n: NodeId) -> NodeState {
     mm.coordinator = wd.owner();
     let mut orch = DispatcherOrchestrator::new(n, wd.orch_instances);
     orch.schema_store_init_ms = wd.schema_store_init_ms;
+    orch.trigger_create_ms = wd.trigger_create_ms;
     NodeState { mm, orch, coord: None }
 }

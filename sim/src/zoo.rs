@@ -72,11 +72,10 @@ pub fn plan_for(bug: Bug) -> ZooPlan {
         // post-bootstrap request is in flight; the handler's fenced return keeps the
         // manager's fence lock, the close never finishes, the capture never exits.
         Bug::LeakFenceLockWhenFenced => alone("capture_local_fence_during_post_bootstrap"),
-        // The only window found where a bootstrap creates a trigger on a closed write
-        // path (scenarios/findings/zombie_closing_dispatcher_manager.toml: the removing
-        // maintainer dies mid cascade close) hangs the *fixed* core, and the historical
-        // error recovers there; no scenario that passes on the fixed core reaches it.
-        Bug::WritePathClosedIsError => alone(PREFERRED),
+        // Seed 004 review: the capture the maintainer moves to loses its etcd session
+        // while the bootstrap creates the table trigger in its reused manager; the
+        // closed write path must be a clean stop, not an error logged and answered.
+        Bug::WritePathClosedIsError => alone("capture_local_fence_during_bootstrap"),
     }
 }
 
@@ -85,8 +84,6 @@ pub fn scenario_for(bug: Bug) -> &'static str {
     plan_for(bug).scenario
 }
 
-/// The failover-during-operators port, where the historical bugs were found.
-const PREFERRED: &str = "maintainer_failover_when_operator";
 /// Maintainer generations taking over managers with pending removals (seed 004).
 const TAKEOVER: &str = "maintainer_takeover_races";
 /// Used while a mapped scenario is not in the scenarios directory.

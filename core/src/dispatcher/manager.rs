@@ -46,6 +46,17 @@ pub struct PostBootstrapInFlight {
     pub ready_at_ms: u64,
 }
 
+/// A bootstrap of a reused manager whose table trigger is being created
+/// (`NewTableTriggerEventDispatcher` inside the handler's `MaintainerFenceMu`).
+#[derive(Clone, Debug)]
+pub struct BootstrapInFlight {
+    pub from: NodeId,
+    pub epoch: Epoch,
+    pub trigger: DispatcherId,
+    pub start_ts: Ts,
+    pub ready_at_ms: u64,
+}
+
 /// A merge in progress on this manager (`MergeCheckTask`).
 #[derive(Clone, Debug)]
 pub struct MergeTask {
@@ -100,6 +111,19 @@ pub struct DispatcherManager {
     pub schema_store_init_ms: [u64; 2],
     /// The post-bootstrap handler in flight (it holds the fence lock until it returns).
     pub post_bootstrap_in_flight: Option<PostBootstrapInFlight>,
+    /// Latency range [min, max] in ms of creating the table trigger when a bootstrap
+    /// reuses this manager (`ensure` -> `NewTableTriggerEventDispatcher`), drawn per
+    /// creation; [0, 0] (the default) creates it within the handler's step. A capture's
+    /// local fence (`LocalFence` does not take the fence lock) can close the write path
+    /// meanwhile. Simplification: the creation completes at the first dispatcher-manager
+    /// tick (200 ms) after the drawn instant. A manager created by the bootstrap itself
+    /// creates its trigger in `NewDispatcherManager` (see `NewDispatcherManagerDelay`).
+    pub trigger_create_ms: [u64; 2],
+    /// The bootstrap handler in flight while the trigger is created (holds the fence lock).
+    pub bootstrap_in_flight: Option<BootstrapInFlight>,
+    /// No bootstrap has been handled yet: this manager is being created by the current
+    /// one (TiCDC's `exists` is false in `handleBootstrapRequest`).
+    fresh: bool,
     /// Set by the `leak-fence-lock-when-fenced` bug: the orchestrator-level fenced return
     /// of the post-bootstrap handler never released the lock.
     pub fence_leaked: bool,
@@ -141,6 +165,9 @@ impl DispatcherManager {
             blocked_writes: Vec::new(),
             schema_store_init_ms: [0, 0],
             post_bootstrap_in_flight: None,
+            trigger_create_ms: [0, 0],
+            bootstrap_in_flight: None,
+            fresh: true,
             fence_leaked: false,
             closing: false,
             write_path_closed: false,
@@ -151,7 +178,7 @@ impl DispatcherManager {
     }
 
     pub fn fence_locked(&self) -> bool {
-        !self.blocked_creates.is_empty() || self.fence_leaked || self.post_bootstrap_in_flight.is_some()
+        !self.blocked_creates.is_empty() || self.fence_leaked || self.post_bootstrap_in_flight.is_some() || self.bootstrap_in_flight.is_some()
     }
 
     /// `IsMaintainerRequestAllowed`: exact owner and epoch (epoch 0 = compatibility).
@@ -406,28 +433,79 @@ impl DispatcherManager {
         if changed {
             self.trace(ctx, "dispatcher manager owner updated", vec![("maintainer", from.to_string()), ("epoch", epoch.to_string())]);
         }
+        let reused = !std::mem::replace(&mut self.fresh, false);
         if let (Some(t), None) = (trigger, self.trigger_id) {
-            if self.write_path_closed {
-                // `NewTableTriggerEventDispatcher` on a closing/closed manager fails with
-                // ErrDispatcherManagerWritePathClosed. TiCDC treats that as an expected
-                // stop (Info, no response); the historical behaviour answered the
-                // bootstrap with the error, which the maintainer reports as a changefeed
-                // error (warning, cascade stop, restart).
-                if ctx.bug(Bug::WritePathClosedIsError) {
-                    self.trace(ctx, "failed to create table trigger dispatcher", vec![("dispatcher", t.to_string()), ("error", ErrorCode::DispatcherManagerWritePathClosed.rfc().to_string())]);
-                    let code = ErrorCode::DispatcherManagerWritePathClosed;
-                    return Some(self.bootstrap_error(epoch, code, format!("[{}] dispatcher manager write path is closed", code.rfc())));
-                }
-                self.trace(ctx, "dispatcher manager write path closed while creating table trigger dispatcher", vec![("dispatcher", t.to_string())]);
+            let [lo, hi] = self.trigger_create_ms;
+            if reused && hi > 0 && !self.write_path_closed {
+                let ready_at_ms = ctx.now_ms + rand::Rng::random_range(&mut *ctx.rng, lo..=hi.max(lo));
+                self.bootstrap_in_flight = Some(BootstrapInFlight { from, epoch, trigger: t, start_ts, ready_at_ms });
+                self.trace(ctx, "creating table trigger event dispatcher", vec![("dispatcher", t.to_string()), ("ready_at_ms", ready_at_ms.to_string())]);
                 return None;
             }
-            let mut d = Dispatcher::new(t, TableSpan::ddl_span(), 0, start_ts, true, false);
-            d.traffic_since_ms = ctx.now_ms;
-            self.dispatchers.insert(t, d);
-            self.trigger_id = Some(t);
-            self.seq += 1;
-            self.trace(ctx, "create table trigger event dispatcher", vec![("dispatcher", t.to_string()), ("start_ts", start_ts.to_string())]);
+            if !self.create_trigger(ctx, t, start_ts) {
+                return self.write_path_closed_response(ctx, t, epoch);
+            }
         }
+        Some(self.bootstrap_response(ctx, epoch))
+    }
+
+    /// `NewTableTriggerEventDispatcher`: false when the write path is closed
+    /// (`ErrDispatcherManagerWritePathClosed`).
+    fn create_trigger(&mut self, ctx: &mut Ctx, t: DispatcherId, start_ts: Ts) -> bool {
+        if self.write_path_closed {
+            return false;
+        }
+        let mut d = Dispatcher::new(t, TableSpan::ddl_span(), 0, start_ts, true, false);
+        d.traffic_since_ms = ctx.now_ms;
+        self.dispatchers.insert(t, d);
+        self.trigger_id = Some(t);
+        self.seq += 1;
+        self.trace(ctx, "create table trigger event dispatcher", vec![("dispatcher", t.to_string()), ("start_ts", start_ts.to_string())]);
+        true
+    }
+
+    /// The trigger could not be created because the write path is closed (the manager is
+    /// closing or the capture local-fenced). TiCDC treats that as an expected stop
+    /// (`handleBootstrapTriggerError`: Info, no response); the historical behaviour
+    /// (`write-path-closed-is-error`) answered the bootstrap with the error, which the
+    /// maintainer reports as a changefeed error (warning, cascade stop, restart).
+    fn write_path_closed_response(&mut self, ctx: &mut Ctx, t: DispatcherId, epoch: Epoch) -> Option<Message> {
+        if ctx.bug(Bug::WritePathClosedIsError) {
+            self.trace(ctx, "failed to create table trigger dispatcher", vec![("dispatcher", t.to_string()), ("error", ErrorCode::DispatcherManagerWritePathClosed.rfc().to_string())]);
+            let code = ErrorCode::DispatcherManagerWritePathClosed;
+            return Some(self.bootstrap_error(epoch, code, format!("[{}] dispatcher manager write path is closed", code.rfc())));
+        }
+        self.trace(ctx, "dispatcher manager write path closed while creating table trigger dispatcher", vec![("dispatcher", t.to_string())]);
+        None
+    }
+
+    /// The rest of `handleBootstrapRequest` once a reused manager's trigger creation
+    /// returned: the bootstrap response (or the write-path-closed handling), then the
+    /// lock is released and the control messages that waited run. A capture fenced
+    /// meanwhile has closed the write path (the orchestrator's `LocalFence` fences every
+    /// manager at once), so the creation fails. Returns the replies.
+    pub fn finish_bootstrap(&mut self, ctx: &mut Ctx) -> Vec<(NodeId, Message)> {
+        let mut replies = Vec::new();
+        match &self.bootstrap_in_flight {
+            Some(b) if ctx.now_ms >= b.ready_at_ms => {}
+            _ => return replies,
+        }
+        let b = self.bootstrap_in_flight.take().unwrap();
+        let reply = if self.create_trigger(ctx, b.trigger, b.start_ts) { Some(self.bootstrap_response(ctx, b.epoch)) } else { self.write_path_closed_response(ctx, b.trigger, b.epoch) };
+        if let Some(r) = reply {
+            replies.push((b.from, r));
+        }
+        while !self.fence_locked() && !self.fence_waiters.is_empty() {
+            let w = self.fence_waiters.remove(0);
+            if let Some(r) = self.apply_control(ctx, w.from, w.msg) {
+                replies.push((w.from, r));
+            }
+        }
+        replies
+    }
+
+    /// `MaintainerBootstrapResponse`: every dispatcher, the journal, the merge journal.
+    fn bootstrap_response(&mut self, ctx: &mut Ctx, epoch: Epoch) -> Message {
         let spans = self
             .dispatchers
             .values()
@@ -454,7 +532,7 @@ impl DispatcherManager {
         // The merge journal is reported whatever the request's epoch (`GetMergeOperators`).
         let merge_operators = self.merge_operator_map.values().map(|(r, _, _)| r.clone()).collect();
         let checkpoint_ts = self.trigger_id.and_then(|t| self.dispatchers.get(&t)).map(|d| d.start_ts).unwrap_or(0);
-        Some(Message::MaintainerBootstrapResponse { cf: self.cf.clone(), spans, checkpoint_ts, operators, merge_operators, err: None, maintainer_epoch: epoch })
+        Message::MaintainerBootstrapResponse { cf: self.cf.clone(), spans, checkpoint_ts, operators, merge_operators, err: None, maintainer_epoch: epoch }
     }
 
     /// `handlePostBootstrapRequest` up to the trigger initialisation: the handler takes
@@ -975,7 +1053,7 @@ impl DispatcherManager {
             // message parks its handler goroutine forever and the capture's shutdown,
             // which waits for those handlers, cannot finish. Modelled as "the close
             // cannot finish while the lock is held", a handler in flight included.
-            if self.closing && !self.close_finished && self.sink.inflight_count() == 0 && !self.fence_leaked && self.post_bootstrap_in_flight.is_none() {
+            if self.closing && !self.close_finished && self.sink.inflight_count() == 0 && !self.fence_leaked && self.post_bootstrap_in_flight.is_none() && self.bootstrap_in_flight.is_none() {
                 self.close_finished = true;
                 self.trace(ctx, "event dispatcher manager closed", vec![]);
             }

@@ -22,6 +22,9 @@ pub struct DispatcherOrchestrator {
     /// Schema-store initialisation latency given to the managers this node creates
     /// (see `DispatcherManager::schema_store_init_ms`).
     pub schema_store_init_ms: [u64; 2],
+    /// Trigger-creation latency given to the managers this node creates
+    /// (see `DispatcherManager::trigger_create_ms`).
+    pub trigger_create_ms: [u64; 2],
     /// `fenced`: the capture lost its etcd session and local-fenced; the message handler
     /// is deregistered (new maintainer messages are dropped).
     pub fenced: bool,
@@ -101,6 +104,7 @@ impl DispatcherOrchestrator {
                 let inst = (self.instance << 16) | self.next_sink_instance;
                 let mut dm = DispatcherManager::new(cf.clone(), self.node, config.clone(), inst);
                 dm.schema_store_init_ms = self.schema_store_init_ms;
+                dm.trigger_create_ms = self.trigger_create_ms;
                 trace_ev!(ctx, Role::Orchestrator, *maintainer_epoch, "create dispatcher manager", changefeed = cf);
                 self.managers.insert(cf.clone(), dm);
             }
@@ -138,7 +142,8 @@ impl DispatcherOrchestrator {
         for cf in cfs {
             let fenced = self.fenced;
             let Some(dm) = self.managers.get_mut(&cf) else { continue };
-            let mut replies = dm.finish_post_bootstrap(ctx, fenced);
+            let mut replies = dm.finish_bootstrap(ctx);
+            replies.extend(dm.finish_post_bootstrap(ctx, fenced));
             replies.extend(dm.poll_failpoints(ctx));
             for (to, r) in replies {
                 self.after(ctx, &cf, to, Some(r));
@@ -174,7 +179,7 @@ impl DispatcherOrchestrator {
 
     /// Whether a handler admitted before the fence is still running (`msgGuardWaitGroup`).
     pub fn in_flight(&self) -> bool {
-        self.managers.values().any(|dm| dm.post_bootstrap_in_flight.is_some())
+        self.managers.values().any(|dm| dm.post_bootstrap_in_flight.is_some() || dm.bootstrap_in_flight.is_some())
     }
 
     /// `LocalFence`: set `fenced`, deregister the handler, local-fence every manager, wait

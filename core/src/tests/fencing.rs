@@ -332,3 +332,70 @@ fn closed_write_path_keeps_add_operators_and_skips_post_bootstrap() {
     assert!(r.is_none());
     assert!(traced(&out, "dispatcher manager write path closed while initializing table trigger event dispatcher"));
 }
+
+/// A manager on node 2 hosting X, reused by a newer maintainer on node 2 whose bootstrap
+/// creates the trigger T with a creation latency: the handler is in flight (fence lock
+/// held, no response yet).
+fn trigger_creation_in_flight(env: Env) -> (DispatcherManager, Env) {
+    let (mut dm, mut env) = owned(2, None, env);
+    create(&mut dm, &mut env, 0, X, TableSpan::full(10), EPOCH);
+    dm.trigger_create_ms = [50, 50];
+    let (r, out) = dm_handle(&mut dm, &mut env, 2, bootstrap_req(START, Some(T), EPOCH + 1));
+    assert!(r.is_none(), "answered only once the trigger is created: {:?}", r);
+    assert!(traced(&out, "creating table trigger event dispatcher"));
+    assert!(dm.fence_locked());
+    (dm, env)
+}
+
+#[test]
+fn reused_manager_answers_the_bootstrap_once_the_trigger_is_created() {
+    let (mut dm, mut env) = trigger_creation_in_flight(Env::new(2));
+    // A Create of the new owner waits behind the handler.
+    let (r, _) = dm_handle(&mut dm, &mut env, 2, sched(create_req(M, TableSpan::full(11), START, OperatorType::Add, EPOCH + 1)));
+    assert!(r.is_none());
+    assert!(!dm.dispatchers.contains_key(&M));
+    env.now = 49;
+    assert!(dm.finish_bootstrap(&mut env.ctx()).is_empty());
+    env.now = 50;
+    let replies = dm.finish_bootstrap(&mut env.ctx());
+    assert!(matches!(replies.as_slice(), [(to, Message::MaintainerBootstrapResponse { err: None, .. })] if *to == n(2)), "{:?}", replies);
+    assert_eq!(dm.trigger_id, Some(T));
+    assert!(dm.dispatchers.contains_key(&M), "the waiting Create ran after the handler");
+}
+
+#[test]
+fn local_fence_during_trigger_creation_is_a_clean_stop() {
+    let (mut dm, mut env) = trigger_creation_in_flight(Env::new(2));
+    dm.local_fence(&mut env.ctx());
+    env.take();
+    env.now = 50;
+    let replies = dm.finish_bootstrap(&mut env.ctx());
+    assert!(replies.is_empty(), "no response, no error: {:?}", replies);
+    assert!(traced(&env.take(), "dispatcher manager write path closed while creating table trigger dispatcher"));
+    assert_eq!(dm.trigger_id, None);
+    assert!(!dm.fence_locked());
+}
+
+#[test]
+fn bug_write_path_closed_is_error_answers_a_fenced_trigger_creation_with_the_error() {
+    let (mut dm, mut env) = trigger_creation_in_flight(Env::new(2).with_bug(Bug::WritePathClosedIsError));
+    dm.local_fence(&mut env.ctx());
+    env.now = 50;
+    let replies = dm.finish_bootstrap(&mut env.ctx());
+    match replies.as_slice() {
+        [(_, Message::MaintainerBootstrapResponse { err: Some(e), .. })] => assert_eq!(e.code, ErrorCode::DispatcherManagerWritePathClosed),
+        other => panic!("expected an error response, got {:?}", other),
+    }
+}
+
+/// A manager created by the bootstrap itself creates its trigger at once (the creation
+/// of a new manager is `NewDispatcherManager`, see `NewDispatcherManagerDelay`).
+#[test]
+fn a_fresh_manager_creates_its_trigger_within_the_bootstrap() {
+    let mut env = Env::new(2);
+    let mut dm = dm_on(2);
+    dm.trigger_create_ms = [50, 50];
+    let (r, _) = dm_handle(&mut dm, &mut env, 2, bootstrap_req(START, Some(T), EPOCH));
+    assert!(matches!(r, Some(Message::MaintainerBootstrapResponse { err: None, .. })), "{:?}", r);
+    assert_eq!(dm.trigger_id, Some(T));
+}

@@ -482,6 +482,12 @@ pub struct FaultConfig {
     /// fence lock meanwhile). Default [0, 0]: the handler runs in one step.
     #[serde(default)]
     pub schema_store_init_ms: [u64; 2],
+    /// Latency range [min, max] in ms of creating the table trigger when a maintainer's
+    /// bootstrap reuses its capture's dispatcher manager (the handler holds the manager's
+    /// fence lock meanwhile, and a capture-local fence can close the write path).
+    /// Default [0, 0]: created within the handler's step.
+    #[serde(default)]
+    pub trigger_create_ms: [u64; 2],
     /// Probability that a dispatcher manager's heartbeat or block-status request waits an
     /// extra `collector-lag-ms` in its capture's `HeartBeatCollector` queue (a backlog: the
     /// queue is shared by every dispatcher of every changefeed on the capture). The
@@ -506,7 +512,7 @@ pub struct FaultConfig {
 }
 impl Default for FaultConfig {
     fn default() -> Self {
-        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), loss: 0.0, duplicate: 0.0, delay_spike: 0.0, delay_spike_ms: d_spike(), delay_spike_local: false, storage_error: 0.0, schema_store_init_ms: [0, 0], collector_lag: 0.0, collector_lag_ms: d_collector_lag(), stream_lag: 0.0, stream_lag_ms: d_collector_lag(), swarm: false }
+        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), loss: 0.0, duplicate: 0.0, delay_spike: 0.0, delay_spike_ms: d_spike(), delay_spike_local: false, storage_error: 0.0, schema_store_init_ms: [0, 0], trigger_create_ms: [0, 0], collector_lag: 0.0, collector_lag_ms: d_collector_lag(), stream_lag: 0.0, stream_lag_ms: d_collector_lag(), swarm: false }
     }
 }
 

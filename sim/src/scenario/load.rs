@@ -674,6 +674,10 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
     if lo > hi {
         return Err(v.err(None, format!("faults.schema-store-init-ms: min {} is greater than max {}", lo, hi)));
     }
+    let [lo, hi] = scn.faults.trigger_create_ms;
+    if lo > hi {
+        return Err(v.err(None, format!("faults.trigger-create-ms: min {} is greater than max {}", lo, hi)));
+    }
 
     // [limits]
     let l = &scn.limits;
