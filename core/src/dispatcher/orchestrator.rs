@@ -177,9 +177,10 @@ impl DispatcherOrchestrator {
         }
     }
 
-    /// Whether a handler admitted before the fence is still running (`msgGuardWaitGroup`).
+    /// Whether a handler admitted before the fence is still running: `Close` waits for
+    /// every shard's current message (`shard.Wait()`), a manager being created included.
     pub fn in_flight(&self) -> bool {
-        self.managers.values().any(|dm| dm.post_bootstrap_in_flight.is_some() || dm.bootstrap_in_flight.is_some())
+        !self.initializing.is_empty() || self.managers.values().any(|dm| dm.post_bootstrap_in_flight.is_some() || dm.bootstrap_in_flight.is_some())
     }
 
     /// `LocalFence`: set `fenced`, deregister the handler, local-fence every manager, wait

@@ -195,9 +195,14 @@ fn local_fence_while_a_manager_is_created_drops_it_without_a_response() {
     orch.handle_message(&mut env.ctx(), n(1), bootstrap_req(START, None, EPOCH));
     env.take();
     orch.local_fence(&mut env.ctx());
+    orch.close(&mut env.ctx());
+    env.now = NEW_DISPATCHER_MANAGER_DELAY_MS - 1;
+    tick(&mut orch, &mut env);
+    assert!(!orch.closed, "Close waits for the shard's message in progress");
     env.now = NEW_DISPATCHER_MANAGER_DELAY_MS;
     let out = tick(&mut orch, &mut env);
     assert_eq!(bootstrap_responses(&out), 0);
     assert!(traced(&out, "dispatcher manager write path closed while creating dispatcher manager"));
     assert!(orch.managers.is_empty());
+    assert!(orch.closed, "then it returns");
 }
