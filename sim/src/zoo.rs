@@ -61,11 +61,23 @@ pub fn plan_for(bug: Bug) -> ZooPlan {
         // Seed 004: newer maintainer generations bootstrap a reused dispatcher manager
         // that still carries out the older generation's removals (stale Remove entries of
         // reported dispatchers), including a same-capture higher-epoch replacement (the
-        // maintainer moved away and back). The window of `drop-stale-remove-operators` is
-        // reached in every seed; the other two windows are closed by guards of the
-        // fixed protocol itself (see scenarios/README.md, "Which scenario catches which
-        // historical bug"), so they stay uncaught here by construction.
-        Bug::DropStaleRemoveOperators | Bug::ReplaceMismatchedTrigger | Bug::AcceptNilTriggerBootstrap => alone(TAKEOVER),
+        // maintainer moved away and back). The window is reached in every seed; the
+        // consequence is not observable (see scenarios/README.md).
+        Bug::DropStaleRemoveOperators => alone(TAKEOVER),
+        // Seed 004, PR #5436 (PR 3 of 3; PR 2, #5435, brought the epoch fencing, so the
+        // code before it had neither): a departed generation's bootstrap, held back on
+        // the wire, reaches the manager that holds the next generation's table trigger.
+        // With the fence it is dropped by epoch, so the trigger check is reached only
+        // with `no-epoch-fencing`; the check alone then decides whether the DDL owner's
+        // manager is handed to the departed maintainer.
+        Bug::AcceptNilTriggerBootstrap => ZooPlan { scenario: TRIGGER, companions: &[Bug::NoEpochFencing], detect: Some(crate::invariants::TABLE_TRIGGER_OWNER) },
+        // Same pairing. Its window (a bootstrap carrying another trigger ID at a manager
+        // that still holds a trigger) stays closed even without the fence: only the
+        // maintainer's own capture gets a trigger ID, over a FIFO local link that also
+        // carries that generation's later Remove of the trigger, and the next generation
+        // exists only after that Remove finished (scenarios/README.md). The plan names
+        // the invariant its consequence would violate (two live triggers).
+        Bug::ReplaceMismatchedTrigger => ZooPlan { scenario: TRIGGER, companions: &[Bug::NoEpochFencing], detect: Some(crate::invariants::ONE_TABLE_TRIGGER) },
         // Seed 004 review: the maintainer's capture loses its etcd session while its
         // post-bootstrap request is in flight; the handler's fenced return keeps the
         // manager's fence lock, the close never finishes, the capture never exits.
@@ -87,6 +99,8 @@ pub fn scenario_for(bug: Bug) -> &'static str {
 const PREFERRED: &str = "maintainer_failover_when_operator";
 /// Maintainer generations taking over managers with pending removals (seed 004).
 const TAKEOVER: &str = "maintainer_takeover_races";
+/// Maintainer moved away and straight back under held-back messages (seed 004, #5436).
+const TRIGGER: &str = "trigger_takeover_with_delayed_messages";
 /// Used while a mapped scenario is not in the scenarios directory.
 const FALLBACK: &str = "fail_over";
 
