@@ -831,6 +831,8 @@ mod tests {
         }
         let (_, e) = load_err(&format!("{HEAD}[[vars]]\nname = \"a\"\nexcept = [\"$b\"]\n[[vars]]\nname = \"b\"\n"));
         assert!(e.contains("invalid node '$b' in var 'a' except"), "{e}");
+        let (_, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"wait\"\ntimeout_ms = 10\nuntil = {{ kind = \"maintainer_on_node\", node = \"n7\", initialized = true }}\n"));
+        assert!(e.contains("invalid node 'n7' in step 'wait'"), "{e}");
     }
 
     #[test]
