@@ -26,11 +26,14 @@ pub const ONE_INSTANCE_PER_ID: &str = "one-instance-per-dispatcher-id";
 pub const ONE_TABLE_TRIGGER: &str = "one-table-trigger";
 /// The table trigger event dispatcher (the changefeed's DDL owner) is created on the
 /// maintainer's capture by that maintainer's bootstrap (TiCDC #431 places it with the
-/// maintainer) and serves only it: a dispatcher manager holding a live trigger is owned by
-/// the maintainer of its own capture. A bootstrap that hands such a manager to another
+/// maintainer) and serves only it until it has left the manager: a dispatcher manager
+/// holding a trigger (running, or still closing under its maintainer's Remove) is owned
+/// by the maintainer of its own capture. A bootstrap that hands such a manager to another
 /// maintainer (one without a trigger ID, from another capture) leaves "stale DDL
-/// ownership" (PR #5436, `validateBootstrapNoTableTriggerDispatcher`): the DDL owner then
-/// reports its DDLs, block statuses and heartbeats to a maintainer that does not own it.
+/// ownership" (PR #5436: a nil trigger ID is valid only once the local trigger cleanup
+/// removed the previous owner, `validateBootstrapNoTableTriggerDispatcher`): the trigger
+/// then reports its block statuses, heartbeats and finally its Stopped to a maintainer
+/// that does not own it.
 pub const TABLE_TRIGGER_OWNER: &str = "table-trigger-owner";
 pub const ONE_OPERATOR_PER_DISPATCHER: &str = "one-operator-per-dispatcher";
 pub const SPAN_PARTITION: &str = "span-partition";
@@ -114,7 +117,7 @@ pub fn check_dispatchers<'a>(managers: impl Iterator<Item = (NodeId, &'a Dispatc
     let mut triggers: BTreeMap<&ChangefeedId, Vec<(DispatcherId, NodeId)>> = BTreeMap::new();
     for (n, dm) in managers {
         if dm.maintainer_id != n {
-            if let Some(t) = dm.dispatchers.values().find(|d| d.is_trigger && can_write(d.state, d.try_removing)) {
+            if let Some(t) = dm.dispatchers.values().find(|d| d.is_trigger) {
                 out.push((TABLE_TRIGGER_OWNER, format!("dispatcher manager of changefeed {} on {} holds table trigger event dispatcher {} but is owned by the maintainer on {} (epoch {})", dm.cf, n, t.id, dm.maintainer_id, dm.maintainer_epoch)));
             }
         }
@@ -356,13 +359,20 @@ mod tests {
     }
 
     #[test]
-    fn table_trigger_owner_is_quiet_for_the_own_maintainer_a_closing_trigger_and_no_trigger() {
-        let dm = manager_with_trigger(NodeId(2), NodeId(2));
-        assert!(check_dispatchers([(NodeId(2), &dm)].into_iter()).is_empty());
-        // Being removed (the old maintainer's Remove is closing it): no longer a DDL owner.
+    fn table_trigger_owner_fires_for_a_closing_trigger_handed_to_another_capture() {
+        // Still closing under its maintainer's Remove: its Stopped must reach that maintainer.
         let mut closing = manager_with_trigger(NodeId(2), NodeId(1));
         closing.dispatchers.values_mut().for_each(|d| d.try_removing = true);
-        assert!(!found(&check_dispatchers([(NodeId(2), &closing)].into_iter()), TABLE_TRIGGER_OWNER));
+        assert!(found(&check_dispatchers([(NodeId(2), &closing)].into_iter()), TABLE_TRIGGER_OWNER));
+    }
+
+    #[test]
+    fn table_trigger_owner_is_quiet_for_the_own_maintainer_and_without_trigger() {
+        let dm = manager_with_trigger(NodeId(2), NodeId(2));
+        assert!(check_dispatchers([(NodeId(2), &dm)].into_iter()).is_empty());
+        let mut closing = manager_with_trigger(NodeId(2), NodeId(2));
+        closing.dispatchers.values_mut().for_each(|d| d.try_removing = true);
+        assert!(check_dispatchers([(NodeId(2), &closing)].into_iter()).is_empty());
         // A manager without a trigger may be owned by any maintainer.
         let mut plain = manager_with_trigger(NodeId(2), NodeId(1));
         plain.dispatchers.clear();
