@@ -1,7 +1,7 @@
 //! Invariants, checked after every delivered message and state change.
 //!
 //! Stable names (used in reports and JSON): `one-dispatcher-per-key`,
-//! `one-instance-per-dispatcher-id`, `one-table-trigger`, `one-operator-per-dispatcher`,
+//! `one-instance-per-dispatcher-id`, `one-table-trigger`, `table-trigger-owner`, `one-operator-per-dispatcher`,
 //! `span-partition`, `barrier-writes-once`, `epoch-fencing`, `checkpoint-monotonic`, `no-data-loss`,
 //! `no-retryable-error-after-failover`, `no-write-after-fence`, `barrier-owner-only`,
 //! `no-write-after-drop`, `converges`.
@@ -24,6 +24,17 @@ use std::collections::BTreeMap;
 pub const ONE_DISPATCHER_PER_KEY: &str = "one-dispatcher-per-key";
 pub const ONE_INSTANCE_PER_ID: &str = "one-instance-per-dispatcher-id";
 pub const ONE_TABLE_TRIGGER: &str = "one-table-trigger";
+/// The table trigger event dispatcher (the changefeed's DDL owner) is created on the
+/// maintainer's capture by that maintainer's bootstrap (TiCDC #431 places it with the
+/// maintainer) and serves only it until it has left the manager: a dispatcher manager
+/// holding a trigger (running, or still closing under its maintainer's Remove) is owned
+/// by the maintainer of its own capture. A bootstrap that hands such a manager to another
+/// maintainer (one without a trigger ID, from another capture) leaves "stale DDL
+/// ownership" (PR #5436: a nil trigger ID is valid only once the local trigger cleanup
+/// removed the previous owner, `validateBootstrapNoTableTriggerDispatcher`): the trigger
+/// then reports its block statuses, heartbeats and finally its Stopped to a maintainer
+/// that does not own it.
+pub const TABLE_TRIGGER_OWNER: &str = "table-trigger-owner";
 pub const ONE_OPERATOR_PER_DISPATCHER: &str = "one-operator-per-dispatcher";
 pub const SPAN_PARTITION: &str = "span-partition";
 pub const EPOCH_FENCING: &str = "epoch-fencing";
@@ -42,7 +53,7 @@ pub const BARRIER_OWNER_ONLY: &str = "barrier-owner-only";
 /// no downstream write once its drop is written and the changefeed's checkpoint passed
 /// it (see [`check_no_write_after_drop`]).
 pub const NO_WRITE_AFTER_DROP: &str = "no-write-after-drop";
-pub const ALL_INVARIANTS: &[&str] = &[ONE_DISPATCHER_PER_KEY, ONE_INSTANCE_PER_ID, ONE_TABLE_TRIGGER, ONE_OPERATOR_PER_DISPATCHER, SPAN_PARTITION, BARRIER_WRITES_ONCE, EPOCH_FENCING, CHECKPOINT_MONOTONIC, NO_DATA_LOSS, NO_RETRYABLE_ERROR_AFTER_FAILOVER, NO_WRITE_AFTER_FENCE, BARRIER_OWNER_ONLY, NO_WRITE_AFTER_DROP, CONVERGES];
+pub const ALL_INVARIANTS: &[&str] = &[ONE_DISPATCHER_PER_KEY, ONE_INSTANCE_PER_ID, ONE_TABLE_TRIGGER, TABLE_TRIGGER_OWNER, ONE_OPERATOR_PER_DISPATCHER, SPAN_PARTITION, BARRIER_WRITES_ONCE, EPOCH_FENCING, CHECKPOINT_MONOTONIC, NO_DATA_LOSS, NO_RETRYABLE_ERROR_AFTER_FAILOVER, NO_WRITE_AFTER_FENCE, BARRIER_OWNER_ONLY, NO_WRITE_AFTER_DROP, CONVERGES];
 
 /// `no-write-after-drop`: the data files of `row_tables` and the table-level DDL files
 /// `ddls` just became durable; a table dropped at `D` whose drop (DROP TABLE, TRUNCATE,
@@ -105,6 +116,11 @@ pub fn check_dispatchers<'a>(managers: impl Iterator<Item = (NodeId, &'a Dispatc
     let mut by_table: BTreeMap<TableId, Vec<(TableSpan, DispatcherId, NodeId)>> = BTreeMap::new();
     let mut triggers: BTreeMap<&ChangefeedId, Vec<(DispatcherId, NodeId)>> = BTreeMap::new();
     for (n, dm) in managers {
+        if dm.maintainer_id != n {
+            if let Some(t) = dm.dispatchers.values().find(|d| d.is_trigger) {
+                out.push((TABLE_TRIGGER_OWNER, format!("dispatcher manager of changefeed {} on {} holds table trigger event dispatcher {} but is owned by the maintainer on {} (epoch {})", dm.cf, n, t.id, dm.maintainer_id, dm.maintainer_epoch)));
+            }
+        }
         for d in dm.dispatchers.values() {
             if let Some(other) = by_id.insert(d.id, n) {
                 out.push((ONE_INSTANCE_PER_ID, format!("dispatcher {} lives on {} and {}", d.id, other, n)));
@@ -317,6 +333,64 @@ mod tests {
         // DROP of that table): the ignored non-owner status changed nothing.
         let removed = BarrierView { exists: false, checkpoint_ts: 0, block_state: None, events: vec![] };
         assert!(!before.admitted_in(&removed));
+    }
+
+    fn manager_with_trigger(node: NodeId, owner: NodeId) -> DispatcherManager {
+        let mut dm = DispatcherManager::new(ChangefeedId("cf".into()), node, Default::default(), 0);
+        dm.maintainer_id = owner;
+        dm.maintainer_epoch = 7;
+        let t = DispatcherId(1);
+        let mut d = core_sched::dispatcher::Dispatcher::new(t, TableSpan::ddl_span(), 0, 100, true, false);
+        d.state = ComponentState::Working;
+        dm.dispatchers.insert(t, d);
+        dm.trigger_id = Some(t);
+        dm
+    }
+
+    fn found(v: &[(&'static str, String)], inv: &str) -> bool {
+        v.iter().any(|(i, _)| *i == inv)
+    }
+
+    #[test]
+    fn table_trigger_owner_fires_when_a_trigger_holder_is_owned_by_another_capture() {
+        let dm = manager_with_trigger(NodeId(2), NodeId(1));
+        let v = check_dispatchers([(NodeId(2), &dm)].into_iter());
+        assert!(found(&v, TABLE_TRIGGER_OWNER), "{:?}", v);
+    }
+
+    #[test]
+    fn table_trigger_owner_fires_for_a_closing_trigger_handed_to_another_capture() {
+        // Still closing under its maintainer's Remove: its Stopped must reach that maintainer.
+        let mut closing = manager_with_trigger(NodeId(2), NodeId(1));
+        closing.dispatchers.values_mut().for_each(|d| d.try_removing = true);
+        assert!(found(&check_dispatchers([(NodeId(2), &closing)].into_iter()), TABLE_TRIGGER_OWNER));
+    }
+
+    #[test]
+    fn table_trigger_owner_is_quiet_for_the_own_maintainer_and_without_trigger() {
+        let dm = manager_with_trigger(NodeId(2), NodeId(2));
+        assert!(check_dispatchers([(NodeId(2), &dm)].into_iter()).is_empty());
+        let mut closing = manager_with_trigger(NodeId(2), NodeId(2));
+        closing.dispatchers.values_mut().for_each(|d| d.try_removing = true);
+        assert!(check_dispatchers([(NodeId(2), &closing)].into_iter()).is_empty());
+        // A manager without a trigger may be owned by any maintainer.
+        let mut plain = manager_with_trigger(NodeId(2), NodeId(1));
+        plain.dispatchers.clear();
+        plain.trigger_id = None;
+        assert!(check_dispatchers([(NodeId(2), &plain)].into_iter()).is_empty());
+    }
+
+    #[test]
+    fn one_table_trigger_fires_for_a_trigger_replaced_in_place() {
+        // `replace-mismatched-trigger`: the new trigger next to the old, still live, one.
+        let mut dm = manager_with_trigger(NodeId(2), NodeId(2));
+        let mut d = core_sched::dispatcher::Dispatcher::new(DispatcherId(2), TableSpan::ddl_span(), 0, 200, true, false);
+        d.state = ComponentState::Working;
+        dm.dispatchers.insert(DispatcherId(2), d);
+        dm.trigger_id = Some(DispatcherId(2));
+        let v = check_dispatchers([(NodeId(2), &dm)].into_iter());
+        assert!(found(&v, ONE_TABLE_TRIGGER), "{:?}", v);
+        assert!(!found(&v, TABLE_TRIGGER_OWNER));
     }
 
     #[test]

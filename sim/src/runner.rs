@@ -1012,7 +1012,7 @@ impl Driver {
 
     fn eval(&mut self, p: &Predicate) -> Result<bool, String> {
         let on_node = match p {
-            Predicate::TableOnNode { node, .. } | Predicate::NodeExited { node } => Some(self.node(node)?),
+            Predicate::TableOnNode { node, .. } | Predicate::NodeExited { node } | Predicate::MaintainerOnNode { node, .. } => Some(self.node(node)?),
             Predicate::TraceSeen { node: Some(node), .. } => Some(self.node(node)?),
             _ => None,
         };
@@ -1082,6 +1082,10 @@ impl Driver {
                     _ => false,
                 }
             }
+            Predicate::MaintainerOnNode { initialized, .. } => match g.maintainer() {
+                Some((n, m)) => Some(n) == on_node && (!initialized || m.initialized()),
+                None => false,
+            },
             Predicate::TraceSeen { .. } => unreachable!("handled above"),
             Predicate::SyncpointRecorded { .. } => match want_ts {
                 Some(ts) => g.storage.syncpoints.contains_key(&ts),

@@ -319,7 +319,7 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
     let node_name = if out.trace.is_empty() { String::new() } else { n.to_string() };
     let mut dispatchers_changed = kind == StepKind::Membership;
     for t in out.trace {
-        if matches!(t.kind, "create dispatcher" | "create table trigger event dispatcher" | "remove dispatcher" | "dispatcher stopped" | "dispatcher manager closed" | "stopping dispatcher manager write path" | "replace mismatched table trigger" | "dispatcher working") {
+        if matches!(t.kind, "create dispatcher" | "create table trigger event dispatcher" | "remove dispatcher" | "dispatcher stopped" | "dispatcher manager closed" | "stopping dispatcher manager write path" | "replace mismatched table trigger" | "dispatcher working" | "dispatcher manager owner updated") {
             dispatchers_changed = true;
         }
         // Writer half of barrier-writes-once: within one maintainer generation, the

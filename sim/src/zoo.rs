@@ -62,12 +62,20 @@ pub fn plan_for(bug: Bug) -> ZooPlan {
         // finishes while the new maintainer's bootstrap still waits for a slow capture;
         // its one-shot Stopped report is ignored, and only the restored Remove asks again.
         Bug::DropStaleRemoveOperators => alone("stale_remove_stop_report_before_bootstrap"),
-        // Seed 004: newer maintainer generations bootstrap a reused dispatcher manager,
-        // including a same-capture higher-epoch replacement (the maintainer moved away
-        // and back). These windows are closed by guards of the fixed protocol itself
-        // (see scenarios/README.md, "Which scenario catches which historical bug"), so
-        // they stay uncaught here by construction.
-        Bug::ReplaceMismatchedTrigger | Bug::AcceptNilTriggerBootstrap => alone(TAKEOVER),
+        // Seed 004, PR #5436 (PR 3 of 3; PR 2, #5435, brought the epoch fencing, so the
+        // code before it had neither): a departed generation's bootstrap, held back on
+        // the wire, reaches the manager that holds the next generation's table trigger.
+        // With the fence it is dropped by epoch, so the trigger check is reached only
+        // with `no-epoch-fencing`; the check alone then decides whether the DDL owner's
+        // manager is handed to the departed maintainer.
+        Bug::AcceptNilTriggerBootstrap => ZooPlan { scenario: TRIGGER, companions: &[Bug::NoEpochFencing], detect: Some(crate::invariants::TABLE_TRIGGER_OWNER) },
+        // Same pairing. Its window (a bootstrap carrying another trigger ID at a manager
+        // that still holds a trigger) stays closed even without the fence: only the
+        // maintainer's own capture gets a trigger ID, over a FIFO local link that also
+        // carries that generation's later Remove of the trigger, and the next generation
+        // exists only after that Remove finished (scenarios/README.md). The plan names
+        // the invariant its consequence would violate (two live triggers).
+        Bug::ReplaceMismatchedTrigger => ZooPlan { scenario: TRIGGER, companions: &[Bug::NoEpochFencing], detect: Some(crate::invariants::ONE_TABLE_TRIGGER) },
         // Seed 004 review: the maintainer's capture loses its etcd session while its
         // post-bootstrap request is in flight; the handler's fenced return keeps the
         // manager's fence lock, the close never finishes, the capture never exits.
@@ -84,8 +92,8 @@ pub fn scenario_for(bug: Bug) -> &'static str {
     plan_for(bug).scenario
 }
 
-/// Maintainer generations taking over managers with pending removals (seed 004).
-const TAKEOVER: &str = "maintainer_takeover_races";
+/// Maintainer moved away and straight back under held-back messages (seed 004, #5436).
+const TRIGGER: &str = "trigger_takeover_with_delayed_messages";
 /// Used while a mapped scenario is not in the scenarios directory.
 const FALLBACK: &str = "fail_over";
 

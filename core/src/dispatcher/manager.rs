@@ -413,10 +413,19 @@ impl DispatcherManager {
                 None if !ctx.bug(Bug::AcceptNilTriggerBootstrap) => err = Some("bootstrap without table trigger id but a trigger exists"),
                 Some(t) if t != cur && !ctx.bug(Bug::ReplaceMismatchedTrigger) => err = Some("table trigger event dispatcher id mismatch"),
                 Some(t) if t != cur => {
-                    // Historical behaviour: replace the trigger in place (two DDL owners possible).
-                    if let Some(old) = self.dispatchers.remove(&cur) {
-                        self.trace(ctx, "replace mismatched table trigger", vec![("old", old.id.to_string()), ("new", t.to_string())]);
-                    }
+                    // `replace-mismatched-trigger`: the bootstrap owner's trigger replaces the
+                    // manager's trigger slot (`SetTableTriggerEventDispatcher`) and is added
+                    // to the dispatcher map next to the old one. Nothing closes the old
+                    // trigger: it stays in the map, registered with the event collector,
+                    // and keeps handling the DDL span's events, so the changefeed has two
+                    // DDL owners ("replacing it in place can duplicate DDL ownership", the
+                    // comment of PR #5436 that rejects the bootstrap instead). Removing it
+                    // from the map here would hide exactly that consequence.
+                    // Note: no TiCDC release replaced in place; before #5436 a reused
+                    // manager with a trigger created none and answered the bootstrap (the
+                    // post-bootstrap request then failed on the ID mismatch). The switch
+                    // models the in-place replacement the PR names as the hazard.
+                    self.trace(ctx, "replace mismatched table trigger", vec![("old", cur.to_string()), ("new", t.to_string())]);
                     self.trigger_id = None;
                 }
                 _ => {}

@@ -43,11 +43,15 @@ fn mismatched_trigger_is_rejected_before_switching_owner() {
 #[test]
 fn bug_replace_mismatched_trigger_replaces_it_in_place() {
     let (mut dm, mut env) = owned(0, Some(T), Env::new(0).with_bug(Bug::ReplaceMismatchedTrigger));
+    let old_registered = dm.dispatchers[&T].registered;
     let (r, o) = dm_handle(&mut dm, &mut env, 1, bootstrap_req(200, Some(T2), NEW));
     assert_eq!(err_of(&r), None);
     assert!(traced(&o, "replace mismatched table trigger"));
     assert_eq!(dm.trigger_id, Some(T2));
-    assert!(!dm.dispatchers.contains_key(&T) && dm.dispatchers.contains_key(&T2));
+    // The slot now names the new trigger, but nothing closed the old one: two DDL owners.
+    assert!(dm.dispatchers.contains_key(&T2) && dm.dispatchers[&T2].is_trigger);
+    let old = &dm.dispatchers[&T];
+    assert!(old.is_trigger && !old.try_removing && old.registered == old_registered, "the old trigger keeps running");
     assert!(matches!(r, Some(Message::MaintainerBootstrapResponse { checkpoint_ts: 200, .. })));
     assert_eq!((dm.maintainer_id, dm.maintainer_epoch), (n(1), NEW));
 }

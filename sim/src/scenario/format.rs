@@ -342,6 +342,14 @@ pub enum Predicate {
     TableOnNode { table: String, node: String },
     DispatcherCount { op: CmpOp, count: usize },
     MaintainerMoved,
+    /// The changefeed's maintainer (the newest generation not stopped) runs on `node`;
+    /// with `initialized`, it also finished its bootstrap and post-bootstrap (a move to
+    /// `node` is complete and the next move can remove it at once).
+    MaintainerOnNode {
+        node: String,
+        #[serde(default)]
+        initialized: bool,
+    },
     /// A trace record with this event name (and, if given, on `node`, of `table`, with
     /// a field value containing `contains`, and with every `fields` entry equal; a value
     /// `"$name"` is a captured value). On success, `capture` stores fields of the first matching record as values

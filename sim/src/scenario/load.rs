@@ -329,7 +329,7 @@ fn predicate_table(p: &Predicate) -> Option<&str> {
     match p {
         Predicate::TableExistsDownstream { table } | Predicate::ReplicationCount { table, .. } | Predicate::TableNodeCount { table, .. } | Predicate::TableScheduled { table } | Predicate::TableOnNode { table, .. } | Predicate::DownstreamRowCount { table, .. } => Some(table),
         Predicate::TraceSeen { table, .. } => table.as_deref(),
-        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced | Predicate::TraceSequence { .. } | Predicate::ChangefeedState { .. } | Predicate::SyncpointRecorded { .. } | Predicate::NodeExited { .. } | Predicate::DatabaseExistsDownstream { .. } | Predicate::DatabaseNotExistsDownstream { .. } => None,
+        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::MaintainerOnNode { .. } | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced | Predicate::TraceSequence { .. } | Predicate::ChangefeedState { .. } | Predicate::SyncpointRecorded { .. } | Predicate::NodeExited { .. } | Predicate::DatabaseExistsDownstream { .. } | Predicate::DatabaseNotExistsDownstream { .. } => None,
     }
 }
 
@@ -363,7 +363,7 @@ fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
         Step::Partition { a, b, .. } => (None, vec![(a, false), (b, false)], None),
         Step::Wait { until: Predicate::TableOnNode { table, node }, .. } => (Some(table), vec![(node, false)], None),
         Step::Wait { until: Predicate::TraceSeen { table, node: Some(node), .. }, .. } => (table.as_deref(), vec![(node, false)], None),
-        Step::Wait { until: Predicate::NodeExited { node }, .. } => (None, vec![(node, false)], None),
+        Step::Wait { until: Predicate::NodeExited { node }, .. } | Step::Wait { until: Predicate::MaintainerOnNode { node, .. }, .. } => (None, vec![(node, false)], None),
         Step::Wait { until, .. } => (predicate_table(until), vec![], None),
     }
 }
@@ -835,6 +835,8 @@ mod tests {
         }
         let (_, e) = load_err(&format!("{HEAD}[[vars]]\nname = \"a\"\nexcept = [\"$b\"]\n[[vars]]\nname = \"b\"\n"));
         assert!(e.contains("invalid node '$b' in var 'a' except"), "{e}");
+        let (_, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"wait\"\ntimeout_ms = 10\nuntil = {{ kind = \"maintainer_on_node\", node = \"n7\", initialized = true }}\n"));
+        assert!(e.contains("invalid node 'n7' in step 'wait'"), "{e}");
     }
 
     #[test]
