@@ -241,6 +241,11 @@ impl Maintainer {
                 // bootstrapped (`initialized` is set when the bootstrap finishes, before the
                 // post-bootstrap response: that one only stops the resends).
                 if !matches!(self.state, MaintainerState::Working | MaintainerState::Removing) {
+                    // TiCDC returns silently; the trace names the terminal statuses lost
+                    // this way (a one-shot Stopped report is never sent again).
+                    for st in statuses.iter().filter(|st| st.state != ComponentState::Working) {
+                        self.trace(ctx, "ignore heartbeat before bootstrap", vec![("dispatcher", st.id.to_string()), ("node", from.to_string()), ("state", format!("{:?}", st.state)), ("checkpoint_ts", st.checkpoint_ts.to_string())]);
+                    }
                     return;
                 }
                 // The watermark is stored before statuses are processed (checkpoint race fix).
