@@ -355,8 +355,9 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
         wd.record(&node_name, &format!("{:?}", t.role), t.epoch, t.kind, fields);
     }
     for env in out.msgs {
-        // A bootstrap answered with an error is logged at Error level by the dispatcher
-        // side (`handleDispatcherError`) before the maintainer sees it.
+        // Every TiCDC path that answers a bootstrap with an error logs it at Error level
+        // first (`ensureBootstrapTableTriggerDispatcher`, the trigger-ID checks, "create
+        // new dispatcher manager failed"), before the maintainer sees it.
         if let Message::MaintainerBootstrapResponse { err: Some(e), .. } | Message::MaintainerPostBootstrapResponse { err: Some(e), .. } = &env.msg {
             wd.errors_logged.push((wd.now_ms, format!("node={} bootstrap answered with error: {}", n, e.message)));
         }

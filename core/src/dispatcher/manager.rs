@@ -115,8 +115,12 @@ pub struct DispatcherManager {
     /// reuses this manager (`ensure` -> `NewTableTriggerEventDispatcher`), drawn per
     /// creation; [0, 0] (the default) creates it within the handler's step. A capture's
     /// local fence (`LocalFence` does not take the fence lock) can close the write path
-    /// meanwhile. Simplification: the creation completes at the first dispatcher-manager
-    /// tick (200 ms) after the drawn instant. A manager created by the bootstrap itself
+    /// meanwhile. Simplification: the latency stands for a MySQL-class sink's
+    /// recovery-info query (`getTableRecoveryInfoFromMysqlSink` in `newEventDispatchers`,
+    /// a downstream round trip); for other sinks, the cloud-storage sink modelled here
+    /// included, the creation is CPU work only and the race with a local fence is much
+    /// narrower. The creation completes at the first dispatcher-manager tick (200 ms)
+    /// after the drawn instant, which widens the window. A manager created by the bootstrap itself
     /// creates its trigger in `NewDispatcherManager` (see `NewDispatcherManagerDelay`).
     pub trigger_create_ms: [u64; 2],
     /// The bootstrap handler in flight while the trigger is created (holds the fence lock).

@@ -41,13 +41,69 @@ pub struct DispatcherOrchestrator {
 /// integration test `capture_session_done_during_task` sets it to `sleep(4000)`.
 pub const NEW_DISPATCHER_MANAGER_DELAY_MS: u64 = 4000;
 
-/// A manager being created (`registerInitializingDispatcherManager`). The orchestrator
-/// handles one changefeed's messages one at a time (its shard's queue), so every later
-/// message of the changefeed waits until the creation returned.
+/// A manager being created (`registerInitializingDispatcherManager`) by the bootstrap
+/// `running`. The orchestrator handles one changefeed's control messages one at a time
+/// (its shard), so the bootstrap, post-bootstrap and close requests that arrive
+/// meanwhile wait in the shard's pending queue: at most one per message kind, a newer
+/// maintainer epoch replacing the waiting one, and a close with `removed` upgrading a
+/// waiting close of no newer epoch (`pendingMessageQueue.TryEnqueue`); the kind keeps
+/// its place in the queue. The dispatcher-side messages (schedule, merge, heartbeat
+/// responses) travel through the heartbeat collector's per-changefeed stream instead,
+/// which exists only once the manager registered it, so they are dropped meanwhile.
 #[derive(Debug)]
 struct Initializing {
     ready_at_ms: u64,
+    running: (NodeId, Message),
     queue: Vec<(NodeId, Message)>,
+}
+
+/// The orchestrator's queue key: the control message's kind.
+fn pending_kind(msg: &Message) -> Option<u8> {
+    match msg {
+        Message::MaintainerBootstrapRequest { .. } => Some(0),
+        Message::MaintainerPostBootstrapRequest { .. } => Some(1),
+        Message::MaintainerCloseRequest { .. } => Some(2),
+        _ => None,
+    }
+}
+
+fn pending_epoch(msg: &Message) -> Epoch {
+    match msg {
+        Message::MaintainerBootstrapRequest { maintainer_epoch, .. } | Message::MaintainerPostBootstrapRequest { maintainer_epoch, .. } | Message::MaintainerCloseRequest { maintainer_epoch, .. } => *maintainer_epoch,
+        _ => 0,
+    }
+}
+
+/// `shouldReplacePendingMessage`.
+fn replaces(old: &Message, new: &Message) -> bool {
+    if pending_epoch(new) > pending_epoch(old) {
+        return true;
+    }
+    match (old, new) {
+        (Message::MaintainerCloseRequest { removed: false, maintainer_epoch: o, .. }, Message::MaintainerCloseRequest { removed: true, maintainer_epoch: n, .. }) => n >= o,
+        _ => false,
+    }
+}
+
+impl Initializing {
+    /// `TryEnqueue`; false when the message is dropped.
+    fn enqueue(&mut self, from: NodeId, msg: Message) -> bool {
+        let Some(kind) = pending_kind(&msg) else { return false };
+        match self.queue.iter_mut().find(|(_, m)| pending_kind(m) == Some(kind)) {
+            Some(slot) => {
+                if replaces(&slot.1, &msg) {
+                    *slot = (from, msg);
+                    true
+                } else {
+                    false
+                }
+            }
+            None => {
+                self.queue.push((from, msg));
+                true
+            }
+        }
+    }
 }
 
 impl DispatcherOrchestrator {
@@ -75,7 +131,10 @@ impl DispatcherOrchestrator {
         }
         let Some(cf) = Self::cf_of(&msg).cloned() else { return };
         if let Some(init) = self.initializing.get_mut(&cf) {
-            init.queue.push((from, msg));
+            let what = msg.name();
+            if !init.enqueue(from, msg) {
+                trace_ev!(ctx, Role::Orchestrator, 0, "drop message while dispatcher manager is created", changefeed = cf, message = what, from = from);
+            }
             return;
         }
         self.dispatch(ctx, from, msg, true);
@@ -96,7 +155,7 @@ impl DispatcherOrchestrator {
             if !self.managers.contains_key(&cf) && may_delay && ctx.fp(FP_NEW_DISPATCHER_MANAGER_DELAY) {
                 let ready_at_ms = ctx.now_ms + NEW_DISPATCHER_MANAGER_DELAY_MS;
                 trace_ev!(ctx, Role::Orchestrator, *maintainer_epoch, "new dispatcher manager delayed", changefeed = cf, ready_at_ms = ready_at_ms);
-                self.initializing.insert(cf, Initializing { ready_at_ms, queue: vec![(from, msg)] });
+                self.initializing.insert(cf, Initializing { ready_at_ms, running: (from, msg), queue: vec![] });
                 return;
             }
             if !self.managers.contains_key(&cf) {
@@ -109,9 +168,16 @@ impl DispatcherOrchestrator {
                 self.managers.insert(cf.clone(), dm);
             }
         }
-        if let Message::MaintainerCloseRequest { maintainer_epoch, .. } = &msg {
+        if let Message::MaintainerCloseRequest { maintainer_epoch, removed, .. } = &msg {
             if !self.managers.contains_key(&cf) {
+                // No manager: the generation is closed here all the same; remember it so
+                // a late bootstrap of it cannot create one (`recordClosedMaintainerEpochLocked`:
+                // epoch 0 only for a removal, never backwards).
                 let e = *maintainer_epoch;
+                if e != 0 || *removed {
+                    let cur = self.closed_maintainer_epochs.entry(cf.clone()).or_insert(e);
+                    *cur = (*cur).max(e);
+                }
                 ctx.send(from, Message::MaintainerCloseResponse { cf, success: true, maintainer_epoch: e });
                 return;
             }
@@ -156,7 +222,11 @@ impl DispatcherOrchestrator {
     /// closing orchestrator the new manager is fenced and dropped without a response
     /// ("write path closed while creating dispatcher manager", the queued messages go
     /// with the shard); otherwise the bootstrap goes on with the new manager, then the
-    /// messages that waited behind it, in order.
+    /// messages that waited behind it, in queue order.
+    ///
+    /// Simplification: a plain server close (no fence first) drops the waiting messages
+    /// too; TiCDC's shards would still handle them (each failing to register). No
+    /// scenario closes a capture without fencing it first.
     fn finish_initializing(&mut self, ctx: &mut Ctx) {
         let due: Vec<ChangefeedId> = self.initializing.iter().filter(|(_, i)| ctx.now_ms >= i.ready_at_ms).map(|(cf, _)| cf.clone()).collect();
         for cf in due {
@@ -165,14 +235,14 @@ impl DispatcherOrchestrator {
                 trace_ev!(ctx, Role::Orchestrator, 0, "dispatcher manager write path closed while creating dispatcher manager", changefeed = cf, dropped = init.queue.len());
                 continue;
             }
-            let mut first = true;
+            let (from, msg) = init.running;
+            self.dispatch(ctx, from, msg, false);
             for (from, msg) in init.queue {
                 if let Some(again) = self.initializing.get_mut(&cf) {
-                    again.queue.push((from, msg));
+                    again.enqueue(from, msg);
                 } else {
-                    self.dispatch(ctx, from, msg, !first);
+                    self.dispatch(ctx, from, msg, true);
                 }
-                first = false;
             }
         }
     }

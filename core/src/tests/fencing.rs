@@ -265,6 +265,29 @@ fn bootstrap_of_a_closed_epoch_does_not_recreate_the_manager() {
     assert!(out.msgs.iter().any(|e| e.to == n(1) && matches!(e.msg, Message::MaintainerBootstrapResponse { err: None, .. })));
 }
 
+/// A close for a changefeed that has no manager on the capture still records the
+/// closed generation (`recordClosedMaintainerEpochLocked`): a late bootstrap of it (or
+/// of an older one) cannot create a manager afterwards; a newer one can.
+#[test]
+fn close_without_a_manager_leaves_a_tombstone() {
+    let mut env = Env::new(2);
+    let mut o = DispatcherOrchestrator::new(n(2), 1);
+    let out = orch_handle(&mut o, &mut env, 0, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH });
+    assert!(out.msgs.iter().any(|e| matches!(e.msg, Message::MaintainerCloseResponse { success: true, .. })));
+    assert_eq!(o.closed_maintainer_epochs.get(&cf()), Some(&EPOCH));
+    // An older close does not move the tombstone backwards; epoch 0 without removal leaves none.
+    orch_handle(&mut o, &mut env, 0, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: STALE });
+    assert_eq!(o.closed_maintainer_epochs.get(&cf()), Some(&EPOCH));
+    let mut fresh = DispatcherOrchestrator::new(n(2), 2);
+    orch_handle(&mut fresh, &mut env, 0, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: 0 });
+    assert!(fresh.closed_maintainer_epochs.is_empty());
+    let out = orch_handle(&mut o, &mut env, 0, bootstrap_req(START, None, EPOCH));
+    assert!(o.managers.is_empty());
+    assert!(traced(&out, "ignore bootstrap of closed generation"));
+    orch_handle(&mut o, &mut env, 1, bootstrap_req(START, None, EPOCH + 1));
+    assert!(o.managers.contains_key(&cf()));
+}
+
 #[test]
 fn bug_no_epoch_fencing_recreates_a_closed_manager() {
     let (mut o, mut env) = closed_orchestrator(Env::new(2).with_bug(Bug::NoEpochFencing));

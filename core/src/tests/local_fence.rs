@@ -150,10 +150,11 @@ fn bootstrap_responses(out: &Out) -> usize {
 }
 
 /// `NewDispatcherManagerDelay`: the first bootstrap of a changefeed on this capture is
-/// answered only once the manager's creation returned; a Create sent right behind it
-/// waits in the changefeed's queue and runs after it, in order.
+/// answered only once the manager's creation returned. A Create sent meanwhile is
+/// dropped (its stream is registered by the creation), a resent bootstrap of the same
+/// epoch waits once in the shard's queue, and the two are answered in order.
 #[test]
-fn new_dispatcher_manager_delay_holds_the_bootstrap_and_the_messages_behind_it() {
+fn new_dispatcher_manager_delay_holds_the_bootstrap_and_queues_control_messages_once() {
     use crate::dispatcher::orchestrator::NEW_DISPATCHER_MANAGER_DELAY_MS;
     let mut env = Env::new(0);
     env.fp_on(crate::effects::FP_NEW_DISPATCHER_MANAGER_DELAY);
@@ -164,15 +165,37 @@ fn new_dispatcher_manager_delay_holds_the_bootstrap_and_the_messages_behind_it()
     assert!(traced(&out, "new dispatcher manager delayed"));
     assert!(orch.managers.is_empty(), "the manager does not exist while it is created");
     orch.handle_message(&mut env.ctx(), n(1), sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    assert!(traced(&env.take(), "drop message while dispatcher manager is created"));
+    for _ in 0..3 {
+        orch.handle_message(&mut env.ctx(), n(1), bootstrap_req(START, None, EPOCH));
+    }
     env.now = NEW_DISPATCHER_MANAGER_DELAY_MS - 1;
     assert_eq!(bootstrap_responses(&tick(&mut orch, &mut env)), 0);
     env.now = NEW_DISPATCHER_MANAGER_DELAY_MS;
     let out = tick(&mut orch, &mut env);
-    assert_eq!(bootstrap_responses(&out), 1);
-    assert!(orch.managers[&cf()].dispatchers.contains_key(&X), "the queued Create ran after the bootstrap");
+    assert_eq!(bootstrap_responses(&out), 2, "the bootstrap and one queued resend");
+    assert!(!orch.managers[&cf()].dispatchers.contains_key(&X), "the Create was dropped");
     // Only a new manager is delayed: a later bootstrap of the existing one is answered at once.
     orch.handle_message(&mut env.ctx(), n(1), bootstrap_req(START, None, EPOCH));
     assert_eq!(bootstrap_responses(&env.take()), 1);
+}
+
+/// A newer generation's bootstrap replaces the older one waiting in the queue.
+#[test]
+fn a_newer_epoch_replaces_the_waiting_bootstrap() {
+    use crate::dispatcher::orchestrator::NEW_DISPATCHER_MANAGER_DELAY_MS;
+    let mut env = Env::new(0);
+    env.fp_on(crate::effects::FP_NEW_DISPATCHER_MANAGER_DELAY);
+    let mut orch = DispatcherOrchestrator::new(n(0), 1);
+    orch.handle_message(&mut env.ctx(), n(1), bootstrap_req(START, None, EPOCH));
+    orch.handle_message(&mut env.ctx(), n(1), bootstrap_req(START, None, EPOCH));
+    orch.handle_message(&mut env.ctx(), n(2), bootstrap_req(START, None, EPOCH + 1));
+    env.take();
+    env.now = NEW_DISPATCHER_MANAGER_DELAY_MS;
+    let out = tick(&mut orch, &mut env);
+    let epochs: Vec<Epoch> = out.msgs.iter().filter_map(|e| match e.msg { Message::MaintainerBootstrapResponse { maintainer_epoch, .. } => Some(maintainer_epoch), _ => None }).collect();
+    assert_eq!(epochs, vec![EPOCH, EPOCH + 1]);
+    assert_eq!(orch.managers[&cf()].maintainer_epoch, EPOCH + 1);
 }
 
 /// Without the failpoint the bootstrap is answered in the same step.

@@ -493,7 +493,9 @@ pub struct FaultConfig {
     /// Latency range [min, max] in ms of creating the table trigger when a maintainer's
     /// bootstrap reuses its capture's dispatcher manager (the handler holds the manager's
     /// fence lock meanwhile, and a capture-local fence can close the write path).
-    /// Default [0, 0]: created within the handler's step.
+    /// Default [0, 0]: created within the handler's step. The latency stands for a
+    /// MySQL-class sink's recovery-info query; for the cloud-storage sink it is CPU work
+    /// only (see `DispatcherManager::trigger_create_ms`).
     #[serde(default)]
     pub trigger_create_ms: [u64; 2],
     /// Probability that a dispatcher manager's heartbeat or block-status request waits an
