@@ -244,7 +244,7 @@ pub fn format_table(z: &Zoo) -> String {
 pub fn format_markdown(z: &Zoo) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# Bug zoo\n");
-    let _ = writeln!(o, "Each historical bug switched on alone, seeds 0..{} of its scenario (`ticdc-sim zoo --seeds {}`; the bug-to-scenario mapping is in `sim/src/zoo.rs`).\n", z.seeds, z.seeds);
+    let _ = writeln!(o, "Each historical bug switched on (alone, or with its companion where noted), seeds 0..{} of its scenario (`ticdc-sim zoo --seeds {}`; the bug-to-scenario mapping is in `sim/src/zoo.rs`).\n", z.seeds, z.seeds);
     let _ = writeln!(o, "- detection rate: failing seeds / seeds run.");
     let _ = writeln!(o, "- first failing seed: the smallest failing seed.");
     let _ = writeln!(o, "- median seeds to detection: the median gap between consecutive failing seeds, the first gap counted from seed 0; roughly how many seeds a campaign needs to catch the bug once.");
