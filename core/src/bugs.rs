@@ -61,10 +61,58 @@ impl fmt::Display for Bug {
     }
 }
 
-/// The set of historical behaviours switched back on. Empty = fixed core.
+/// Candidate fixes for open findings (README "Open work and findings"): departures from
+/// TiCDC's behaviour, off by default, that a user switches on (`--fix NAME`) to measure
+/// whether a finding goes away. They are not TiCDC's code; each says which finding it
+/// answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Fix {
+    RestoredRemoveBlocksCheckpoint,
+    KeepNewerBlockState,
+}
+
+pub struct FixInfo {
+    pub fix: Fix,
+    pub name: &'static str,
+    pub finding: &'static str,
+    pub behaviour: &'static str,
+}
+
+pub const ALL_FIXES: &[FixInfo] = &[
+    FixInfo { fix: Fix::RestoredRemoveBlocksCheckpoint, name: "restored-remove-blocks-checkpoint", finding: "restored_remove_*", behaviour: "a Remove restored at bootstrap with a mark-absent or repair post-finish holds the checkpoint at its span's checkpoint (BlockTsForward true) until it finishes" },
+    FixInfo { fix: Fix::KeepNewerBlockState, name: "keep-newer-block-state", finding: "outdated_done_block_state", behaviour: "the barrier never moves a span's block state back to an older (commitTs, isSyncPoint), so an outdated DONE cannot hide that the span passed a later event" },
+];
+
+impl Fix {
+    pub fn info(self) -> &'static FixInfo {
+        ALL_FIXES.iter().find(|f| f.fix == self).expect("every fix has info")
+    }
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+    pub fn from_name(name: &str) -> Option<Fix> {
+        ALL_FIXES.iter().find(|f| f.name == name).map(|f| f.fix)
+    }
+    pub fn names() -> Vec<&'static str> {
+        ALL_FIXES.iter().map(|f| f.name).collect()
+    }
+}
+
+/// The set of historical behaviours switched back on (and of candidate fixes switched
+/// on). Both empty = fixed core, TiCDC's current behaviour.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Bugs(pub BTreeSet<Bug>);
+pub struct Bugs(pub BTreeSet<Bug>, #[serde(default, skip)] pub BTreeSet<Fix>);
 impl Bugs {
+    pub fn with_fix(mut self, f: Fix) -> Self {
+        self.1.insert(f);
+        self
+    }
+    pub fn fix_on(&self, f: Fix) -> bool {
+        self.1.contains(&f)
+    }
+    pub fn fix_names(&self) -> Vec<&'static str> {
+        self.1.iter().map(|f| f.name()).collect()
+    }
     pub fn none() -> Self {
         Bugs::default()
     }
@@ -89,5 +137,9 @@ mod tests {
             assert_eq!(Bug::from_name(b.name), Some(b.bug));
         }
         assert_eq!(Bug::from_name("no-such-bug"), None);
+        for f in ALL_FIXES {
+            assert_eq!(Fix::from_name(f.name), Some(f.fix));
+        }
+        assert_eq!(Fix::from_name("no-such-fix"), None);
     }
 }

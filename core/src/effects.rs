@@ -120,6 +120,10 @@ impl<'a> Ctx<'a> {
     pub fn bug(&self, b: Bug) -> bool {
         self.bugs.on(b)
     }
+    /// A candidate fix switched on (`--fix`).
+    pub fn fix(&self, f: crate::bugs::Fix) -> bool {
+        self.bugs.fix_on(f)
+    }
     pub fn fp(&self, name: &str) -> bool {
         self.failpoints.on(name)
     }

@@ -7,7 +7,7 @@ use crate::result::{Outcome, RunResult, TraceRecord};
 use crate::runner::{run_on_fresh_thread, RunOptions};
 use crate::scenario::load;
 use clap::{Args, Parser, Subcommand};
-use core_sched::bugs::{Bug, Bugs, ALL_BUGS};
+use core_sched::bugs::{Bug, Bugs, Fix, ALL_BUGS, ALL_FIXES};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -52,6 +52,9 @@ pub struct FuzzArgs {
     /// Re-introduce a historical bug (repeatable; see `ticdc-sim bugs`).
     #[arg(long = "bug", value_name = "NAME")]
     pub bugs: Vec<String>,
+    /// Switch on a candidate fix for an open finding (repeatable; see `ticdc-sim bugs`).
+    #[arg(long = "fix", value_name = "NAME")]
+    pub fixes: Vec<String>,
     /// Write every failing seed as a seed file into DIR.
     #[arg(long, value_name = "DIR")]
     pub save: Option<std::path::PathBuf>,
@@ -105,6 +108,9 @@ pub struct ScenarioArgs {
     /// Re-introduce a historical bug (repeatable; see `ticdc-sim bugs`).
     #[arg(long = "bug", value_name = "NAME")]
     pub bugs: Vec<String>,
+    /// Switch on a candidate fix for an open finding (repeatable; see `ticdc-sim bugs`).
+    #[arg(long = "fix", value_name = "NAME")]
+    pub fixes: Vec<String>,
     /// Print one JSON object instead of the human report.
     #[arg(long)]
     pub json: bool,
@@ -205,6 +211,15 @@ pub fn parse_bugs(names: &[String]) -> Result<Bugs, String> {
     Ok(bugs)
 }
 
+/// Add the candidate fixes named by `--fix` to `bugs`.
+pub fn parse_fixes(mut bugs: Bugs, names: &[String]) -> Result<Bugs, String> {
+    for n in names {
+        let f = Fix::from_name(n).ok_or_else(|| format!("unknown fix '{}'; valid fixes: {}", n, Fix::names().join(", ")))?;
+        bugs = bugs.with_fix(f);
+    }
+    Ok(bugs)
+}
+
 /// The JSON report: the run result plus the reproduce line and determinism details.
 #[derive(Serialize)]
 struct JsonReport<'a> {
@@ -234,7 +249,7 @@ pub struct Divergence {
 
 fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), String> {
     let seed = parse_seed(&a.seed)?;
-    let bugs = parse_bugs(&a.bugs)?;
+    let bugs = parse_fixes(parse_bugs(&a.bugs)?, &a.fixes)?;
     let loaded = load::resolve(&a.scenario).map_err(|e| e.to_string())?;
     let opts = RunOptions { verbose: false, inject_nondeterminism: a.inject_nondeterminism };
     let mut result = run_on_fresh_thread(&loaded.scenario, seed, &bugs, &opts);
@@ -283,7 +298,7 @@ pub fn first_divergence(a: &[TraceRecord], b: &[TraceRecord]) -> Option<Divergen
 
 /// A copy-pasteable command that reruns this seed.
 fn reproduce_line(a: &ScenarioArgs, seed: u64, bugs: &Bugs) -> String {
-    let mut s = reproduce_command(&a.scenario, seed, &bugs.names());
+    let mut s = reproduce_command(&a.scenario, seed, &bugs.names(), &bugs.fix_names());
     if a.check_determinism {
         s.push_str(" --check-determinism");
     }
@@ -293,11 +308,14 @@ fn reproduce_line(a: &ScenarioArgs, seed: u64, bugs: &Bugs) -> String {
     s
 }
 
-/// `cargo run --release -- scenario NAME --seed N [--bug X]...`
-pub fn reproduce_command(scenario: &str, seed: u64, bugs: &[&str]) -> String {
+/// `cargo run --release -- scenario NAME --seed N [--bug X]... [--fix Y]...`
+pub fn reproduce_command(scenario: &str, seed: u64, bugs: &[&str], fixes: &[&str]) -> String {
     let mut s = format!("cargo run --release -- scenario {} --seed {}", shell_quote(scenario), seed);
     for b in bugs {
         let _ = write!(s, " --bug {}", b);
+    }
+    for f in fixes {
+        let _ = write!(s, " --fix {}", f);
     }
     s
 }
@@ -349,7 +367,12 @@ pub fn format_list(scenarios: &[(String, String)]) -> String {
 pub fn format_bugs() -> String {
     let mut rows = vec![vec!["NAME", "ORIGIN", "BEHAVIOUR"]];
     rows.extend(ALL_BUGS.iter().map(|b| vec![b.name, b.origin, b.behaviour]));
-    table(&rows)
+    let mut o = table(&rows);
+    o.push_str("\nCandidate fixes for open findings (`--fix NAME`; not TiCDC's behaviour):\n\n");
+    let mut rows = vec![vec!["NAME", "FINDING", "BEHAVIOUR"]];
+    rows.extend(ALL_FIXES.iter().map(|f| vec![f.name, f.finding, f.behaviour]));
+    o.push_str(&table(&rows));
+    o
 }
 
 /// The human report of one run.
@@ -361,7 +384,11 @@ pub fn format_report(name: &str, r: &RunResult, verbose: bool, det: Option<&Dete
         }
     }
     let bugs = if r.bugs.is_empty() { "none".to_string() } else { r.bugs.join(",") };
-    let _ = writeln!(o, "scenario {}  seed {}  bugs {}", name, r.seed, bugs);
+    let _ = write!(o, "scenario {}  seed {}  bugs {}", name, r.seed, bugs);
+    if !r.fixes.is_empty() {
+        let _ = write!(o, "  fixes {}", r.fixes.join(","));
+    }
+    let _ = writeln!(o);
     section(&mut o, "config", r.config.iter().cloned());
     section(&mut o, "phases", r.phases.iter().map(|(p, at)| format!("{:>10}  {}", secs(*at), p)));
     section(&mut o, "checks", r.checks.iter().map(|c| format!("{} {}: {}", if c.passed { "PASS" } else { "FAIL" }, c.check, c.detail)));

@@ -395,7 +395,10 @@ pub fn cli_fuzz(a: &crate::cli::FuzzArgs) -> Result<(String, i32), String> {
     let range = parse_range(&a.seeds)?;
     let shard = a.shard.as_deref().map(parse_shard).transpose()?.unwrap_or_default();
     let jobs = parse_jobs(a.jobs)?;
-    let bugs = parse_bugs(&a.bugs)?;
+    let bugs = crate::cli::parse_fixes(parse_bugs(&a.bugs)?, &a.fixes)?;
+    if a.save.is_some() && !a.fixes.is_empty() {
+        return Err("--save cannot be combined with --fix: seed files do not record candidate fixes".into());
+    }
     if a.stop_after == Some(0) {
         return Err("invalid --stop-after 0: need at least one failure to stop after".into());
     }
@@ -427,12 +430,14 @@ pub fn cli_fuzz(a: &crate::cli::FuzzArgs) -> Result<(String, i32), String> {
                 trace_hash: f.trace_hash.clone(),
                 note: note.clone(),
                 control: None,
+                fixed_by: Vec::new(),
             };
             let path = dir.join(sf.file_name());
             std::fs::write(&path, sf.to_json()).map_err(|e| format!("cannot write seed file {}: {}", path.display(), e))?;
         }
     }
-    let mut s = summarize(&loaded.scenario.name, &c, &r, &|seed| reproduce_command(&a.scenario, seed, &bug_names));
+    let fix_names = bugs.fix_names();
+    let mut s = summarize(&loaded.scenario.name, &c, &r, &|seed| reproduce_command(&a.scenario, seed, &bug_names, &fix_names));
     // Known open findings: recorded failures that are expected until fixed.
     let mut known_hits = Vec::new();
     if let Some(k) = &a.known {

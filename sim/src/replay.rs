@@ -24,6 +24,8 @@ pub struct Prepared {
     pub bugs: Bugs,
     /// The control run's bugs, if the file has one.
     pub control_bugs: Option<Bugs>,
+    /// The file's bugs plus its `fixed_by` candidate fixes, if it names any.
+    pub fixed_bugs: Option<Bugs>,
 }
 
 /// Load and check one seed file (bad input is an `Err` naming the file).
@@ -35,12 +37,16 @@ pub fn prepare(path: &Path) -> Result<Prepared, String> {
         Some(c) => Some(parse_bugs(&c.bugs).map_err(|e| format!("{}: control: {}", path.display(), e))?),
         None => None,
     };
+    let fixed_bugs = match file.fixed_by.is_empty() {
+        true => None,
+        false => Some(crate::cli::parse_fixes(bugs.clone(), &file.fixed_by).map_err(|e| format!("{}: fixed_by: {}", path.display(), e))?),
+    };
     for inv in file.expect.also.iter().chain(file.control.iter().flat_map(|c| c.absent.iter())) {
         if !crate::invariants::ALL_INVARIANTS.contains(&inv.as_str()) && !inv.starts_with("check:") {
             return Err(format!("{}: unknown invariant '{}'; valid invariants: {}", path.display(), inv, crate::invariants::ALL_INVARIANTS.join(", ")));
         }
     }
-    Ok(Prepared { path: path.to_path_buf(), file, scenario, bugs, control_bugs })
+    Ok(Prepared { path: path.to_path_buf(), file, scenario, bugs, control_bugs, fixed_bugs })
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,6 +84,12 @@ pub fn replay(p: &Prepared) -> Verdict {
         let clean = run_on_fresh_thread(&p.scenario, p.file.seed, &Bugs::none(), &opts);
         if clean.outcome != Outcome::Pass {
             fails.push(format!("with the bugs off: expected pass, got {}", describe(&clean)));
+        }
+    }
+    if let Some(fb) = &p.fixed_bugs {
+        let fixed = run_on_fresh_thread(&p.scenario, p.file.seed, fb, &opts);
+        if fixed.outcome != Outcome::Pass {
+            fails.push(format!("with the fixes {}: expected pass, got {}", p.file.fixed_by.join(","), describe(&fixed)));
         }
     }
     if !fails.is_empty() {

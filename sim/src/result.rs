@@ -70,6 +70,9 @@ pub struct RunResult {
     pub scenario: String,
     pub seed: u64,
     pub bugs: Vec<String>,
+    /// Candidate fixes switched on (`--fix`); absent from the JSON when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fixes: Vec<String>,
     pub outcome: Outcome,
     pub violations: Vec<Violation>,
     /// Running hash over every delivered message and state change, as 16 hex digits.

@@ -90,7 +90,7 @@ fn quiet_seed_panics() {
 /// The result of a run that crashed before producing one.
 pub fn crash_result(scn: &Scenario, seed: u64, bugs: &Bugs, msg: String) -> RunResult {
     let bug_names: Vec<String> = bugs.names().iter().map(|s| s.to_string()).collect();
-    RunResult { scenario: scn.name.clone(), seed, bugs: bug_names, outcome: Outcome::Crash, violations: vec![], trace_hash: String::new(), sim_time_ms: 0, wall_ms: 0, events: 0, config: vec![], phases: vec![], checks: vec![], trace: vec![], crash: Some(msg), net: Default::default() }
+    RunResult { scenario: scn.name.clone(), seed, bugs: bug_names, fixes: bugs.fix_names().iter().map(|s| s.to_string()).collect(), outcome: Outcome::Crash, violations: vec![], trace_hash: String::new(), sim_time_ms: 0, wall_ms: 0, events: 0, config: vec![], phases: vec![], checks: vec![], trace: vec![], crash: Some(msg), net: Default::default() }
 }
 
 struct Driver {
@@ -173,6 +173,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     world.verbose = opts.verbose;
     world.check_retryable_after_failover = scn.invariants.no_retryable_error_after_failover;
     let mut cfg = changefeed_config(&scn.changefeed);
+    let fix_line = (!bugs.1.is_empty()).then(|| format!("fixes = [{}] (candidate fixes, not TiCDC's behaviour)", bugs.fix_names().join(", ")));
     let mut config_lines = vec![
         format!("seed = {}", seed),
         format!("bugs = [{}]", bugs.names().join(", ")),
@@ -186,6 +187,9 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         format!("changefeed.enable_sync_point = {}, sync_point_interval_ms = {}", cfg.enable_sync_point, cfg.sync_point_interval_ms),
         format!("node_failure_detection_ms = {}", NODE_FAILURE_DETECTION_MS),
     ];
+    if let Some(l) = fix_line {
+        config_lines.insert(2, l);
+    }
     if scn.faults.collector_lag > 0.0 {
         config_lines.push(format!("net.collector_lag = {} of {:?} ms", scn.faults.collector_lag, scn.faults.collector_lag_ms));
     }
@@ -336,6 +340,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         scenario: scn.name.clone(),
         seed,
         bugs: bugs.names().iter().map(|s| s.to_string()).collect(),
+        fixes: bugs.fix_names().iter().map(|s| s.to_string()).collect(),
         outcome,
         violations,
         trace_hash: format!("{:016x}", g.hash.0),

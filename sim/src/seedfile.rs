@@ -23,6 +23,10 @@ pub struct SeedFile {
     /// only the control's `bugs` must not violate any of `absent`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control: Option<Control>,
+    /// For a known open finding: candidate fixes (`ticdc-sim bugs`, `--fix`) with which
+    /// the same seed must pass, so the claim that they fix it stays checked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixed_by: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,7 +51,7 @@ pub struct Expect {
 impl SeedFile {
     /// The seed file that records `r`.
     pub fn of(r: &RunResult, scenario: &str, note: String) -> SeedFile {
-        SeedFile { scenario: scenario.to_string(), seed: r.seed, bugs: r.bugs.clone(), expect: Expect { outcome: r.outcome, invariant: r.violations.first().map(|v| v.invariant.clone()), also: Vec::new() }, trace_hash: r.trace_hash.clone(), note, control: None }
+        SeedFile { scenario: scenario.to_string(), seed: r.seed, bugs: r.bugs.clone(), expect: Expect { outcome: r.outcome, invariant: r.violations.first().map(|v| v.invariant.clone()), also: Vec::new() }, trace_hash: r.trace_hash.clone(), note, control: None, fixed_by: Vec::new() }
     }
 
     /// Parse one file's text; `path` is only used in messages.

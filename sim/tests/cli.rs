@@ -129,6 +129,35 @@ fn unknown_bug_lists_valid_names() {
 }
 
 #[test]
+fn unknown_fix_lists_valid_names_and_save_refuses_fixes() {
+    let d = temp_dir();
+    let p = write(&d, "minimal.toml", MINIMAL);
+    let err = assert_bad_input(&run(&["scenario", p.to_str().unwrap(), "--seed", "1", "--fix", "no-such-fix"]));
+    assert!(err.contains("unknown fix 'no-such-fix'"), "{err}");
+    assert!(err.contains("restored-remove-blocks-checkpoint") && err.contains("keep-newer-block-state"), "{err}");
+    let save = d.join("saved");
+    let err = assert_bad_input(&run(&["fuzz", p.to_str().unwrap(), "--seeds", "0..2", "--fix", "keep-newer-block-state", "--save", save.to_str().unwrap()]));
+    assert!(err.contains("--save cannot be combined with --fix"), "{err}");
+}
+
+/// A run with a candidate fix names it in the report, the JSON and the reproduce line.
+#[test]
+fn a_fix_is_shown_in_the_report_and_json() {
+    let d = temp_dir();
+    let p = write(&d, "minimal.toml", MINIMAL);
+    let o = run(&["scenario", p.to_str().unwrap(), "--seed", "1", "--fix", "keep-newer-block-state", "--no-report"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("fixes keep-newer-block-state"), "{out}");
+    assert!(out.contains("fixes = [keep-newer-block-state]"), "{out}");
+    let o = run(&["scenario", p.to_str().unwrap(), "--seed", "1", "--json", "--no-report"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("\"fixes\""), "no fixes field without --fix: {out}");
+    let o = run(&["scenario", p.to_str().unwrap(), "--seed", "1", "--fix", "keep-newer-block-state", "--json", "--no-report"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("\"fixes\":[\"keep-newer-block-state\"]"), "{out}");
+}
+
+#[test]
 fn missing_scenario_file() {
     let p = temp_dir().join("does_not_exist.toml");
     let err = assert_bad_input(&run(&["scenario", p.to_str().unwrap(), "--seed", "1"]));

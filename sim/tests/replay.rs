@@ -54,3 +54,25 @@ fn a_control_run_that_shows_the_invariant_too_fails_the_replay() {
     assert!(err.contains("control.json") && err.contains("no-such-invariant"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A finding's `fixed_by` claim is checked: with a fix that does not make the seed pass
+/// the replay fails; an unknown fix name is bad input naming the file.
+#[test]
+fn a_fixed_by_claim_that_does_not_hold_fails_the_replay() {
+    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/findings/restored_remove_before_bootstrap-nobug-3.json"));
+    let ok = prepare(&src).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(replay(&ok), Verdict::Ok, "the committed file replays");
+    let text = std::fs::read_to_string(&src).unwrap();
+    assert!(text.contains("\"restored-remove-blocks-checkpoint\""), "the fixed_by entry is where the test expects it");
+    let dir = std::env::temp_dir().join(format!("ticdc-sim-fixed-by-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("fixed_by.json");
+    // The other candidate fix does not touch this finding.
+    std::fs::write(&bad, text.replacen("\"restored-remove-blocks-checkpoint\"", "\"keep-newer-block-state\"", 1)).unwrap();
+    let v = replay(&prepare(&bad).unwrap_or_else(|e| panic!("{e}")));
+    assert!(matches!(&v, Verdict::Fail(why) if why.iter().any(|w| w.contains("with the fixes keep-newer-block-state"))), "{:?}", v);
+    std::fs::write(&bad, text.replacen("\"restored-remove-blocks-checkpoint\"", "\"no-such-fix\"", 1)).unwrap();
+    let err = prepare(&bad).err().expect("unknown fix rejected");
+    assert!(err.contains("fixed_by.json") && err.contains("no-such-fix"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -105,6 +105,10 @@ pub struct BarrierCtx<'a> {
     pub alive: &'a BTreeSet<NodeId>,
     pub now: u64,
     pub accept_nonowner: bool,
+    /// Candidate fix `keep-newer-block-state` (not TiCDC, whose `UpdateBlockState`
+    /// stores every status): a span's block state never moves back to an older
+    /// `(commitTs, isSyncPoint)`.
+    pub keep_newer_block_state: bool,
     pub new_id: &'a mut dyn FnMut() -> DispatcherId,
 }
 
@@ -193,7 +197,10 @@ impl Barrier {
             if s.block_ts > 0 && s.block_ts - 1 > t.checkpoint_ts {
                 t.checkpoint_ts = s.block_ts - 1;
             }
-            t.block_state = Some(s.clone());
+            let older = |b: &BlockState| (s.block_ts, s.is_sync_point) < (b.block_ts, b.is_sync_point);
+            if !(bc.keep_newer_block_state && t.block_state.as_ref().map(older).unwrap_or(false)) {
+                t.block_state = Some(s.clone());
+            }
         }
         match s.stage {
             BlockStage::Done => self.handle_done(from, id, key, bc, out),

@@ -5,6 +5,7 @@ use super::operator::controller::AdmitError;
 use super::operator::{AddDispatcherOperator, Operator, RemoveDispatcherOperator, RemovePostFinish};
 use super::span_controller::{ReplicaState, SpanReplication};
 use super::*;
+use crate::bugs::Fix;
 use crate::upstream::{DdlKind, SchemaView};
 
 impl Maintainer {
@@ -92,7 +93,11 @@ impl Maintainer {
                             // Table dropped: the operator only drives runtime cleanup.
                             self.sc.remove(&id);
                         }
-                        restored_ops.push(Operator::Remove(RemoveDispatcherOperator::new(id, rep.span, *n, req.operator_type, post)));
+                        let mut op = RemoveDispatcherOperator::new(id, rep.span, *n, req.operator_type, post);
+                        // Candidate fix (not TiCDC): a restored removal whose span stays
+                        // (placed again or repaired) blocks the checkpoint meanwhile.
+                        op.blocks_checkpoint = ctx.fix(Fix::RestoredRemoveBlocksCheckpoint) && !matches!(op.post, RemovePostFinish::RemoveTask);
+                        restored_ops.push(Operator::Remove(op));
                         self.trace(ctx, "restore remove operator", vec![("dispatcher", id.to_string()), ("node", n.to_string()), ("op", format!("{:?}", req.operator_type))]);
                     }
                 }

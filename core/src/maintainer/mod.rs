@@ -262,12 +262,13 @@ impl Maintainer {
                     return;
                 }
                 let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
+                let keep_newer_block_state = ctx.fix(crate::bugs::Fix::KeepNewerBlockState);
                 let mut out = BarrierOut::default();
                 {
                     let now = ctx.now_ms;
                     let rng = &mut *ctx.rng;
                     let mut new_id = || new_id_from(rng);
-                    let mut bc = BarrierCtx { sc: &mut self.sc, oc: &mut self.oc, schema, alive: &self.alive, now, accept_nonowner, new_id: &mut new_id };
+                    let mut bc = BarrierCtx { sc: &mut self.sc, oc: &mut self.oc, schema, alive: &self.alive, now, accept_nonowner, keep_newer_block_state, new_id: &mut new_id };
                     for st in &statuses {
                         self.barrier.handle_status(from, st, &mut bc, &mut out);
                     }
@@ -356,9 +357,10 @@ impl Maintainer {
                     {
                         let now = ctx.now_ms;
                         let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
+                        let keep_newer_block_state = ctx.fix(crate::bugs::Fix::KeepNewerBlockState);
                         let rng = &mut *ctx.rng;
                         let mut new_id = || new_id_from(rng);
-                        let mut bc = BarrierCtx { sc: &mut self.sc, oc: &mut self.oc, schema, alive: &self.alive, now, accept_nonowner, new_id: &mut new_id };
+                        let mut bc = BarrierCtx { sc: &mut self.sc, oc: &mut self.oc, schema, alive: &self.alive, now, accept_nonowner, keep_newer_block_state, new_id: &mut new_id };
                         self.barrier.resend(&mut bc, &mut out);
                     }
                     self.emit_barrier(ctx, out);

@@ -254,3 +254,21 @@ fn an_ignored_waiting_status_is_resent_and_one_inside_the_window_at_the_next_tic
     dm.heartbeat(&mut env.ctx(), false);
     assert_eq!(waiting(&env.take()), 0);
 }
+
+/// Candidate fix `keep-newer-block-state` (not TiCDC, which stores every status): an
+/// outdated DONE for an earlier event does not replace the span's newer block state.
+#[test]
+fn fix_keep_newer_block_state_ignores_an_outdated_done() {
+    for fix in [false, true] {
+        let env = if fix { Env::new(0).with_fix(crate::bugs::Fix::KeepNewerBlockState) } else { Env::new(0) };
+        let mut h = setup_env(env);
+        report(&mut h, 1, X, block(TS, normal(&[10, 11]), Waiting));
+        report(&mut h, 1, X, block(TS - 50, normal(&[10]), Done));
+        let bs = h.m.sc.get(&X).and_then(|t| t.block_state.clone()).expect("a block state");
+        if fix {
+            assert_eq!((bs.block_ts, bs.stage), (TS, Waiting), "the newer state is kept");
+        } else {
+            assert_eq!((bs.block_ts, bs.stage), (TS - 50, Done), "TiCDC's UpdateBlockState stores it");
+        }
+    }
+}

@@ -347,3 +347,20 @@ fn error_or_stale_response_does_not_complete_bootstrap() {
     assert_eq!(h.m.state, MaintainerState::Bootstrapping);
     assert_eq!(h.m.errors, vec![err]);
 }
+
+/// Candidate fix `restored-remove-blocks-checkpoint` (not TiCDC): a restored Move/Split
+/// removal blocks the checkpoint at its span's checkpoint; without the fix it does not
+/// (`BlockTsForward` false, as in TiCDC).
+#[test]
+fn fix_restored_remove_blocks_checkpoint_only_when_switched_on() {
+    for fix in [false, true] {
+        let env = if fix { Env::new(0).with_fix(crate::bugs::Fix::RestoredRemoveBlocksCheckpoint) } else { Env::new(0) };
+        let mut h = MH::with_env(env, &[0, 1], TestSchema::with_tables(&[10]));
+        let r = NodeReport { spans: vec![bspan(X, full(10), Working, 120)], operators: vec![remove_req(X, full(10), OperatorType::Move, EPOCH)], merges: vec![] };
+        h.bootstrap(vec![(1, r)]);
+        match h.op(X) {
+            Some(op @ Operator::Remove(_)) => assert_eq!(op.block_ts_forward(), fix),
+            other => panic!("expected the restored remove, got {:?}", other),
+        }
+    }
+}

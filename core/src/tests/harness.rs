@@ -53,6 +53,10 @@ impl Env {
         self.bugs = self.bugs.with(b);
         self
     }
+    pub fn with_fix(mut self, f: crate::bugs::Fix) -> Self {
+        self.bugs = self.bugs.with_fix(f);
+        self
+    }
     pub fn ctx(&mut self) -> Ctx<'_> {
         Ctx { now_ms: self.now, node: self.node, rng: &mut self.rng, bugs: &self.bugs, failpoints: &self.fps, out: &mut self.out }
     }

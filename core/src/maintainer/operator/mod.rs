@@ -183,9 +183,14 @@ impl Operator {
     }
     /// Whether the task's checkpoint caps the changefeed checkpoint while this runs.
     /// Remove and Merge do not (the merge's sources are Scheduling, which the
-    /// non-replicating tracker covers); Occupy is a placeholder.
+    /// non-replicating tracker covers; a Remove does not, unless the candidate fix
+    /// `restored-remove-blocks-checkpoint` marked it); Occupy is a placeholder.
     pub fn block_ts_forward(&self) -> bool {
-        !matches!(self, Operator::Remove(_) | Operator::Merge(_) | Operator::Occupy(_))
+        match self {
+            Operator::Remove(o) => o.blocks_checkpoint,
+            Operator::Merge(_) | Operator::Occupy(_) => false,
+            _ => true,
+        }
     }
     /// Nodes whose loss affects this operator (an empty origin counts as dead).
     pub fn affected_nodes(&self) -> Vec<Option<NodeId>> {

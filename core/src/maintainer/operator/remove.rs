@@ -24,12 +24,15 @@ pub struct RemoveDispatcherOperator {
     pub post: RemovePostFinish,
     pub finished: bool,
     pub removed: bool,
+    /// Candidate fix `restored-remove-blocks-checkpoint` (not TiCDC): this restored
+    /// removal holds the checkpoint at its span's checkpoint until it finishes.
+    pub blocks_checkpoint: bool,
     throttle: SendThrottle,
 }
 
 impl RemoveDispatcherOperator {
     pub fn new(id: DispatcherId, span: TableSpan, node: NodeId, op_type: OperatorType, post: RemovePostFinish) -> Self {
-        RemoveDispatcherOperator { id, span, node, op_type, post, finished: false, removed: false, throttle: SendThrottle::default() }
+        RemoveDispatcherOperator { id, span, node, op_type, post, finished: false, removed: false, blocks_checkpoint: false, throttle: SendThrottle::default() }
     }
     pub fn schedule(&mut self, now: u64, epoch: Epoch) -> Option<OpMessage> {
         if self.finished || !self.throttle.should_send(now, self.node, ScheduleAction::Remove) {
