@@ -69,6 +69,7 @@ impl fmt::Display for Bug {
 pub enum Fix {
     RestoredRemoveBlocksCheckpoint,
     KeepNewerBlockState,
+    MatchActionOnSyncPoint,
 }
 
 pub struct FixInfo {
@@ -80,6 +81,7 @@ pub struct FixInfo {
 
 pub const ALL_FIXES: &[FixInfo] = &[
     FixInfo { fix: Fix::RestoredRemoveBlocksCheckpoint, name: "restored-remove-blocks-checkpoint", finding: "restored_remove_*", behaviour: "a Remove restored at bootstrap with a mark-absent or repair post-finish holds the checkpoint at its span's checkpoint (BlockTsForward true) until it finishes" },
+    FixInfo { fix: Fix::MatchActionOnSyncPoint, name: "match-action-on-sync-point", finding: "ddl_at_syncpoint_ts", behaviour: "a dispatcher matches a barrier action to its pending block event on (commitTs, isSyncPoint), not on commitTs alone (BlockEventStatus.actionMatchs), so a late DDL action at a syncpoint's ts is outdated for the pending syncpoint" },
     FixInfo { fix: Fix::KeepNewerBlockState, name: "keep-newer-block-state", finding: "outdated_done_block_state", behaviour: "the barrier never moves a span's block state back to an older (commitTs, isSyncPoint), so an outdated DONE cannot hide that the span passed a later event" },
 ];
 

@@ -355,19 +355,26 @@ impl Dispatcher {
     /// compared. A dispatcher executing an action does not look at further statuses
     /// until it is done (TiCDC's status path awaits the write/pass); here they are
     /// dropped, and the maintainer's resend brings them again.
-    pub fn on_action(&mut self, action: &DispatcherAction, fx: &mut DispatcherEffects) {
-        let pending = self.block.as_ref().map(|b| (b.event.commit_ts(), b.stage));
+    ///
+    /// `match_sync_point`: the candidate fix `match-action-on-sync-point` (not TiCDC)
+    /// compares `(commitTs, isSyncPoint)`, so a late action for a DDL at a syncpoint's ts
+    /// is outdated for the pending syncpoint (DDLs come first at one ts) and a syncpoint's
+    /// action is in the future for a pending DDL at its ts.
+    pub fn on_action(&mut self, action: &DispatcherAction, fx: &mut DispatcherEffects, match_sync_point: bool) {
+        let sp = |x: bool| match_sync_point && x;
+        let pending = self.block.as_ref().map(|b| ((b.event.commit_ts(), sp(b.event.is_sync_point())), b.stage));
         if let Some((_, BlockStage::Writing)) = pending {
             return;
         }
-        if pending != Some((action.commit_ts, BlockStage::Waiting)) {
+        let action_key = (action.commit_ts, sp(action.is_sync_point));
+        if pending != Some((action_key, BlockStage::Waiting)) {
             // Not the pending event: an action for a future event is ignored (no pending
             // event and beyond the resolved ts, or beyond the pending one); an outdated
             // one is answered DONE, so a barrier whose DONE was lost (or whose writer was
             // moved after writing) can finish.
             let future = match pending {
                 None => action.commit_ts > self.resolved_ts,
-                Some((ts, _)) => action.commit_ts > ts,
+                Some((key, _)) => action_key > key,
             };
             if !future {
                 fx.block_statuses.push(BlockState { is_blocked: true, block_ts: action.commit_ts, block_tables: None, need_dropped_tables: None, need_added_tables: vec![], is_sync_point: action.is_sync_point, stage: BlockStage::Done });

@@ -696,7 +696,7 @@ impl DispatcherManager {
                     d.on_ack(a);
                 }
                 if let Some(a) = &st.action {
-                    d.on_action(a, &mut fx);
+                    d.on_action(a, &mut fx, ctx.fix(crate::bugs::Fix::MatchActionOnSyncPoint));
                 }
                 if let Some(ig) = &st.ignored_block_status {
                     d.on_ignored(ig, ctx.now_ms, &mut fx.block_statuses);

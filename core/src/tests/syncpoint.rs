@@ -391,3 +391,24 @@ fn a_late_ddl_action_at_the_syncpoints_ts_matches_the_pending_syncpoint() {
     assert!(dm1.dispatchers[&X].block.is_none(), "the syncpoint was passed");
     assert_eq!(block_reports(&o).into_iter().map(|(_, b)| (b.block_ts, b.is_sync_point, b.stage)).collect::<Vec<_>>(), vec![(S, false, Done)]);
 }
+
+/// Candidate fix `match-action-on-sync-point` (not TiCDC): the late Pass of the DDL at S
+/// is outdated for the pending syncpoint at S; it is answered DONE for the DDL and the
+/// syncpoint stays pending.
+#[test]
+fn fix_match_action_on_sync_point_keeps_the_syncpoint_pending() {
+    let (_, mut dm1, mut env) = managers();
+    env.node = NodeId(1);
+    env.bugs = env.bugs.clone().with_fix(crate::bugs::Fix::MatchActionOnSyncPoint);
+    dm_feed(&mut dm1, &mut env, X, vec![UpstreamEvent::Ddl(ddl_event(S, normal(&[10, 11]))), UpstreamEvent::SyncPoint(S)], S + 1);
+    dm_handle(&mut dm1, &mut env, 0, action_msg(ActionKind::Pass, S, false, InfluencedDispatchers::Normal(vec![X])));
+    dm1.process(&mut env.ctx());
+    env.take();
+    assert_eq!(dm1.dispatchers[&X].block.as_ref().map(|b| b.event.key()), Some((S, true)));
+    let (_, o) = dm_handle(&mut dm1, &mut env, 0, action_msg(ActionKind::Pass, S, false, InfluencedDispatchers::Normal(vec![X])));
+    assert_eq!(dm1.dispatchers[&X].block.as_ref().map(|b| (b.event.key(), b.stage)), Some(((S, true), Waiting)), "the syncpoint is still pending");
+    assert_eq!(block_reports(&o).into_iter().map(|(_, b)| (b.block_ts, b.is_sync_point, b.stage)).collect::<Vec<_>>(), vec![(S, false, Done)]);
+    // The syncpoint's own Pass still releases it.
+    dm_handle(&mut dm1, &mut env, 0, action_msg(ActionKind::Pass, S, true, InfluencedDispatchers::Normal(vec![X])));
+    assert!(dm1.dispatchers[&X].block.is_none());
+}
