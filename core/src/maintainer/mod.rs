@@ -402,8 +402,21 @@ impl Maintainer {
             let mut new_id = || new_id_from(rng);
             self.oc.execute(&mut self.sc, now, self.epoch, &mut new_id)
         };
+        let recheck_node = ctx.fix(crate::bugs::Fix::FinishedMoveChecksNode);
         for (op, _) in finished {
             self.trace(ctx, "operator finished", vec![("operator", op.describe()), ("dispatcher", op.id().to_string())]);
+            // Candidate fix (not TiCDC): a span that PostFinish bound to a capture the
+            // cluster removed meanwhile is placed again, as `OnNodeRemoved` would have
+            // done had the operator still been running.
+            if recheck_node {
+                let id = op.id();
+                if let Some(n) = self.sc.get(&id).filter(|t| t.state == ReplicaState::Replicating).and_then(|t| t.node) {
+                    if !self.alive.contains(&n) {
+                        self.sc.mark_absent(&id);
+                        self.trace(ctx, "finished operator bound a removed node, mark absent", vec![("dispatcher", id.to_string()), ("node", n.to_string())]);
+                    }
+                }
+            }
         }
         for op in follow {
             let d = op.describe();

@@ -364,3 +364,30 @@ fn fix_restored_remove_blocks_checkpoint_only_when_switched_on() {
         }
     }
 }
+
+/// Candidate fix `finished-move-checks-node` (not TiCDC): a move whose destination
+/// reported Working and which is polled only after the cluster removed that capture binds
+/// the span there (`MoveDispatcherOperator.OnNodeRemove` ignores a finished move,
+/// `PostFinish` marks it Replicating, as in TiCDC); with the fix the span is placed again.
+#[test]
+fn fix_finished_move_checks_node_places_again_a_span_bound_to_a_removed_capture() {
+    for fix in [false, true] {
+        let env = if fix { Env::new(0).with_fix(crate::bugs::Fix::FinishedMoveChecksNode) } else { Env::new(0) };
+        let mut h = MH::with_env(env, &[0, 1, 2], TestSchema::with_tables(&[10]));
+        h.bootstrap(vec![(1, NodeReport::spans(vec![bspan(X, full(10), Working, 120)]))]);
+        h.m.api_move_table(&mut h.env.ctx(), 10, n(2)).expect("move admitted");
+        h.execute();
+        stopped(&mut h, 1, X);
+        assert!(matches!(h.op(X), Some(Operator::Move(_))), "the move now creates on node 2");
+        // The destination reports Working: the move is done but not polled yet.
+        h.handle(2, heartbeat(START, 1, vec![st(X, Working, START)]));
+        h.node_change(&[0, 1]);
+        h.execute();
+        assert!(h.op(X).is_none());
+        if fix {
+            assert_eq!(h.state(X).map(|s| s.0), Some(Absent), "placed again");
+        } else {
+            assert_eq!(h.state(X), Some((Replicating, Some(n(2)))), "TiCDC binds it to the removed capture");
+        }
+    }
+}
