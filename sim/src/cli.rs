@@ -36,6 +36,8 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Run every historical bug against its scenario and tabulate detection.
     Zoo(ZooArgs),
+    /// Run every known open finding with and without its candidate fix and tabulate.
+    Findings(FindingsArgs),
 }
 
 #[derive(Args, Debug)]
@@ -95,6 +97,22 @@ pub struct ZooArgs {
     /// Only these bugs (repeatable; default: every bug).
     #[arg(long = "bug", value_name = "NAME")]
     pub bugs: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct FindingsArgs {
+    /// The findings' seed files (a directory of *.json).
+    #[arg(long, value_name = "DIR", default_value = "seeds/findings")]
+    pub dir: std::path::PathBuf,
+    /// Seeds per finding scenario (seeds 0..N).
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub seeds: u64,
+    /// Worker threads (default: available parallelism).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Where to write findings.md and findings.json.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub report_dir: std::path::PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -186,6 +204,7 @@ pub fn run(cli: Cli) -> Result<(String, i32), String> {
         Command::Fuzz(a) => crate::fuzz::cli_fuzz(&a),
         Command::Replay(a) => crate::replay::cli_replay(&a.path),
         Command::Zoo(a) => crate::zoo::cli_zoo(a.seeds, parse_jobs(a.jobs)?, &a.report_dir, &parse_bugs(&a.bugs)?),
+        Command::Findings(a) => crate::findings::cli_findings(&a.dir, a.seeds, parse_jobs(a.jobs)?, &a.report_dir),
     }
 }
 

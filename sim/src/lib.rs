@@ -35,3 +35,4 @@ pub mod seedfile;
 pub mod replay;
 pub mod report;
 pub mod zoo;
+pub mod findings;

@@ -426,3 +426,24 @@ fn unknown_database_is_bad_input_naming_file_and_line() {
     let err = assert_bad_input(&run(&["scenario", p.to_str().unwrap(), "--seed", "1"]));
     assert!(err.starts_with(&format!("error: {}:9: unknown database 'ghost' in step 'drop_database'", p.display())), "{err}");
 }
+
+/// `findings` runs a finding with and without its candidate fix: the recorded seed fails
+/// on the fixed core and passes with the fix, and both reports are written.
+#[test]
+fn findings_tabulates_a_finding_with_and_without_its_fix() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let d = temp_dir();
+    let src = root.join("seeds/findings/restored_remove_before_bootstrap-nobug-3.json");
+    std::fs::copy(&src, d.join("f.json")).unwrap();
+    let reports = d.join("reports");
+    let o = Command::new(BIN).current_dir(&root).args(["findings", "--dir", d.to_str().unwrap(), "--seeds", "4", "--jobs", "1", "--report-dir", reports.to_str().unwrap()]).output().unwrap();
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(out.contains("f.json (1/1 / 0/1)"), "the recorded seed fails, and passes with the fix: {out}");
+    assert!(out.contains("| restored-remove-blocks-checkpoint | 0/4 |"), "{out}");
+    assert!(reports.join("findings.md").is_file() && reports.join("findings.json").is_file());
+    // Bad input: zero seeds.
+    let o = Command::new(BIN).current_dir(&root).args(["findings", "--dir", d.to_str().unwrap(), "--seeds", "0"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--seeds 0"), "{}", stderr(&o));
+}

@@ -1,0 +1,123 @@
+//! `findings`: every known open finding against its candidate fix. For each distinct
+//! (scenario, bugs, `fixed_by`) among the seed files of a findings directory
+//! (`seeds/findings/` by default), run seeds `0..N` of the scenario as TiCDC behaves
+//! (the fixed core) and again with the candidate fixes on, and tabulate how many fail
+//! each way. Answers "is the finding still there, how often, and does its proposed fix
+//! still make it go away". Exit 1 if some fix leaves a failing seed.
+
+use crate::cli::{parse_bugs, parse_fixes};
+use crate::fuzz::{run_campaign, Campaign, CampaignResult, ProgressBar, SeedList, SeedRange, Shard};
+use crate::scenario::load;
+use crate::result::Outcome;
+use crate::runner::{run_on_fresh_thread, RunOptions};
+use crate::seedfile::{collect, SeedFile};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FindingRow {
+    /// The scenario as the seed files name it.
+    pub scenario: String,
+    pub bugs: Vec<String>,
+    pub fixes: Vec<String>,
+    /// The seed files of this row.
+    pub files: Vec<String>,
+    /// How many of the seed files' own seeds fail on the fixed core, and with the fixes.
+    pub recorded_failing: usize,
+    pub recorded_failing_with_fix: usize,
+    pub seeds: u64,
+    pub failures: usize,
+    pub first_failing_seed: Option<u64>,
+    /// First violated invariant of each failing seed, with counts.
+    pub by_invariant: BTreeMap<String, usize>,
+    pub failures_with_fix: usize,
+    pub first_failing_seed_with_fix: Option<u64>,
+}
+
+fn summarize(r: &CampaignResult) -> (usize, Option<u64>, BTreeMap<String, usize>) {
+    let mut by = BTreeMap::new();
+    let mut first = None;
+    let mut n = 0;
+    for o in r.failures() {
+        n += 1;
+        first = first.or(Some(o.seed));
+        *by.entry(o.invariant.clone().unwrap_or_else(|| o.outcome.as_str().to_string())).or_insert(0) += 1;
+    }
+    (n, first, by)
+}
+
+/// Run every finding of `dir`. Err = bad input (a malformed seed file, a scenario that
+/// does not load, an unknown bug or fix).
+pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRow>, String> {
+    let mut groups: BTreeMap<(String, Vec<String>, Vec<String>), Vec<(String, u64)>> = BTreeMap::new();
+    for path in collect(dir)? {
+        let f = SeedFile::load(&path)?;
+        let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        groups.entry((f.scenario.clone(), f.bugs.clone(), f.fixed_by.clone())).or_default().push((name, f.seed));
+    }
+    let mut rows = Vec::new();
+    for ((scenario, bugs, fixes), files) in groups {
+        let scn = load::resolve(&scenario).map_err(|e| format!("finding {}: {}", scenario, e))?.scenario;
+        let base = parse_bugs(&bugs).map_err(|e| format!("finding {}: {}", scenario, e))?;
+        let fixed = parse_fixes(base.clone(), &fixes).map_err(|e| format!("finding {}: {}", scenario, e))?;
+        let opts = RunOptions::default();
+        let recorded_failing = files.iter().filter(|(_, s)| run_on_fresh_thread(&scn, *s, &base, &opts).outcome != Outcome::Pass).count();
+        let recorded_failing_with_fix = files.iter().filter(|(_, s)| run_on_fresh_thread(&scn, *s, &fixed, &opts).outcome != Outcome::Pass).count();
+        let files: Vec<String> = files.into_iter().map(|(n, _)| n).collect();
+        let seed_list = SeedList { range: SeedRange { start: 0, end: seeds }, shard: Shard::default() };
+        let mut bar = ProgressBar::new(&format!("findings {}", scn.name));
+        let r = run_campaign(&Campaign { scenario: &scn, seeds: seed_list, bugs: base, jobs, stop_after: None }, &mut |p| bar.update(p));
+        bar.finish();
+        let (failures, first_failing_seed, by_invariant) = summarize(&r);
+        let (failures_with_fix, first_failing_seed_with_fix) = if fixes.is_empty() {
+            (failures, first_failing_seed)
+        } else {
+            let mut bar = ProgressBar::new(&format!("findings {} --fix {}", scn.name, fixes.join(",")));
+            let r = run_campaign(&Campaign { scenario: &scn, seeds: seed_list, bugs: fixed, jobs, stop_after: None }, &mut |p| bar.update(p));
+            bar.finish();
+            let (n, first, _) = summarize(&r);
+            (n, first)
+        };
+        rows.push(FindingRow { scenario, bugs, fixes, files, recorded_failing, recorded_failing_with_fix, seeds, failures, first_failing_seed, by_invariant, failures_with_fix, first_failing_seed_with_fix });
+    }
+    Ok(rows)
+}
+
+pub fn format_findings(rows: &[FindingRow]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "# Known open findings and their candidate fixes\n");
+    let _ = writeln!(o, "Each row: a scenario of the seed files in the findings directory, seeds 0..N as TiCDC behaves (the fixed core) and with the candidate fixes their `fixed_by` names (`--fix`, not TiCDC's behaviour). `ticdc-sim findings` writes this.\n");
+    let _ = writeln!(o, "| scenario | seed files (failing: fixed core / with the fix) | fails (fixed core) | first failing seed | caught by | candidate fix | fails with the fix |");
+    let _ = writeln!(o, "|---|---|---|---|---|---|---|");
+    for r in rows {
+        let by: Vec<String> = r.by_invariant.iter().map(|(k, v)| format!("{} {}", k, v)).collect();
+        let fix = if r.fixes.is_empty() { "none".to_string() } else { r.fixes.join(", ") };
+        let with = if r.fixes.is_empty() { "-".to_string() } else { format!("{}/{}", r.failures_with_fix, r.seeds) };
+        let _ = writeln!(o, "| {} | {} ({}/{} / {}/{}) | {}/{} | {} | {} | {} | {} |", r.scenario, r.files.join(", "), r.recorded_failing, r.files.len(), r.recorded_failing_with_fix, r.files.len(), r.failures, r.seeds, r.first_failing_seed.map(|s| s.to_string()).unwrap_or_else(|| "-".into()), if by.is_empty() { "-".into() } else { by.join(", ") }, fix, with);
+    }
+    o
+}
+
+/// `findings [--dir DIR] [--seeds N] [--jobs N] [--report-dir DIR]`.
+pub fn cli_findings(dir: &Path, seeds: u64, jobs: usize, report_dir: &Path) -> Result<(String, i32), String> {
+    if seeds == 0 {
+        return Err("invalid --seeds 0: need at least one seed".into());
+    }
+    let rows = run_findings(dir, seeds, jobs)?;
+    let md = format_findings(&rows);
+    std::fs::create_dir_all(report_dir).map_err(|e| format!("cannot create {}: {}", report_dir.display(), e))?;
+    let md_path = report_dir.join("findings.md");
+    let json_path = report_dir.join("findings.json");
+    std::fs::write(&md_path, &md).map_err(|e| format!("cannot write {}: {}", md_path.display(), e))?;
+    std::fs::write(&json_path, serde_json::to_string_pretty(&rows).unwrap_or_default()).map_err(|e| format!("cannot write {}: {}", json_path.display(), e))?;
+    let mut out = md;
+    let _ = writeln!(out, "\nwrote {} and {}", md_path.display(), json_path.display());
+    let broken: Vec<&str> = rows.iter().filter(|r| !r.fixes.is_empty() && (r.failures_with_fix > 0 || r.recorded_failing_with_fix > 0)).map(|r| r.scenario.as_str()).collect();
+    if !broken.is_empty() {
+        let _ = writeln!(out, "candidate fixes that leave failures: {}", broken.join(", "));
+        return Ok((out, 1));
+    }
+    Ok((out, 0))
+}
