@@ -324,6 +324,9 @@ pub struct Summary {
     pub seeds: String,
     pub shard: String,
     pub bugs: Vec<String>,
+    /// Candidate fixes switched on (`--fix`); absent from the JSON when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fixes: Vec<String>,
     pub jobs: usize,
     pub runs: u64,
     pub passes: u64,
@@ -347,6 +350,7 @@ pub fn summarize(scenario: &str, c: &Campaign, r: &CampaignResult, reproduce: &d
         seeds: c.seeds.range.to_string(),
         shard: c.seeds.shard.to_string(),
         bugs: c.bugs.names().iter().map(|s| s.to_string()).collect(),
+        fixes: c.bugs.fix_names().iter().map(|s| s.to_string()).collect(),
         jobs: c.jobs,
         runs: r.runs.len() as u64,
         passes: r.runs.iter().filter(|x| !x.failed()).count() as u64,
@@ -372,7 +376,8 @@ pub fn format_summary(s: &Summary) -> String {
     let mut o = String::new();
     let bugs = if s.bugs.is_empty() { "none".to_string() } else { s.bugs.join(",") };
     let shard = if s.shard == "0/1" { String::new() } else { format!("  shard {}", s.shard) };
-    let _ = writeln!(o, "fuzz {}  seeds {}{}  bugs {}  jobs {}", s.scenario, s.seeds, shard, bugs, s.jobs);
+    let fixes = if s.fixes.is_empty() { String::new() } else { format!("  fixes {}", s.fixes.join(",")) };
+    let _ = writeln!(o, "fuzz {}  seeds {}{}  bugs {}{}  jobs {}", s.scenario, s.seeds, shard, bugs, fixes, s.jobs);
     let _ = writeln!(o, "runs: {}  passes: {}  failures: {}{}", s.runs, s.passes, s.failures, if s.stopped_early { "  (stopped early: --stop-after reached)" } else { "" });
     let join = |m: &BTreeMap<String, u64>| if m.is_empty() { "none".to_string() } else { m.iter().map(|(k, v)| format!("{} {}", k, v)).collect::<Vec<_>>().join(", ") };
     let _ = writeln!(o, "by outcome: {}", join(&s.by_outcome));
