@@ -11,6 +11,7 @@ use crate::scenario::load;
 use crate::result::Outcome;
 use crate::runner::{run_on_fresh_thread, RunOptions};
 use crate::seedfile::{collect, SeedFile};
+use core_sched::bugs::Bugs;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -64,20 +65,23 @@ pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRo
         let fixed = parse_fixes(base.clone(), &fixes).map_err(|e| format!("finding {}: {}", scenario, e))?;
         let opts = RunOptions::default();
         let recorded_failing = files.iter().filter(|(_, s)| run_on_fresh_thread(&scn, *s, &base, &opts).outcome != Outcome::Pass).count();
-        let recorded_failing_with_fix = files.iter().filter(|(_, s)| run_on_fresh_thread(&scn, *s, &fixed, &opts).outcome != Outcome::Pass).count();
+        let recorded_failing_with_fix = match fixes.is_empty() {
+            true => recorded_failing,
+            false => files.iter().filter(|(_, s)| run_on_fresh_thread(&scn, *s, &fixed, &opts).outcome != Outcome::Pass).count(),
+        };
         let files: Vec<String> = files.into_iter().map(|(n, _)| n).collect();
         let seed_list = SeedList { range: SeedRange { start: 0, end: seeds }, shard: Shard::default() };
-        let mut bar = ProgressBar::new(&format!("findings {}", scn.name));
-        let r = run_campaign(&Campaign { scenario: &scn, seeds: seed_list, bugs: base, jobs, stop_after: None }, &mut |p| bar.update(p));
-        bar.finish();
-        let (failures, first_failing_seed, by_invariant) = summarize(&r);
+        let campaign = |bugs: Bugs, label: String| {
+            let mut bar = ProgressBar::new(&label);
+            let r = run_campaign(&Campaign { scenario: &scn, seeds: seed_list, bugs, jobs, stop_after: None }, &mut |p| bar.update(p));
+            bar.finish();
+            summarize(&r)
+        };
+        let (failures, first_failing_seed, by_invariant) = campaign(base, format!("findings {}", scn.name));
         let (failures_with_fix, first_failing_seed_with_fix) = if fixes.is_empty() {
             (failures, first_failing_seed)
         } else {
-            let mut bar = ProgressBar::new(&format!("findings {} --fix {}", scn.name, fixes.join(",")));
-            let r = run_campaign(&Campaign { scenario: &scn, seeds: seed_list, bugs: fixed, jobs, stop_after: None }, &mut |p| bar.update(p));
-            bar.finish();
-            let (n, first, _) = summarize(&r);
+            let (n, first, _) = campaign(fixed, format!("findings {} --fix {}", scn.name, fixes.join(",")));
             (n, first)
         };
         rows.push(FindingRow { scenario, bugs, fixes, files, recorded_failing, recorded_failing_with_fix, seeds, failures, first_failing_seed, by_invariant, failures_with_fix, first_failing_seed_with_fix });

@@ -295,12 +295,7 @@ impl DispatcherManager {
         for j in paused {
             self.create_dispatcher(ctx, &j.req);
         }
-        while !self.fence_locked() && !self.fence_waiters.is_empty() {
-            let w = self.fence_waiters.remove(0);
-            if let Some(r) = self.apply_control(ctx, w.from, w.msg) {
-                replies.push((w.from, r));
-            }
-        }
+        self.release_fence_waiters(ctx, &mut replies);
         replies
     }
 
@@ -508,13 +503,19 @@ impl DispatcherManager {
         if let Some(r) = reply {
             replies.push((b.from, r));
         }
+        self.release_fence_waiters(ctx, &mut replies);
+        replies
+    }
+
+    /// The fence lock was released: the control messages that waited for it run, in
+    /// order, until one takes the lock again. Their replies are appended to `replies`.
+    fn release_fence_waiters(&mut self, ctx: &mut Ctx, replies: &mut Vec<(NodeId, Message)>) {
         while !self.fence_locked() && !self.fence_waiters.is_empty() {
             let w = self.fence_waiters.remove(0);
             if let Some(r) = self.apply_control(ctx, w.from, w.msg) {
                 replies.push((w.from, r));
             }
         }
-        replies
     }
 
     /// `MaintainerBootstrapResponse`: every dispatcher, the journal, the merge journal.
@@ -601,12 +602,7 @@ impl DispatcherManager {
             return replies;
         }
         replies.push((p.from, Message::MaintainerPostBootstrapResponse { cf: self.cf.clone(), table_trigger_event_dispatcher_id: p.trigger, err: None, maintainer_epoch: p.epoch }));
-        while !self.fence_locked() && !self.fence_waiters.is_empty() {
-            let w = self.fence_waiters.remove(0);
-            if let Some(r) = self.apply_control(ctx, w.from, w.msg) {
-                replies.push((w.from, r));
-            }
-        }
+        self.release_fence_waiters(ctx, &mut replies);
         replies
     }
 

@@ -57,12 +57,11 @@ struct Initializing {
     queue: Vec<(NodeId, Message)>,
 }
 
-/// The orchestrator's queue key: the control message's kind.
-fn pending_kind(msg: &Message) -> Option<u8> {
+/// The orchestrator's queue key (`getPendingMessageKey`): the kind of a control message
+/// it queues; `None` for the messages it does not handle.
+fn pending_kind(msg: &Message) -> Option<std::mem::Discriminant<Message>> {
     match msg {
-        Message::MaintainerBootstrapRequest { .. } => Some(0),
-        Message::MaintainerPostBootstrapRequest { .. } => Some(1),
-        Message::MaintainerCloseRequest { .. } => Some(2),
+        Message::MaintainerBootstrapRequest { .. } | Message::MaintainerPostBootstrapRequest { .. } | Message::MaintainerCloseRequest { .. } => Some(std::mem::discriminant(msg)),
         _ => None,
     }
 }

@@ -7,6 +7,7 @@ use crate::bugs::Bug;
 use crate::effects::Out;
 use crate::dispatcher::DispatcherOrchestrator;
 use crate::messages::*;
+use crate::dispatcher::orchestrator::NEW_DISPATCHER_MANAGER_DELAY_MS;
 use crate::types::*;
 
 const T: DispatcherId = DispatcherId(3000);
@@ -145,6 +146,16 @@ fn local_fence_after_post_bootstrap_closes_with_the_bug_too() {
     assert!(orch.closed);
 }
 
+/// An orchestrator on n0 with `NewDispatcherManagerDelay` on, whose manager creation
+/// for node 1's bootstrap (epoch `EPOCH`) has just started.
+fn creating_manager() -> (DispatcherOrchestrator, Env) {
+    let mut env = Env::new(0);
+    env.fp_on(crate::effects::FP_NEW_DISPATCHER_MANAGER_DELAY);
+    let mut orch = DispatcherOrchestrator::new(n(0), 1);
+    orch.handle_message(&mut env.ctx(), n(1), bootstrap_req(START, None, EPOCH));
+    (orch, env)
+}
+
 fn bootstrap_responses(out: &Out) -> usize {
     out.msgs.iter().filter(|e| matches!(e.msg, Message::MaintainerBootstrapResponse { .. })).count()
 }
@@ -155,11 +166,7 @@ fn bootstrap_responses(out: &Out) -> usize {
 /// epoch waits once in the shard's queue, and the two are answered in order.
 #[test]
 fn new_dispatcher_manager_delay_holds_the_bootstrap_and_queues_control_messages_once() {
-    use crate::dispatcher::orchestrator::NEW_DISPATCHER_MANAGER_DELAY_MS;
-    let mut env = Env::new(0);
-    env.fp_on(crate::effects::FP_NEW_DISPATCHER_MANAGER_DELAY);
-    let mut orch = DispatcherOrchestrator::new(n(0), 1);
-    orch.handle_message(&mut env.ctx(), n(1), bootstrap_req(START, None, EPOCH));
+    let (mut orch, mut env) = creating_manager();
     let out = env.take();
     assert_eq!(bootstrap_responses(&out), 0);
     assert!(traced(&out, "new dispatcher manager delayed"));
@@ -183,11 +190,7 @@ fn new_dispatcher_manager_delay_holds_the_bootstrap_and_queues_control_messages_
 /// A newer generation's bootstrap replaces the older one waiting in the queue.
 #[test]
 fn a_newer_epoch_replaces_the_waiting_bootstrap() {
-    use crate::dispatcher::orchestrator::NEW_DISPATCHER_MANAGER_DELAY_MS;
-    let mut env = Env::new(0);
-    env.fp_on(crate::effects::FP_NEW_DISPATCHER_MANAGER_DELAY);
-    let mut orch = DispatcherOrchestrator::new(n(0), 1);
-    orch.handle_message(&mut env.ctx(), n(1), bootstrap_req(START, None, EPOCH));
+    let (mut orch, mut env) = creating_manager();
     orch.handle_message(&mut env.ctx(), n(1), bootstrap_req(START, None, EPOCH));
     orch.handle_message(&mut env.ctx(), n(2), bootstrap_req(START, None, EPOCH + 1));
     env.take();
@@ -211,11 +214,7 @@ fn without_new_dispatcher_manager_delay_the_bootstrap_is_answered_at_once() {
 /// write path, no manager is kept and nothing is answered.
 #[test]
 fn local_fence_while_a_manager_is_created_drops_it_without_a_response() {
-    use crate::dispatcher::orchestrator::NEW_DISPATCHER_MANAGER_DELAY_MS;
-    let mut env = Env::new(0);
-    env.fp_on(crate::effects::FP_NEW_DISPATCHER_MANAGER_DELAY);
-    let mut orch = DispatcherOrchestrator::new(n(0), 1);
-    orch.handle_message(&mut env.ctx(), n(1), bootstrap_req(START, None, EPOCH));
+    let (mut orch, mut env) = creating_manager();
     env.take();
     orch.local_fence(&mut env.ctx());
     orch.close(&mut env.ctx());

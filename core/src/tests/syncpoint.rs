@@ -373,19 +373,29 @@ fn the_barrier_orders_a_ddl_and_a_syncpoint_at_one_ts() {
     assert_eq!(actions_any(&o), vec![(n(0), ActionKind::Write, S, true, InfluencedDispatchers::Normal(vec![ddl]))]);
 }
 
+/// Dispatcher X on node 1 (candidate fix `match-action-on-sync-point` on or off) passed
+/// the DDL at S and now waits on the syncpoint at S.
+fn waiting_on_syncpoint_after_ddl(match_sync_point: bool) -> (DispatcherManager, Env) {
+    let (_, mut dm1, mut env) = managers();
+    env.node = NodeId(1);
+    if match_sync_point {
+        env.bugs = env.bugs.clone().with_fix(crate::bugs::Fix::MatchActionOnSyncPoint);
+    }
+    dm_feed(&mut dm1, &mut env, X, vec![UpstreamEvent::Ddl(ddl_event(S, normal(&[10, 11]))), UpstreamEvent::SyncPoint(S)], S + 1);
+    dm_handle(&mut dm1, &mut env, 0, action_msg(ActionKind::Pass, S, false, InfluencedDispatchers::Normal(vec![X])));
+    dm1.process(&mut env.ctx());
+    env.take();
+    assert_eq!(dm1.dispatchers[&X].block.as_ref().map(|b| b.event.key()), Some((S, true)));
+    (dm1, env)
+}
+
 /// TiCDC matches an action to the pending event by commit ts only
 /// (`BlockEventStatus.actionMatchs`): a late Pass of the DDL at S reaching a dispatcher
 /// that already waits on the syncpoint at S releases the syncpoint, and the DONE carries
 /// the action's key. The model keeps TiCDC's behaviour; see the README's open work.
 #[test]
 fn a_late_ddl_action_at_the_syncpoints_ts_matches_the_pending_syncpoint() {
-    let (_, mut dm1, mut env) = managers();
-    env.node = NodeId(1);
-    dm_feed(&mut dm1, &mut env, X, vec![UpstreamEvent::Ddl(ddl_event(S, normal(&[10, 11]))), UpstreamEvent::SyncPoint(S)], S + 1);
-    dm_handle(&mut dm1, &mut env, 0, action_msg(ActionKind::Pass, S, false, InfluencedDispatchers::Normal(vec![X])));
-    dm1.process(&mut env.ctx());
-    env.take();
-    assert_eq!(dm1.dispatchers[&X].block.as_ref().map(|b| b.event.key()), Some((S, true)));
+    let (mut dm1, mut env) = waiting_on_syncpoint_after_ddl(false);
     // The Pass resent for the DDL arrives late.
     let (_, o) = dm_handle(&mut dm1, &mut env, 0, action_msg(ActionKind::Pass, S, false, InfluencedDispatchers::Normal(vec![X])));
     assert!(dm1.dispatchers[&X].block.is_none(), "the syncpoint was passed");
@@ -397,14 +407,7 @@ fn a_late_ddl_action_at_the_syncpoints_ts_matches_the_pending_syncpoint() {
 /// syncpoint stays pending.
 #[test]
 fn fix_match_action_on_sync_point_keeps_the_syncpoint_pending() {
-    let (_, mut dm1, mut env) = managers();
-    env.node = NodeId(1);
-    env.bugs = env.bugs.clone().with_fix(crate::bugs::Fix::MatchActionOnSyncPoint);
-    dm_feed(&mut dm1, &mut env, X, vec![UpstreamEvent::Ddl(ddl_event(S, normal(&[10, 11]))), UpstreamEvent::SyncPoint(S)], S + 1);
-    dm_handle(&mut dm1, &mut env, 0, action_msg(ActionKind::Pass, S, false, InfluencedDispatchers::Normal(vec![X])));
-    dm1.process(&mut env.ctx());
-    env.take();
-    assert_eq!(dm1.dispatchers[&X].block.as_ref().map(|b| b.event.key()), Some((S, true)));
+    let (mut dm1, mut env) = waiting_on_syncpoint_after_ddl(true);
     let (_, o) = dm_handle(&mut dm1, &mut env, 0, action_msg(ActionKind::Pass, S, false, InfluencedDispatchers::Normal(vec![X])));
     assert_eq!(dm1.dispatchers[&X].block.as_ref().map(|b| (b.event.key(), b.stage)), Some(((S, true), Waiting)), "the syncpoint is still pending");
     assert_eq!(block_reports(&o).into_iter().map(|(_, b)| (b.block_ts, b.is_sync_point, b.stage)).collect::<Vec<_>>(), vec![(S, false, Done)]);
