@@ -208,8 +208,18 @@ impl Coordinator {
                     }
                     let epoch = rt.epoch;
                     self.trace(ctx, epoch, "changefeed stopped", vec![("changefeed", st.changefeed.to_string())]);
+                    continue;
                 }
-                continue;
+                // A move in flight does not hold back the changefeed's error handling: the
+                // state change stops the changefeed, and `pushStopChangefeedOperator`
+                // replaces the MoveMaintainerOperator with a stop aimed at the move's
+                // origin (`moveOriginStopTargetLocked`), i.e. this generation.
+                if rt.move_to.is_none() || st.errors.is_empty() {
+                    continue;
+                }
+                rt.move_to = None;
+                rt.stopping = false;
+                trace_ev!(ctx, Role::Coordinator, rt.epoch, "move maintainer replaced by stop", changefeed = st.changefeed);
             }
             rt.bootstrap_done = st.bootstrap_done;
             let Some(info) = meta.changefeeds.get_mut(&st.changefeed) else { continue };

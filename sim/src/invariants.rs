@@ -129,7 +129,12 @@ pub fn check_dispatchers<'a>(managers: impl Iterator<Item = (NodeId, &'a Dispatc
                 continue;
             }
             if d.is_trigger {
-                triggers.entry(&dm.cf).or_default().push((d.id, n));
+                // A trigger receives events (owns the DDL span) only once the post-bootstrap
+                // request initialised its schema store and registered it with the event
+                // collector; before that it cannot write a DDL.
+                if d.registered {
+                    triggers.entry(&dm.cf).or_default().push((d.id, n));
+                }
             } else {
                 by_table.entry(d.span.table_id).or_default().push((d.span, d.id, n));
             }

@@ -3,6 +3,7 @@
 //! (and the orchestrator's queue) on the dispatcher side ([`RecvLane`]). Each queue is
 //! FIFO; nothing orders one queue against another, which is the asynchrony they model.
 
+use core_sched::dispatcher::orchestrator::DispatcherOrchestrator;
 use core_sched::messages::{Envelope, Message};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -37,6 +38,12 @@ pub fn collector_lane(msg: &Message) -> Option<Lane> {
 /// dispatcher orchestrator takes bootstrap, post-bootstrap and close requests from its own
 /// queue. Each queue is FIFO; nothing orders one against another, so e.g. an action in a
 /// heartbeat response can be handled before a schedule request sent earlier.
+///
+/// The orchestrator's queue is TiCDC's `pendingMessageQueue`: it holds at most one
+/// request per (changefeed, kind); a request for a key already waiting replaces it when it
+/// is of a newer maintainer epoch (or upgrades a close to `removed`) and is dropped
+/// otherwise, keeping the waiting request's place (see [`absorb_pending`]). A lag in that
+/// queue stands for its shard worker busy with other changefeeds' requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum RecvLane {
     HeartBeatResponse,
@@ -102,8 +109,27 @@ impl<K: Ord + Copy> LagQueues<K> {
         Ok(release)
     }
 
+    /// The messages waiting in queue `key`, oldest first.
+    pub fn waiting_mut(&mut self, key: K) -> impl Iterator<Item = &mut Envelope> {
+        self.queues.get_mut(&key).into_iter().flat_map(|q| q.iter_mut().map(|(_, _, env)| env))
+    }
+
     /// The head of queue `key` with its incarnation (one pop per admitted message).
     pub fn pop(&mut self, key: K) -> Option<(u64, Envelope)> {
         self.queues.get_mut(&key).and_then(|q| q.pop_front()).map(|(_, gen, env)| (gen, env))
+    }
+}
+
+/// `pendingMessageQueue.TryEnqueue` for a request reaching a capture's orchestrator queue
+/// while a request with its key waits there: true when `env` was absorbed (it replaced the
+/// waiting request or was dropped); false when nothing with its key waits.
+pub fn absorb_pending<'a>(mut waiting: impl Iterator<Item = &'a mut Envelope>, env: &Envelope) -> Option<bool> {
+    let kind = core_sched::dispatcher::orchestrator::pending_kind(&env.msg)?;
+    let slot = waiting.find(|w| core_sched::dispatcher::orchestrator::pending_kind(&w.msg) == Some(kind) && DispatcherOrchestrator::cf_of(&w.msg) == DispatcherOrchestrator::cf_of(&env.msg))?;
+    if core_sched::dispatcher::orchestrator::replaces(&slot.msg, &env.msg) {
+        *slot = env.clone();
+        Some(true)
+    } else {
+        Some(false)
     }
 }

@@ -1088,7 +1088,7 @@ impl Driver {
                 }
             }
             Predicate::MaintainerOnNode { initialized, .. } => match g.maintainer() {
-                Some((n, m)) => Some(n) == on_node && (!initialized || m.initialized()),
+                Some((n, m)) => Some(n) == on_node && (!initialized || (m.initialized() && m.post_bootstrap_done)),
                 None => false,
             },
             Predicate::TraceSeen { .. } => unreachable!("handled above"),

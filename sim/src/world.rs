@@ -546,6 +546,15 @@ fn deliver(w: &W, link: (u32, u32)) {
         let Some(lane) = recv_lane(&env.msg) else { break 'queued env };
         let key = (env.to.0, to_gen, lane);
         let g = &mut *g;
+        if lane == RecvLane::Orchestrator {
+            if let Some(replaced) = crate::lanes::absorb_pending(g.net.stream.waiting_mut(key), &env) {
+                g.hash.u64(replaced as u64 + 1);
+                if !replaced {
+                    g.net.dropped += 1;
+                }
+                return;
+            }
+        }
         match g.net.stream.admit(&mut g.sim_rng, key, t, to_gen, env) {
             Err(env) => env,
             Ok(release) => {

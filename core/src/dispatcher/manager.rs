@@ -559,9 +559,26 @@ impl DispatcherManager {
             return None;
         }
         self.note_if_stale(ctx, "MaintainerPostBootstrapRequest", from, epoch);
+        // Checked before the trigger, unlike TiCDC: `stop_write_path` here drops the
+        // trigger at once, where TiCDC clears it only when its asynchronous removal
+        // completes, so TiCDC's handler finds it and fails its initialisation on the
+        // closed write path (a clean stop), which is what this order gives.
         if self.write_path_closed {
             self.trace(ctx, "dispatcher manager write path closed while initializing table trigger event dispatcher", vec![]);
             return None;
+        }
+        // The trigger the request names must be the one this manager holds: a move can
+        // remove it (schedule stream) before a post-bootstrap request waiting in the
+        // orchestrator queue is handled.
+        let reason = match self.trigger_id {
+            None => Some("receive post bootstrap request but there is no table trigger event dispatcher"),
+            Some(t) if t != trigger => Some("receive post bootstrap request but the table trigger event dispatcher id is not match"),
+            Some(_) => None,
+        };
+        if let Some(reason) = reason {
+            self.trace(ctx, "post bootstrap rejected", vec![("dispatcher", trigger.to_string()), ("reason", reason.to_string())]);
+            let err = RunningError { node: self.node, code: ErrorCode::InitTableTriggerDispatcherFailed, message: reason.to_string() };
+            return Some(Message::MaintainerPostBootstrapResponse { cf: self.cf.clone(), table_trigger_event_dispatcher_id: trigger, err: Some(err), maintainer_epoch: epoch });
         }
         let first_init = self.dispatchers.get(&trigger).map(|d| d.is_trigger && !d.registered).unwrap_or(false);
         let [lo, hi] = self.schema_store_init_ms;
@@ -629,7 +646,13 @@ impl DispatcherManager {
     }
 
     fn handle_close(&mut self, ctx: &mut Ctx, from: NodeId, epoch: Epoch) -> Option<Message> {
-        if !self.request_allowed(ctx, from, epoch) {
+        // Candidate fix `close-older-owner-manager`: a newer generation's close also
+        // closes a manager that never accepted that generation's bootstrap.
+        let newer = epoch > self.maintainer_epoch && self.maintainer_epoch != 0 && ctx.fix(crate::bugs::Fix::CloseOlderOwnerManager);
+        if newer {
+            self.trace(ctx, "close dispatcher manager of an older maintainer epoch", vec![("from", from.to_string()), ("epoch", epoch.to_string())]);
+        }
+        if !newer && !self.request_allowed(ctx, from, epoch) {
             // A stale owner is answered Success without closing.
             return Some(Message::MaintainerCloseResponse { cf: self.cf.clone(), success: true, maintainer_epoch: epoch });
         }

@@ -59,7 +59,7 @@ struct Initializing {
 
 /// The orchestrator's queue key (`getPendingMessageKey`): the kind of a control message
 /// it queues; `None` for the messages it does not handle.
-fn pending_kind(msg: &Message) -> Option<std::mem::Discriminant<Message>> {
+pub fn pending_kind(msg: &Message) -> Option<std::mem::Discriminant<Message>> {
     match msg {
         Message::MaintainerBootstrapRequest { .. } | Message::MaintainerPostBootstrapRequest { .. } | Message::MaintainerCloseRequest { .. } => Some(std::mem::discriminant(msg)),
         _ => None,
@@ -74,7 +74,7 @@ fn pending_epoch(msg: &Message) -> Epoch {
 }
 
 /// `shouldReplacePendingMessage`.
-fn replaces(old: &Message, new: &Message) -> bool {
+pub fn replaces(old: &Message, new: &Message) -> bool {
     if pending_epoch(new) > pending_epoch(old) {
         return true;
     }
@@ -110,7 +110,7 @@ impl DispatcherOrchestrator {
         DispatcherOrchestrator { node, instance, ..Default::default() }
     }
 
-    fn cf_of(msg: &Message) -> Option<&ChangefeedId> {
+    pub fn cf_of(msg: &Message) -> Option<&ChangefeedId> {
         match msg {
             Message::MaintainerBootstrapRequest { cf, .. }
             | Message::MaintainerPostBootstrapRequest { cf, .. }

@@ -183,8 +183,13 @@ impl Maintainer {
         );
     }
 
+    /// TiCDC's `initialized`: set once `FinishBootstrap` built the post-bootstrap request,
+    /// before the post-bootstrap response arrives (that response only stops the resends).
+    /// Heartbeats, block statuses, the checkpoint, a move's non-cascade remove and the
+    /// coordinator's `BootstrapDone` all follow it, so a move can remove the trigger while
+    /// its post-bootstrap request still waits in the capture's orchestrator queue.
     pub fn initialized(&self) -> bool {
-        matches!(self.state, MaintainerState::Working | MaintainerState::Removing) && self.post_bootstrap_done
+        matches!(self.state, MaintainerState::Working | MaintainerState::Removing)
     }
 
     pub fn status(&mut self) -> MaintainerStatus {
@@ -221,9 +226,21 @@ impl Maintainer {
                 self.on_bootstrap_responses(ctx, schema);
             }
             Message::MaintainerPostBootstrapResponse { maintainer_epoch, err, .. } => {
-                if epoch_matches(maintainer_epoch, self.epoch) && err.is_none() && !self.post_bootstrap_done {
-                    self.post_bootstrap_done = true;
-                    self.trace(ctx, "post bootstrap done", vec![]);
+                if !epoch_matches(maintainer_epoch, self.epoch) {
+                    return;
+                }
+                match err {
+                    // `onMaintainerPostBootstrapResponse` -> `onError`: the error goes to
+                    // the coordinator with the next status; the resends go on.
+                    Some(e) => {
+                        self.trace(ctx, "post bootstrap failed", vec![("node", from.to_string()), ("error", e.message.clone())]);
+                        self.errors.push(e);
+                    }
+                    None if !self.post_bootstrap_done => {
+                        self.post_bootstrap_done = true;
+                        self.trace(ctx, "post bootstrap done", vec![]);
+                    }
+                    None => {}
                 }
             }
             Message::MaintainerCloseResponse { maintainer_epoch, success, .. } => {
@@ -352,7 +369,7 @@ impl Maintainer {
                 if !self.post_bootstrap_done && ctx.now_ms >= self.post_bootstrap_last_sent + MAINTAINER_TICK_MS {
                     self.send_post_bootstrap(ctx, schema);
                 }
-                if self.post_bootstrap_done {
+                {
                     let mut out = BarrierOut::default();
                     {
                         let now = ctx.now_ms;

@@ -356,6 +356,36 @@ fn closed_write_path_keeps_add_operators_and_skips_post_bootstrap() {
     assert!(traced(&out, "dispatcher manager write path closed while initializing table trigger event dispatcher"));
 }
 
+/// A trigger created before the capture local-fenced: the post-bootstrap request finds it,
+/// and its initialisation on the closed write path is a clean stop (no response).
+#[test]
+fn post_bootstrap_on_closed_write_path_is_a_clean_stop() {
+    let (mut dm, mut env) = owned(2, Some(T), Env::new(2));
+    dm.local_fence(&mut env.ctx());
+    env.take();
+    let (r, out) = dm_handle(&mut dm, &mut env, 0, Message::MaintainerPostBootstrapRequest { cf: cf(), table_trigger_event_dispatcher_id: T, schemas: vec![], maintainer_epoch: EPOCH });
+    assert!(r.is_none(), "{:?}", r);
+    assert!(traced(&out, "dispatcher manager write path closed while initializing table trigger event dispatcher"));
+}
+
+/// A move removed the trigger (schedule stream) while the post-bootstrap request waited in
+/// the orchestrator queue: the request fails on the missing trigger, and a mismatched
+/// trigger ID fails too.
+#[test]
+fn post_bootstrap_without_its_trigger_is_an_error() {
+    let (mut dm, mut env) = owned(2, Some(T), Env::new(2));
+    let (r, _) = dm_handle(&mut dm, &mut env, 0, Message::MaintainerPostBootstrapRequest { cf: cf(), table_trigger_event_dispatcher_id: X, schemas: vec![], maintainer_epoch: EPOCH });
+    assert!(matches!(r, Some(Message::MaintainerPostBootstrapResponse { err: Some(ref e), .. }) if e.message.contains("not match")), "{:?}", r);
+    dm_handle(&mut dm, &mut env, 0, sched(remove_req(T, TableSpan::ddl_span(), OperatorType::Remove, EPOCH)));
+    for _ in 0..20 {
+        env.now += 100;
+        dm.heartbeat(&mut env.ctx(), false);
+    }
+    assert_eq!(dm.trigger_id, None, "the trigger's removal finished");
+    let (r, _) = dm_handle(&mut dm, &mut env, 0, Message::MaintainerPostBootstrapRequest { cf: cf(), table_trigger_event_dispatcher_id: T, schemas: vec![], maintainer_epoch: EPOCH });
+    assert!(matches!(r, Some(Message::MaintainerPostBootstrapResponse { err: Some(ref e), .. }) if e.message.contains("no table trigger")), "{:?}", r);
+}
+
 /// A manager on node 2 hosting X, reused by a newer maintainer on node 2 whose bootstrap
 /// creates the trigger T with a creation latency: the handler is in flight (fence lock
 /// held, no response yet).
