@@ -347,6 +347,7 @@ mod tests {
         let t = DispatcherId(1);
         let mut d = core_sched::dispatcher::Dispatcher::new(t, TableSpan::ddl_span(), 0, 100, true, false);
         d.state = ComponentState::Working;
+        d.registered = true;
         dm.dispatchers.insert(t, d);
         dm.trigger_id = Some(t);
         dm
@@ -393,6 +394,10 @@ mod tests {
         d.state = ComponentState::Working;
         dm.dispatchers.insert(DispatcherId(2), d);
         dm.trigger_id = Some(DispatcherId(2));
+        // Not yet registered (post-bootstrap pending): it receives no events, owns nothing.
+        let v = check_dispatchers([(NodeId(2), &dm)].into_iter());
+        assert!(!found(&v, ONE_TABLE_TRIGGER), "{:?}", v);
+        dm.dispatchers.get_mut(&DispatcherId(2)).unwrap().registered = true;
         let v = check_dispatchers([(NodeId(2), &dm)].into_iter());
         assert!(found(&v, ONE_TABLE_TRIGGER), "{:?}", v);
         assert!(!found(&v, TABLE_TRIGGER_OWNER));

@@ -120,6 +120,8 @@ fn dm_with(node: u32, ds: &[(u64, TableSpan, ComponentState, bool)]) -> Dispatch
     for (id, span, st, trig) in ds {
         let mut d = Dispatcher::new(DispatcherId(*id), *span, 1, 10, *trig, false);
         d.state = *st;
+        // A trigger here is past its post-bootstrap (registered, owning the DDL span).
+        d.registered = true;
         dm.dispatchers.insert(DispatcherId(*id), d);
     }
     dm
