@@ -133,3 +133,46 @@ pub fn absorb_pending<'a>(mut waiting: impl Iterator<Item = &'a mut Envelope>, e
         Some(false)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core_sched::types::{ChangefeedId, DispatcherId, NodeId};
+
+    fn boot(epoch: u64, trigger: u64) -> Envelope {
+        let msg = Message::MaintainerBootstrapRequest { cf: ChangefeedId("cf".into()), config: Default::default(), start_ts: 1, table_trigger_event_dispatcher_id: Some(DispatcherId(trigger)), is_new_changefeed: false, maintainer_epoch: epoch };
+        Envelope { from: NodeId(1), to: NodeId(1), msg }
+    }
+
+    fn epoch_of(env: &Envelope) -> u64 {
+        match env.msg {
+            Message::MaintainerBootstrapRequest { maintainer_epoch, .. } => maintainer_epoch,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn the_orchestrator_queue_keeps_one_request_per_key() {
+        let close = Envelope { from: NodeId(1), to: NodeId(1), msg: Message::MaintainerCloseRequest { cf: ChangefeedId("cf".into()), removed: false, maintainer_epoch: 5 } };
+        let mut waiting = vec![close.clone(), boot(5, 7)];
+        // Nothing of its kind waits: not absorbed (queued behind).
+        assert_eq!(absorb_pending(std::iter::empty(), &boot(5, 7)), None);
+        // A resend of the same epoch is dropped; the waiting one keeps its place.
+        assert_eq!(absorb_pending(waiting.iter_mut(), &boot(5, 7)), Some(false));
+        assert_eq!(epoch_of(&waiting[1]), 5);
+        // A newer generation's bootstrap replaces the waiting one in place.
+        assert_eq!(absorb_pending(waiting.iter_mut(), &boot(6, 8)), Some(true));
+        assert_eq!(epoch_of(&waiting[1]), 6);
+        assert!(matches!(waiting[0].msg, Message::MaintainerCloseRequest { .. }));
+        // An older one never replaces a newer one.
+        assert_eq!(absorb_pending(waiting.iter_mut(), &boot(5, 7)), Some(false));
+        assert_eq!(epoch_of(&waiting[1]), 6);
+        // A close upgraded to removed replaces a waiting close of the same epoch.
+        let removed = Envelope { from: NodeId(1), to: NodeId(1), msg: Message::MaintainerCloseRequest { cf: ChangefeedId("cf".into()), removed: true, maintainer_epoch: 5 } };
+        assert_eq!(absorb_pending(waiting.iter_mut(), &removed), Some(true));
+        assert!(matches!(waiting[0].msg, Message::MaintainerCloseRequest { removed: true, .. }));
+        // Another changefeed's request has its own key.
+        let other = Envelope { from: NodeId(1), to: NodeId(1), msg: Message::MaintainerCloseRequest { cf: ChangefeedId("other".into()), removed: false, maintainer_epoch: 9 } };
+        assert_eq!(absorb_pending(waiting.iter_mut(), &other), None);
+    }
+}

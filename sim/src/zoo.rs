@@ -69,13 +69,18 @@ pub fn plan_for(bug: Bug) -> ZooPlan {
         // with `no-epoch-fencing`; the check alone then decides whether the DDL owner's
         // manager is handed to the departed maintainer.
         Bug::AcceptNilTriggerBootstrap => ZooPlan { scenario: TRIGGER, companions: &[Bug::NoEpochFencing], detect: Some(crate::invariants::TABLE_TRIGGER_OWNER) },
-        // Same pairing. Its window (a bootstrap carrying another trigger ID at a manager
-        // that still holds a trigger) stays closed even without the fence: only the
-        // maintainer's own capture gets a trigger ID, over a FIFO local link that also
-        // carries that generation's later Remove of the trigger, and the next generation
-        // exists only after that Remove finished (scenarios/README.md). The plan names
-        // the invariant its consequence would violate (two live triggers).
-        Bug::ReplaceMismatchedTrigger => ZooPlan { scenario: TRIGGER, companions: &[Bug::NoEpochFencing], detect: Some(crate::invariants::ONE_TABLE_TRIGGER) },
+        // Seed 004, PR #5436: a bootstrap carrying the owner's trigger ID reaches a reused
+        // manager that still holds another trigger. TiCDC HEAD reaches that state only
+        // through the open finding `stale_bootstrap_resend_recreates_trigger` (a departed
+        // generation's delayed resend recreates its trigger; the manager stays fenced to
+        // that epoch, so a later generation placed on that capture meets the stale
+        // trigger): the fixed core rejects the bootstrap ("id mismatch") and fails the
+        // finding's scenario with `converges` (the restart loop); with the bug the new
+        // trigger is created next to the stale one, which keeps running, and both own
+        // the DDL span once registered. Only `one-table-trigger` counts, and the same
+        // seeds on the fixed core are the control (it never shows two registered
+        // triggers there).
+        Bug::ReplaceMismatchedTrigger => ZooPlan { scenario: STALE_RESEND_FINDING, companions: &[], detect: Some(crate::invariants::ONE_TABLE_TRIGGER) },
         // Seed 004 review: the maintainer's capture loses its etcd session while its
         // post-bootstrap request is in flight; the handler's fenced return keeps the
         // manager's fence lock, the close never finishes, the capture never exits.
@@ -94,13 +99,17 @@ pub fn scenario_for(bug: Bug) -> &'static str {
 
 /// Maintainer moved away and straight back under held-back messages (seed 004, #5436).
 const TRIGGER: &str = "trigger_takeover_with_delayed_messages";
+/// The open finding whose state (a stale trigger in a manager fenced to a departed
+/// epoch) is where `replace-mismatched-trigger` acts.
+const STALE_RESEND_FINDING: &str = "scenarios/findings/stale_bootstrap_resend_recreates_trigger.toml";
 /// Used while a mapped scenario is not in the scenarios directory.
 const FALLBACK: &str = "fail_over";
 
 /// [`scenario_for`], falling back to `fail_over` if the mapped scenario does not exist.
 pub fn resolve_scenario(bug: Bug) -> &'static str {
     let want = scenario_for(bug);
-    if load::scenarios_dir().join(format!("{}.toml", want)).is_file() {
+    let exists = if load::is_path(want) { load::resolve(want).is_ok() } else { load::scenarios_dir().join(format!("{}.toml", want)).is_file() };
+    if exists {
         want
     } else {
         FALLBACK
@@ -222,6 +231,8 @@ pub fn format_table(z: &Zoo) -> String {
         };
         if !r.companions.is_empty() {
             let _ = write!(caught, " (with {}; {} alone: {})", r.companions.join(", "), r.companions.join(", "), r.control_detections.unwrap_or(0));
+        } else if let Some(c) = r.control_detections {
+            let _ = write!(caught, " (fixed core: {})", c);
         }
         let _ = writeln!(
             o,
@@ -249,7 +260,8 @@ pub fn format_markdown(z: &Zoo) -> String {
     let _ = writeln!(o, "- first failing seed: the smallest failing seed.");
     let _ = writeln!(o, "- median seeds to detection: the median gap between consecutive failing seeds, the first gap counted from seed 0; roughly how many seeds a campaign needs to catch the bug once.");
     let _ = writeln!(o, "- caught by: the first violated invariant of each failing seed, with counts.");
-    let _ = writeln!(o, "- with a companion: the bug's window exists only in a state the fixed protocol never reaches, so the bug TiCDC fixed together with it is switched on too; only seeds violating the named invariant count, and the same seeds run with the companion alone give the control count; a seed the control also detects is not counted as the bug's.\n");
+    let _ = writeln!(o, "- with a companion: the bug's window exists only in a state the fixed protocol never reaches, so the bug TiCDC fixed together with it is switched on too; only seeds violating the named invariant count, and the same seeds run with the companion alone give the control count; a seed the control also detects is not counted as the bug's.");
+    let _ = writeln!(o, "- fixed core: the scenario is an open finding (under `scenarios/findings/`) that the fixed core fails with another invariant; only seeds violating the named invariant count, and the same seeds on the fixed core give the control count.\n");
     o.push_str(&format_table(z));
     o
 }

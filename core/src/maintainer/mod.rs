@@ -369,19 +369,17 @@ impl Maintainer {
                 if !self.post_bootstrap_done && ctx.now_ms >= self.post_bootstrap_last_sent + MAINTAINER_TICK_MS {
                     self.send_post_bootstrap(ctx, schema);
                 }
+                let mut out = BarrierOut::default();
                 {
-                    let mut out = BarrierOut::default();
-                    {
-                        let now = ctx.now_ms;
-                        let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
-                        let keep_newer_block_state = ctx.fix(crate::bugs::Fix::KeepNewerBlockState);
-                        let rng = &mut *ctx.rng;
-                        let mut new_id = || new_id_from(rng);
-                        let mut bc = BarrierCtx { sc: &mut self.sc, oc: &mut self.oc, schema, alive: &self.alive, now, accept_nonowner, keep_newer_block_state, new_id: &mut new_id };
-                        self.barrier.resend(&mut bc, &mut out);
-                    }
-                    self.emit_barrier(ctx, out);
+                    let now = ctx.now_ms;
+                    let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
+                    let keep_newer_block_state = ctx.fix(crate::bugs::Fix::KeepNewerBlockState);
+                    let rng = &mut *ctx.rng;
+                    let mut new_id = || new_id_from(rng);
+                    let mut bc = BarrierCtx { sc: &mut self.sc, oc: &mut self.oc, schema, alive: &self.alive, now, accept_nonowner, keep_newer_block_state, new_id: &mut new_id };
+                    self.barrier.resend(&mut bc, &mut out);
                 }
+                self.emit_barrier(ctx, out);
             }
             MaintainerState::Removing => {
                 if self.cascade && ctx.now_ms >= self.close_last_sent + MAINTAINER_TICK_MS * 5 {

@@ -216,6 +216,34 @@ fn retryable_error_warns_stops_and_restarts_after_backoff() {
     assert!(meta.changefeeds[&cf()].epoch > epoch);
 }
 
+/// A maintainer that reports an error while a move of it is in flight (it ignores the
+/// move's non-cascade remove until it has bootstrapped, which the error prevents): the
+/// error still restarts the changefeed, the stop replacing the move
+/// (`pushStopChangefeedOperator`), instead of the move waiting forever.
+#[test]
+fn an_error_during_a_move_replaces_the_move_with_a_stop() {
+    let mut env = Env::new(0);
+    let (mut c, mut meta, m, epoch) = placed(&mut env);
+    let dest = if m == n(0) { n(1) } else { n(0) };
+    assert_eq!(c.move_maintainer(&mut env.ctx(), &cf(), dest), Some(m));
+    assert_eq!(removes(&env.take()), vec![(m, false, false)]);
+    // A status without error keeps the move going.
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![], false), &mut meta);
+    assert!(removes(&env.take()).is_empty());
+    let e = RunningError { node: dest, code: ErrorCode::InitTableTriggerDispatcherFailed, message: "table trigger event dispatcher present during nil trigger bootstrap".into() };
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![e], false), &mut meta);
+    let out = env.take();
+    assert!(traced(&out, "move maintainer replaced by stop"));
+    assert_eq!(removes(&out), vec![(m, true, false)], "a cascade stop of the move's origin");
+    assert_eq!(meta.changefeeds[&cf()].state, FeedState::Warning);
+    // Once stopped, the restart after the backoff places it anywhere (the move is gone).
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![], true), &mut meta);
+    env.take();
+    env.now += BACKOFF_INITIAL_MS;
+    c.tick(&mut env.ctx(), &mut meta);
+    assert_eq!(adds(&env.take()), 1);
+}
+
 #[test]
 fn new_coordinator_stops_a_discovered_maintainer_of_a_failed_changefeed() {
     let mut env = Env::new(1);

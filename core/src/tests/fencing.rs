@@ -452,3 +452,26 @@ fn a_fresh_manager_creates_its_trigger_within_the_bootstrap() {
     assert!(matches!(r, Some(Message::MaintainerBootstrapResponse { err: None, .. })), "{:?}", r);
     assert_eq!(dm.trigger_id, Some(T));
 }
+
+/// A manager left owned by an older epoch (every newer bootstrap was rejected) and a
+/// newer generation's cascade close: TiCDC admits the close only from the owner's epoch
+/// and acknowledges it without closing; the candidate fix `close-older-owner-manager`
+/// closes it.
+#[test]
+fn close_from_a_newer_epoch_closes_only_with_the_candidate_fix() {
+    let close = Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH + 1 };
+    let (mut dm, mut env) = owned(2, Some(T), Env::new(2));
+    let (r, _) = dm_handle(&mut dm, &mut env, 1, close.clone());
+    assert!(matches!(r, Some(Message::MaintainerCloseResponse { success: true, .. })), "{:?}", r);
+    assert!(!dm.closing, "acknowledged, not closed");
+    assert_eq!(dm.trigger_id, Some(T));
+    let (mut dm, mut env) = owned(2, Some(T), Env::new(2).with_fix(crate::bugs::Fix::CloseOlderOwnerManager));
+    let (r, out) = dm_handle(&mut dm, &mut env, 1, close);
+    assert!(traced(&out, "close dispatcher manager of an older maintainer epoch"));
+    assert!(dm.closing);
+    assert!(matches!(r, Some(Message::MaintainerCloseResponse { success: false, .. })), "closing: asked again until done, {:?}", r);
+    // An older epoch's close is still only acknowledged.
+    let (mut dm, mut env) = owned(2, Some(T), Env::new(2).with_fix(crate::bugs::Fix::CloseOlderOwnerManager));
+    dm_handle(&mut dm, &mut env, 1, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH - 1 });
+    assert!(!dm.closing);
+}
