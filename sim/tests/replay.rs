@@ -76,3 +76,41 @@ fn a_fixed_by_claim_that_does_not_hold_fails_the_replay() {
     assert!(err.contains("fixed_by.json") && err.contains("no-such-fix"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The corpus holds, for every historical bug, a seed that fails with the bug switched on
+/// (and replay proves the bug is its cause: bugs off, or the control run).
+#[test]
+fn every_historical_bug_has_a_failing_seed_in_the_corpus() {
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds"));
+    let files = collect(&dir).unwrap_or_else(|e| panic!("seeds directory: {e}"));
+    let mut covered = std::collections::BTreeSet::new();
+    for f in &files {
+        let p = prepare(f).unwrap_or_else(|e| panic!("malformed seed file: {e}"));
+        if p.file.expect.outcome != ticdc_sim::result::Outcome::Pass {
+            covered.extend(p.file.bugs.iter().cloned());
+        }
+    }
+    let missing: Vec<&str> = core_sched::bugs::ALL_BUGS.iter().map(|b| b.name).filter(|n| !covered.contains(*n)).collect();
+    assert!(missing.is_empty(), "no failing seed in seeds/ for: {:?}", missing);
+}
+
+/// A bug caught on an open finding's scenario: its control is the fixed core, which fails
+/// the seed too (the finding) but must not show the bug's invariant.
+#[test]
+fn a_bugs_off_control_replaces_the_must_pass_check() {
+    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/stale_bootstrap_resend_recreates_trigger-replace-mismatched-trigger-40.json"));
+    let ok = prepare(&src).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(replay(&ok), Verdict::Ok, "the committed file replays");
+    // The same file claiming the finding's invariant as the bug's: the fixed core shows it.
+    let dir = std::env::temp_dir().join(format!("replay-bugs-off-control-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("claims-converges.json");
+    let text = std::fs::read_to_string(&src).unwrap().replacen("\"absent\": [\n      \"one-table-trigger\"", "\"absent\": [\n      \"converges\"", 1);
+    std::fs::write(&bad, text).unwrap();
+    let p = prepare(&bad).unwrap_or_else(|e| panic!("{e}"));
+    match replay(&p) {
+        Verdict::Fail(why) => assert!(why.iter().any(|w| w.contains("control run") && w.contains("converges")), "{:?}", why),
+        v => panic!("expected a failure, got {:?}", v),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
