@@ -56,6 +56,9 @@ struct Runtime {
     next_retry_ms: u64,
     backoff_ms: u64,
     last_checkpoint_advance_ms: u64,
+    /// The backoff's checkpoint (`Backoff.checkpointTs`): the highest checkpoint a status
+    /// reported; `None` until the first status (then the persisted checkpoint).
+    backoff_checkpoint_ts: Option<Ts>,
     /// Destination of a maintainer move in progress (`MoveMaintainerOperator`).
     move_to: Option<NodeId>,
     /// Last status from the current maintainer (or when it was added).
@@ -199,6 +202,21 @@ impl Coordinator {
                 continue; // status of another node or generation
             }
             rt.last_status_ms = ctx.now_ms;
+            // `Changefeed.UpdateStatus`: a fast-fail error always counts; a retryable one
+            // only in a status that neither flips `BootstrapDone` (returns early) nor
+            // advances the backoff's checkpoint (`Backoff.CheckStatus` returns Normal
+            // first). The maintainer clears its errors once sent, so such an error is gone.
+            let persisted = meta.changefeeds.get(&st.changefeed).map(|i| i.checkpoint_ts).unwrap_or(0);
+            let flipped = st.bootstrap_done != rt.bootstrap_done;
+            let advanced = st.checkpoint_ts > rt.backoff_checkpoint_ts.unwrap_or(persisted);
+            let fatal = st.errors.iter().find(|e| e.code.fails_changefeed()).cloned();
+            let acted = fatal.clone().or_else(|| if flipped || advanced { None } else { st.errors.first().cloned() });
+            if acted.is_none() && !st.errors.is_empty() {
+                trace_ev!(ctx, Role::Coordinator, rt.epoch, "ignore maintainer error", changefeed = st.changefeed, error = st.errors[0].message, reason = if flipped { "bootstrap done changed" } else { "checkpoint advanced" });
+            }
+            if advanced && !flipped {
+                rt.backoff_checkpoint_ts = Some(st.checkpoint_ts);
+            }
             if rt.stopping {
                 if st.removed {
                     rt.stopping = false;
@@ -214,7 +232,7 @@ impl Coordinator {
                 // state change stops the changefeed, and `pushStopChangefeedOperator`
                 // replaces the MoveMaintainerOperator with a stop aimed at the move's
                 // origin (`moveOriginStopTargetLocked`), i.e. this generation.
-                if rt.move_to.is_none() || st.errors.is_empty() {
+                if rt.move_to.is_none() || acted.is_none() {
                     continue;
                 }
                 rt.move_to = None;
@@ -236,8 +254,7 @@ impl Coordinator {
                 rt.backoff_ms = 0;
             }
             // `findFastFailError`: any fast-fail / unretryable error fails the changefeed.
-            let fatal = st.errors.iter().find(|e| e.code.fails_changefeed()).cloned();
-            if let Some(e) = fatal.as_ref().or(st.errors.first()) {
+            if let Some(e) = acted.as_ref() {
                 match e.code.fails_changefeed() {
                     true => {
                         // `handleStateChange(failed)`: persist the state and the error, then

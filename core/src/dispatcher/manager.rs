@@ -25,7 +25,7 @@ use crate::sink::cloudstorage::{CloudStorageSink, FlushOutcome, WriteKind};
 use crate::trace_ev;
 use crate::types::*;
 use crate::upstream::{BlockEvent, UpstreamEvent};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Periodic heartbeat (`HeartBeatRequest`) period.
 pub const HEARTBEAT_INTERVAL_MS: u64 = 200;
@@ -87,6 +87,9 @@ pub struct DispatcherManager {
     pub maintainer_epoch: Epoch,
     pub dispatchers: BTreeMap<DispatcherId, Dispatcher>,
     pub trigger_id: Option<DispatcherId>,
+    /// Candidate fix `drop-bootstrap-of-removed-trigger`: the table triggers this manager
+    /// removed (a maintainer generation's trigger leaves only when the generation leaves).
+    pub removed_triggers: BTreeSet<DispatcherId>,
     pub current_operator_map: BTreeMap<DispatcherId, JournalEntry>,
     /// Merge journal (`mergeOperatorMap`): in-flight merge requests, reported at every
     /// bootstrap whatever their epoch, kept while any source still exists.
@@ -155,6 +158,7 @@ impl DispatcherManager {
             maintainer_epoch: 0,
             dispatchers: BTreeMap::new(),
             trigger_id: None,
+            removed_triggers: BTreeSet::new(),
             current_operator_map: BTreeMap::new(),
             merge_operator_map: BTreeMap::new(),
             merge_tasks: BTreeMap::new(),
@@ -433,6 +437,13 @@ impl DispatcherManager {
         if let Some(e) = err {
             self.trace(ctx, "bootstrap rejected", vec![("reason", e.to_string())]);
             return Some(self.bootstrap_error(epoch, ErrorCode::InitTableTriggerDispatcherFailed, e.to_string()));
+        }
+        // Candidate fix: a departed generation's delayed resend, before it changes anything.
+        if let (Some(t), None) = (trigger, self.trigger_id) {
+            if self.removed_triggers.contains(&t) && ctx.fix(crate::bugs::Fix::DropBootstrapOfRemovedTrigger) {
+                self.trace(ctx, "drop bootstrap of a removed table trigger", vec![("dispatcher", t.to_string()), ("from", from.to_string()), ("epoch", epoch.to_string())]);
+                return None;
+            }
         }
         let changed = self.maintainer_id != from || self.maintainer_epoch != epoch;
         self.maintainer_id = from;
@@ -1105,6 +1116,7 @@ impl DispatcherManager {
             self.current_operator_map.remove(&id);
             if self.trigger_id == Some(id) {
                 self.trigger_id = None;
+                self.removed_triggers.insert(id);
             }
             self.trace(ctx, "dispatcher stopped", vec![("dispatcher", id.to_string()), ("table", d.span.table_id.to_string()), ("checkpoint_ts", d.checkpoint_ts().to_string())]);
             statuses.push(TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: d.checkpoint_ts(), event_size_per_second: 0 });

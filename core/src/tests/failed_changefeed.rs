@@ -216,6 +216,40 @@ fn retryable_error_warns_stops_and_restarts_after_backoff() {
     assert!(meta.changefeeds[&cf()].epoch > epoch);
 }
 
+/// `Changefeed.UpdateStatus`/`Backoff.CheckStatus`: a retryable error counts only in a
+/// status that neither advances the checkpoint nor flips `BootstrapDone`; otherwise it is
+/// dropped (the maintainer does not send it again). A fast-fail error always counts.
+#[test]
+fn a_retryable_error_in_a_status_that_advances_the_checkpoint_is_ignored() {
+    let mut env = Env::new(0);
+    let (mut c, mut meta, m, epoch) = placed(&mut env);
+    let e = || RunningError { node: n(1), code: ErrorCode::DispatcherManagerWritePathClosed, message: "closed".into() };
+    let with = |cp: Ts, errors: Vec<RunningError>, done: bool| Message::MaintainerHeartbeat { statuses: vec![MaintainerStatus { changefeed: cf(), checkpoint_ts: cp, bootstrap_done: done, errors, maintainer_epoch: epoch, removed: false }] };
+    // BootstrapDone flips in this status: ignored.
+    c.handle_message(&mut env.ctx(), m, with(START, vec![e()], true), &mut meta);
+    let out = env.take();
+    assert!(traced(&out, "ignore maintainer error") && removes(&out).is_empty());
+    // The checkpoint advances in this status: ignored.
+    c.handle_message(&mut env.ctx(), m, with(START + 10, vec![e()], true), &mut meta);
+    let out = env.take();
+    assert!(traced(&out, "ignore maintainer error") && removes(&out).is_empty());
+    assert_eq!(meta.changefeeds[&cf()].state, FeedState::Normal);
+    // No progress since the last status: the error restarts the changefeed.
+    c.handle_message(&mut env.ctx(), m, with(START + 10, vec![e()], true), &mut meta);
+    let out = env.take();
+    assert!(!traced(&out, "ignore maintainer error"));
+    assert_eq!(removes(&out), vec![(m, true, false)]);
+    assert_eq!(meta.changefeeds[&cf()].state, FeedState::Warning);
+}
+
+#[test]
+fn a_fast_fail_error_counts_even_when_the_checkpoint_advances() {
+    let mut env = Env::new(0);
+    let (mut c, mut meta, m, epoch) = placed(&mut env);
+    c.handle_message(&mut env.ctx(), m, status(epoch, START + 10, vec![gc_error()], false), &mut meta);
+    assert_eq!(meta.changefeeds[&cf()].state, FeedState::Failed);
+}
+
 /// A maintainer that reports an error while a move of it is in flight (it ignores the
 /// move's non-cascade remove until it has bootstrapped, which the error prevents): the
 /// error still restarts the changefeed, the stop replacing the move

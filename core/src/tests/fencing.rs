@@ -475,3 +475,31 @@ fn close_from_a_newer_epoch_closes_only_with_the_candidate_fix() {
     dm_handle(&mut dm, &mut env, 1, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH - 1 });
     assert!(!dm.closing);
 }
+
+/// The finding `stale_bootstrap_resend_recreates_trigger` at the manager: a bootstrap
+/// resend of the trigger's own generation, handled after the move removed the trigger,
+/// creates it again (TiCDC: `CanUpdateMaintainer` admits the same epoch and owner, and
+/// `ensure` creates a missing trigger); the candidate fix drops it.
+#[test]
+fn a_resend_after_the_trigger_removal_recreates_it_unless_the_fix_drops_it() {
+    for fix in [false, true] {
+        let env = if fix { Env::new(2).with_fix(crate::bugs::Fix::DropBootstrapOfRemovedTrigger) } else { Env::new(2) };
+        let (mut dm, mut env) = owned(2, Some(T), env);
+        dm_handle(&mut dm, &mut env, 0, sched(remove_req(T, TableSpan::ddl_span(), OperatorType::Remove, EPOCH)));
+        for _ in 0..20 {
+            env.now += 100;
+            dm.heartbeat(&mut env.ctx(), false);
+        }
+        assert_eq!(dm.trigger_id, None, "the trigger's removal finished");
+        let (r, out) = dm_handle(&mut dm, &mut env, 0, bootstrap_req(START, Some(T), EPOCH));
+        if fix {
+            assert!(r.is_none(), "{:?}", r);
+            assert!(traced(&out, "drop bootstrap of a removed table trigger"));
+            assert_eq!(dm.trigger_id, None);
+        } else {
+            assert!(matches!(r, Some(Message::MaintainerBootstrapResponse { err: None, .. })), "{:?}", r);
+            assert!(traced(&out, "create table trigger event dispatcher"));
+            assert_eq!(dm.trigger_id, Some(T), "recreated under the departed epoch");
+        }
+    }
+}
