@@ -232,6 +232,11 @@ impl Maintainer {
                 match err {
                     // `onMaintainerPostBootstrapResponse` -> `onError`: the error goes to
                     // the coordinator with the next status; the resends go on.
+                    // Candidate fix `ignore-post-bootstrap-error-when-removing`: once a move
+                    // removes this generation's trigger, its post-bootstrap is moot.
+                    Some(e) if self.state == MaintainerState::Removing && ctx.fix(crate::bugs::Fix::IgnorePostBootstrapErrorWhenRemoving) => {
+                        self.trace(ctx, "ignore post bootstrap error while removing", vec![("node", from.to_string()), ("error", e.message.clone())]);
+                    }
                     Some(e) => {
                         self.trace(ctx, "post bootstrap failed", vec![("node", from.to_string()), ("error", e.message.clone())]);
                         self.errors.push(e);

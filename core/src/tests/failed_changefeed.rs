@@ -309,3 +309,34 @@ fn a_removing_maintainer_does_not_bootstrap_a_joining_node() {
     assert!(!traced(&out, "maintainer node changed"));
     assert!(!out.msgs.iter().any(|e| matches!(e.msg, Message::MaintainerBootstrapRequest { .. })));
 }
+
+/// A generation moved right after its bootstrap: its post-bootstrap request, still
+/// queued, finds the trigger the move removed. TiCDC reports that error (`onError`),
+/// and the coordinator restarts the changefeed; the candidate fix
+/// `ignore-post-bootstrap-error-when-removing` drops it while the maintainer is removing.
+#[test]
+fn a_post_bootstrap_error_while_removing_is_reported_unless_the_fix_drops_it() {
+    for fix in [false, true] {
+        let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]));
+        if fix {
+            h.env = std::mem::replace(&mut h.env, Env::new(0)).with_fix(crate::bugs::Fix::IgnorePostBootstrapErrorWhenRemoving);
+        }
+        h.respond(0, NodeReport::default());
+        h.respond(1, NodeReport::default());
+        assert!(h.m.initialized() && !h.m.post_bootstrap_done);
+        let mut ctx = h.env.ctx();
+        h.m.remove(&mut ctx, false, false);
+        h.env.take();
+        assert_eq!(h.m.state, MaintainerState::Removing);
+        let trigger = h.m.sc.ddl_span_id;
+        let err = RunningError { node: n(0), code: ErrorCode::InitTableTriggerDispatcherFailed, message: "receive post bootstrap request but there is no table trigger event dispatcher".into() };
+        let out = h.handle(0, Message::MaintainerPostBootstrapResponse { cf: cf(), table_trigger_event_dispatcher_id: trigger, err: Some(err), maintainer_epoch: h.m.epoch });
+        if fix {
+            assert!(traced(&out, "ignore post bootstrap error while removing"));
+            assert!(h.m.errors.is_empty());
+        } else {
+            assert!(traced(&out, "post bootstrap failed"));
+            assert_eq!(errors_of(&h), vec![ErrorCode::InitTableTriggerDispatcherFailed]);
+        }
+    }
+}
