@@ -1134,9 +1134,16 @@ impl Driver {
             }
             return p;
         }
-        let Some((_, m)) = g.maintainer() else { return vec!["no live maintainer".into()] };
+        // The changefeed's persisted state and last error say why a maintainer is missing
+        // or stuck (e.g. restarting after every rejected bootstrap).
+        let feed = g.meta.changefeeds.get(&g.cf).map(|i| match &i.last_error {
+            Some(e) => format!(" (changefeed {:?}, last error: {})", i.state, e),
+            None => format!(" (changefeed {:?})", i.state),
+        });
+        let feed = feed.unwrap_or_default();
+        let Some((_, m)) = g.maintainer() else { return vec![format!("no live maintainer{}", feed)] };
         if !m.initialized() {
-            return vec!["maintainer not bootstrapped".into()];
+            return vec![format!("maintainer not bootstrapped{}", feed)];
         }
         for op in m.oc.running() {
             reason!("operator still running: {}", op.describe());
