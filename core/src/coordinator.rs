@@ -171,7 +171,9 @@ impl Coordinator {
             let rt = self.runtime.get_mut(&cf).unwrap();
             rt.node = Some(n);
             rt.epoch = epoch;
-            rt.bootstrap_done = false;
+            // `bootstrap_done` is the last status's flag and survives the restart or move
+            // (TiCDC keeps the `Changefeed` object and its status): the new generation's
+            // first status flips it back.
             rt.last_checkpoint_advance_ms = ctx.now_ms;
             let checkpoint_ts = info.checkpoint_ts;
             let config = info.config.clone();
@@ -208,7 +210,9 @@ impl Coordinator {
             // first). The maintainer clears its errors once sent, so such an error is gone.
             let persisted = meta.changefeeds.get(&st.changefeed).map(|i| i.checkpoint_ts).unwrap_or(0);
             let flipped = st.bootstrap_done != rt.bootstrap_done;
-            let advanced = st.checkpoint_ts > rt.backoff_checkpoint_ts.unwrap_or(persisted);
+            // The backoff's checkpoint is fixed when the changefeed is loaded (`NewBackoff`),
+            // here at its first status, and moves only in `CheckStatus`.
+            let advanced = st.checkpoint_ts > *rt.backoff_checkpoint_ts.get_or_insert(persisted);
             let fatal = st.errors.iter().find(|e| e.code.fails_changefeed()).cloned();
             let acted = fatal.clone().or_else(|| if flipped || advanced { None } else { st.errors.first().cloned() });
             if acted.is_none() && !st.errors.is_empty() {
@@ -229,9 +233,8 @@ impl Coordinator {
                     continue;
                 }
                 // A move in flight does not hold back the changefeed's error handling: the
-                // state change stops the changefeed, and `pushStopChangefeedOperator`
-                // replaces the MoveMaintainerOperator with a stop aimed at the move's
-                // origin (`moveOriginStopTargetLocked`), i.e. this generation.
+                // warning stops this generation (`StopChangefeedWithMaintainerEpoch`), and
+                // `pushStopChangefeedOperator` replaces the MoveMaintainerOperator.
                 if rt.move_to.is_none() || acted.is_none() {
                     continue;
                 }
@@ -369,6 +372,10 @@ impl Coordinator {
         let rt = self.runtime.entry(cf.clone()).or_default();
         rt.next_retry_ms = 0;
         rt.backoff_ms = 0;
+        // A resume starts from a status without `BootstrapDone` (`GetStatusForResume`)
+        // and a new backoff from the checkpoint (`NewChangefeed`).
+        rt.bootstrap_done = false;
+        rt.backoff_checkpoint_ts = None;
         trace_ev!(ctx, Role::Coordinator, rt.epoch, "resume changefeed", changefeed = cf, checkpoint_ts = info.checkpoint_ts);
         self.tick(ctx, meta);
         true

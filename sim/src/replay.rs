@@ -48,6 +48,20 @@ pub fn prepare(path: &Path) -> Result<Prepared, String> {
             return Err(format!("{}: unknown invariant '{}'; valid invariants: {}", path.display(), inv, crate::invariants::ALL_INVARIANTS.join(", ")));
         }
     }
+    // A bugs-off control replaces the bugs-off-must-pass check, so it must be as strong
+    // where it applies: only on an open finding's scenario (one the fixed core fails), and
+    // the fixed core must avoid every invariant the file claims for its bugs.
+    if let (Some(c), Some(cb)) = (&file.control, &control_bugs) {
+        if cb.0.is_empty() && !bugs.0.is_empty() {
+            if !file.scenario.contains("findings/") {
+                return Err(format!("{}: a control with no bugs is only for a scenario under scenarios/findings/ (got '{}'); elsewhere the bugs-off run must pass", path.display(), file.scenario));
+            }
+            let claimed = file.expect.invariant.iter().chain(file.expect.also.iter());
+            if let Some(missing) = claimed.filter(|i| !c.absent.contains(i)).next() {
+                return Err(format!("{}: control: with no bugs, 'absent' must list every invariant the file expects ({} is missing)", path.display(), missing));
+            }
+        }
+    }
     Ok(Prepared { path: path.to_path_buf(), file, scenario, bugs, control_bugs, fixed_bugs })
 }
 

@@ -67,7 +67,9 @@ pub fn plan_for(bug: Bug) -> ZooPlan {
         // the wire, reaches the manager that holds the next generation's table trigger.
         // With the fence it is dropped by epoch, so the trigger check is reached only
         // with `no-epoch-fencing`; the check alone then decides whether the DDL owner's
-        // manager is handed to the departed maintainer.
+        // manager is handed to the departed maintainer. (A newer generation meets a stale
+        // trigger only through the open finding `stale_bootstrap_resend_recreates_trigger`,
+        // where the bug alone is caught too; this plan needs no finding.)
         Bug::AcceptNilTriggerBootstrap => ZooPlan { scenario: TRIGGER, companions: &[Bug::NoEpochFencing], detect: Some(crate::invariants::TABLE_TRIGGER_OWNER) },
         // Seed 004, PR #5436: a bootstrap carrying the owner's trigger ID reaches a reused
         // manager that still holds another trigger. TiCDC HEAD reaches that state only
@@ -108,7 +110,9 @@ const FALLBACK: &str = "fail_over";
 /// [`scenario_for`], falling back to `fail_over` if the mapped scenario does not exist.
 pub fn resolve_scenario(bug: Bug) -> &'static str {
     let want = scenario_for(bug);
-    let exists = if load::is_path(want) { load::resolve(want).is_ok() } else { load::scenarios_dir().join(format!("{}.toml", want)).is_file() };
+    // A path names a file from the repository root; it falls back only when the file is
+    // missing (a file that does not load is reported by `run_zoo`, not replaced).
+    let exists = if load::is_path(want) { load::scenarios_dir().parent().map(|root| root.join(want)).is_some_and(|p| p.is_file()) || std::path::Path::new(want).is_file() } else { load::scenarios_dir().join(format!("{}.toml", want)).is_file() };
     if exists {
         want
     } else {

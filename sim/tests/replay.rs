@@ -86,8 +86,15 @@ fn every_historical_bug_has_a_failing_seed_in_the_corpus() {
     let mut covered = std::collections::BTreeSet::new();
     for f in &files {
         let p = prepare(f).unwrap_or_else(|e| panic!("malformed seed file: {e}"));
-        if p.file.expect.outcome != ticdc_sim::result::Outcome::Pass {
-            covered.extend(p.file.bugs.iter().cloned());
+        if p.file.expect.outcome == ticdc_sim::result::Outcome::Pass {
+            continue;
+        }
+        // The bug a file proves: its only bug, or the one its control run leaves out (a
+        // file with several bugs and no control proves only their combination).
+        match &p.file.control {
+            Some(c) => covered.extend(p.file.bugs.iter().filter(|b| !c.bugs.contains(b)).cloned()),
+            None if p.file.bugs.len() == 1 => covered.extend(p.file.bugs.iter().cloned()),
+            None => {}
         }
     }
     let missing: Vec<&str> = core_sched::bugs::ALL_BUGS.iter().map(|b| b.name).filter(|n| !covered.contains(*n)).collect();
@@ -101,16 +108,26 @@ fn a_bugs_off_control_replaces_the_must_pass_check() {
     let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/stale_bootstrap_resend_recreates_trigger-replace-mismatched-trigger-40.json"));
     let ok = prepare(&src).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(replay(&ok), Verdict::Ok, "the committed file replays");
-    // The same file claiming the finding's invariant as the bug's: the fixed core shows it.
+    // The same file also claiming the finding's invariant for the bug: the fixed core shows it.
     let dir = std::env::temp_dir().join(format!("replay-bugs-off-control-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("claims-converges.json");
-    let text = std::fs::read_to_string(&src).unwrap().replacen("\"absent\": [\n      \"one-table-trigger\"", "\"absent\": [\n      \"converges\"", 1);
+    let text = std::fs::read_to_string(&src).unwrap().replacen("\"absent\": [\n      \"one-table-trigger\"", "\"absent\": [\n      \"one-table-trigger\", \"converges\"", 1);
     std::fs::write(&bad, text).unwrap();
     let p = prepare(&bad).unwrap_or_else(|e| panic!("{e}"));
     match replay(&p) {
         Verdict::Fail(why) => assert!(why.iter().any(|w| w.contains("control run") && w.contains("converges")), "{:?}", why),
         v => panic!("expected a failure, got {:?}", v),
     }
+    // A bugs-off control that leaves out the file's invariant, or an empty one, is bad input.
+    let empty = dir.join("empty-absent.json");
+    std::fs::write(&empty, std::fs::read_to_string(&src).unwrap().replacen("\"absent\": [\n      \"one-table-trigger\"\n    ]", "\"absent\": []", 1)).unwrap();
+    let e = prepare(&empty).err().expect("rejected");
+    assert!(e.contains("must list every invariant") && e.contains("one-table-trigger"), "{e}");
+    // ...and so is one on a scenario outside scenarios/findings/.
+    let outside = dir.join("outside.json");
+    std::fs::write(&outside, std::fs::read_to_string(&src).unwrap().replacen("scenarios/findings/stale_bootstrap_resend_recreates_trigger.toml", "trigger_takeover_with_delayed_messages", 1)).unwrap();
+    let e = prepare(&outside).err().expect("rejected");
+    assert!(e.contains("only for a scenario under scenarios/findings/"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }

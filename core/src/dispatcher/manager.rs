@@ -90,6 +90,9 @@ pub struct DispatcherManager {
     /// Candidate fix `drop-bootstrap-of-removed-trigger`: the table triggers this manager
     /// removed (a maintainer generation's trigger leaves only when the generation leaves).
     pub removed_triggers: BTreeSet<DispatcherId>,
+    /// The trigger `stop_write_path` dropped (TiCDC still holds it until its asynchronous
+    /// removal completes; see `handle_post_bootstrap`).
+    pub fenced_trigger: Option<DispatcherId>,
     pub current_operator_map: BTreeMap<DispatcherId, JournalEntry>,
     /// Merge journal (`mergeOperatorMap`): in-flight merge requests, reported at every
     /// bootstrap whatever their epoch, kept while any source still exists.
@@ -159,6 +162,7 @@ impl DispatcherManager {
             dispatchers: BTreeMap::new(),
             trigger_id: None,
             removed_triggers: BTreeSet::new(),
+            fenced_trigger: None,
             current_operator_map: BTreeMap::new(),
             merge_operator_map: BTreeMap::new(),
             merge_tasks: BTreeMap::new(),
@@ -570,18 +574,13 @@ impl DispatcherManager {
             return None;
         }
         self.note_if_stale(ctx, "MaintainerPostBootstrapRequest", from, epoch);
-        // Checked before the trigger, unlike TiCDC: `stop_write_path` here drops the
-        // trigger at once, where TiCDC clears it only when its asynchronous removal
-        // completes, so TiCDC's handler finds it and fails its initialisation on the
-        // closed write path (a clean stop), which is what this order gives.
-        if self.write_path_closed {
-            self.trace(ctx, "dispatcher manager write path closed while initializing table trigger event dispatcher", vec![]);
-            return None;
-        }
         // The trigger the request names must be the one this manager holds: a move can
         // remove it (schedule stream) before a post-bootstrap request waiting in the
-        // orchestrator queue is handled.
-        let reason = match self.trigger_id {
+        // orchestrator queue is handled. `stop_write_path` here drops the trigger at
+        // once, where TiCDC clears it only when its asynchronous removal completes, so the
+        // trigger the write path's close dropped still counts as held.
+        let held = self.trigger_id.or(if self.write_path_closed { self.fenced_trigger } else { None });
+        let reason = match held {
             None => Some("receive post bootstrap request but there is no table trigger event dispatcher"),
             Some(t) if t != trigger => Some("receive post bootstrap request but the table trigger event dispatcher id is not match"),
             Some(_) => None,
@@ -590,6 +589,11 @@ impl DispatcherManager {
             self.trace(ctx, "post bootstrap rejected", vec![("dispatcher", trigger.to_string()), ("reason", reason.to_string())]);
             let err = RunningError { node: self.node, code: ErrorCode::InitTableTriggerDispatcherFailed, message: reason.to_string() };
             return Some(Message::MaintainerPostBootstrapResponse { cf: self.cf.clone(), table_trigger_event_dispatcher_id: trigger, err: Some(err), maintainer_epoch: epoch });
+        }
+        // `InitalizeTableTriggerEventDispatcher` on a closed write path: a clean stop.
+        if self.write_path_closed {
+            self.trace(ctx, "dispatcher manager write path closed while initializing table trigger event dispatcher", vec![]);
+            return None;
         }
         let first_init = self.dispatchers.get(&trigger).map(|d| d.is_trigger && !d.registered).unwrap_or(false);
         let [lo, hi] = self.schema_store_init_ms;
@@ -707,7 +711,7 @@ impl DispatcherManager {
         self.dispatchers.clear();
         self.merge_tasks.clear();
         self.blocked_writes.clear();
-        self.trigger_id = None;
+        self.fenced_trigger = self.trigger_id.take();
         self.trace(ctx, "stopping dispatcher manager write path", vec![]);
     }
 

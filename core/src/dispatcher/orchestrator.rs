@@ -187,12 +187,20 @@ impl DispatcherOrchestrator {
     }
 
     fn after(&mut self, ctx: &mut Ctx, cf: &ChangefeedId, to: NodeId, reply: Option<Message>) {
+        // The close request's epoch (`recordClosedMaintainerEpochLocked`, never lowered):
+        // it can be newer than the manager's owner under `close-older-owner-manager`.
+        let close_epoch = match &reply {
+            Some(Message::MaintainerCloseResponse { maintainer_epoch, .. }) => *maintainer_epoch,
+            _ => 0,
+        };
         if let Some(r) = reply {
             ctx.send(to, r);
         }
         if let Some(dm) = self.managers.get(cf) {
             if dm.closed {
-                self.closed_maintainer_epochs.insert(cf.clone(), dm.maintainer_epoch);
+                let e = dm.maintainer_epoch.max(close_epoch);
+                let cur = self.closed_maintainer_epochs.entry(cf.clone()).or_insert(e);
+                *cur = (*cur).max(e);
                 self.managers.remove(cf);
             }
         }

@@ -163,6 +163,7 @@ impl Maintainer {
             }
         }
         self.state = MaintainerState::Working;
+        self.bootstrapped = true;
         self.trace(ctx, "maintainer bootstrap finished", vec![("start_ts", start_ts.to_string()), ("tables", tables.len().to_string()), ("tasks", self.sc.tasks.len().to_string())]);
         self.send_post_bootstrap(ctx, schema);
     }

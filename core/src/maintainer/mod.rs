@@ -69,6 +69,8 @@ pub struct Maintainer {
     pub all_nodes_ready: bool,
     bootstrap_last_sent: BTreeMap<NodeId, u64>,
     pub post_bootstrap_done: bool,
+    /// TiCDC's `initialized`: set when the bootstrap finished (see [`Self::initialized`]).
+    pub bootstrapped: bool,
     post_bootstrap_last_sent: u64,
     pub node_watermarks: BTreeMap<NodeId, Watermark>,
     pub committed_checkpoint: Ts,
@@ -139,6 +141,7 @@ impl Maintainer {
             all_nodes_ready: false,
             bootstrap_last_sent: BTreeMap::new(),
             post_bootstrap_done: false,
+            bootstrapped: false,
             post_bootstrap_last_sent: 0,
             node_watermarks: BTreeMap::new(),
             committed_checkpoint: checkpoint,
@@ -188,12 +191,14 @@ impl Maintainer {
     /// Heartbeats, block statuses, the checkpoint, a move's non-cascade remove and the
     /// coordinator's `BootstrapDone` all follow it, so a move can remove the trigger while
     /// its post-bootstrap request still waits in the capture's orchestrator queue.
+    /// A maintainer removed (cascade) before its bootstrap finished never becomes
+    /// initialized, although it is `Removing`.
     pub fn initialized(&self) -> bool {
-        matches!(self.state, MaintainerState::Working | MaintainerState::Removing)
+        self.bootstrapped
     }
 
     pub fn status(&mut self) -> MaintainerStatus {
-        MaintainerStatus { changefeed: self.cf.clone(), checkpoint_ts: self.committed_checkpoint, bootstrap_done: self.state != MaintainerState::Bootstrapping, errors: std::mem::take(&mut self.errors), maintainer_epoch: self.epoch, removed: self.state == MaintainerState::Stopped }
+        MaintainerStatus { changefeed: self.cf.clone(), checkpoint_ts: self.committed_checkpoint, bootstrap_done: self.bootstrapped, errors: std::mem::take(&mut self.errors), maintainer_epoch: self.epoch, removed: self.state == MaintainerState::Stopped }
     }
 
     // ------------------------------------------------------------------ messages
@@ -262,7 +267,7 @@ impl Maintainer {
                 // `onHeartbeatRequest` ignores heartbeats until the maintainer is
                 // bootstrapped (`initialized` is set when the bootstrap finishes, before the
                 // post-bootstrap response: that one only stops the resends).
-                if !matches!(self.state, MaintainerState::Working | MaintainerState::Removing) {
+                if !self.initialized() {
                     // TiCDC returns silently; the trace names the terminal statuses lost
                     // this way (a one-shot Stopped report is never sent again).
                     for st in statuses.iter().filter(|st| st.state != ComponentState::Working) {

@@ -392,3 +392,20 @@ fn fix_finished_move_checks_node_places_again_a_span_bound_to_a_removed_capture(
         }
     }
 }
+
+/// A maintainer removed (cascade: a restart or a stop) before its bootstrap finished is
+/// `Removing` but was never initialized: it keeps ignoring heartbeats and is not
+/// reported as bootstrapped.
+#[test]
+fn a_maintainer_removed_during_its_bootstrap_is_not_initialized() {
+    let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]));
+    h.respond(0, NodeReport::default());
+    let mut ctx = h.env.ctx();
+    h.m.remove(&mut ctx, true, false);
+    h.env.take();
+    assert_eq!(h.m.state, MaintainerState::Removing);
+    assert!(!h.m.initialized());
+    assert!(!h.m.status().bootstrap_done);
+    h.handle(1, heartbeat(START, 1, vec![st(X, Working, START)]));
+    assert!(h.m.node_watermarks.is_empty(), "heartbeats still ignored");
+}

@@ -345,19 +345,22 @@ fn bug_write_path_closed_is_error_is_quiet_on_an_open_write_path() {
 }
 
 #[test]
-fn closed_write_path_keeps_add_operators_and_skips_post_bootstrap() {
+fn closed_write_path_keeps_add_operators_and_post_bootstrap_fails_without_trigger() {
     let (mut dm, mut env, _, _) = trigger_bootstrap_on_closing_manager(Env::new(2));
     let out = create(&mut dm, &mut env, 2, A, TableSpan::full(11), EPOCH + 1);
     assert!(traced(&out, "dispatcher manager write path closed, keep add operators"));
     assert!(dm.dispatchers.is_empty());
     assert!(dm.current_operator_map.contains_key(&A));
+    // The trigger was never created (its creation met the closed write path): the
+    // handler checks for it before initialising it and fails on the missing trigger.
     let (r, out) = dm_handle(&mut dm, &mut env, 2, Message::MaintainerPostBootstrapRequest { cf: cf(), table_trigger_event_dispatcher_id: T, schemas: vec![], maintainer_epoch: EPOCH + 1 });
-    assert!(r.is_none());
-    assert!(traced(&out, "dispatcher manager write path closed while initializing table trigger event dispatcher"));
+    assert!(matches!(r, Some(Message::MaintainerPostBootstrapResponse { err: Some(ref e), .. }) if e.message.contains("no table trigger")), "{:?}", r);
+    assert!(traced(&out, "post bootstrap rejected"));
 }
 
-/// A trigger created before the capture local-fenced: the post-bootstrap request finds it,
-/// and its initialisation on the closed write path is a clean stop (no response).
+/// A trigger created before the capture local-fenced: the post-bootstrap request still
+/// finds it (the model drops it at once; TiCDC only when its removal completes), and its
+/// initialisation on the closed write path is a clean stop (no response).
 #[test]
 fn post_bootstrap_on_closed_write_path_is_a_clean_stop() {
     let (mut dm, mut env) = owned(2, Some(T), Env::new(2));
@@ -502,4 +505,25 @@ fn a_resend_after_the_trigger_removal_recreates_it_unless_the_fix_drops_it() {
             assert_eq!(dm.trigger_id, Some(T), "recreated under the departed epoch");
         }
     }
+}
+
+/// Under `close-older-owner-manager` a newer generation's close closes a manager still
+/// owned by an older one; the tombstone records the close's (newer) epoch, so a late
+/// bootstrap of the closing generation cannot create a manager afterwards.
+#[test]
+fn a_close_of_an_older_owner_leaves_the_newer_epoch_as_tombstone() {
+    let mut env = Env::new(2).with_fix(crate::bugs::Fix::CloseOlderOwnerManager);
+    let mut o = DispatcherOrchestrator::new(n(2), 1);
+    orch_handle(&mut o, &mut env, 2, bootstrap_req(START, Some(T), EPOCH));
+    let close = || Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH + 1 };
+    let out = orch_handle(&mut o, &mut env, 0, close());
+    assert!(traced(&out, "close dispatcher manager of an older maintainer epoch"));
+    env.now += 1_000;
+    o.managers.get_mut(&cf()).unwrap().heartbeat(&mut env.ctx(), true);
+    env.take();
+    orch_handle(&mut o, &mut env, 0, close());
+    assert!(o.managers.is_empty());
+    assert_eq!(o.closed_maintainer_epochs.get(&cf()), Some(&(EPOCH + 1)));
+    let out = orch_handle(&mut o, &mut env, 0, bootstrap_req(START, None, EPOCH + 1));
+    assert!(o.managers.is_empty() && traced(&out, "ignore bootstrap of closed generation"));
 }
