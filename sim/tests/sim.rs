@@ -239,6 +239,7 @@ fn span_partition_fires_on_overlap_and_holes_and_is_quiet_on_a_partition() {
     let mut ctx = Ctx { now_ms: 0, node: NodeId(0), rng: &mut rng, bugs: &bugs, failpoints: &fps, out: &mut out };
     let mut m = Maintainer::new(&mut ctx, ChangefeedId("cf".into()), Default::default(), 10, 1, true, [NodeId(0)].into_iter().collect());
     m.state = MaintainerState::Working;
+    m.bootstrapped = true;
     m.post_bootstrap_done = true;
     let task = |id: u64, span: TableSpan| SpanReplication { id: DispatcherId(id), span, schema_id: 1, node: Some(NodeId(0)), state: ReplicaState::Replicating, checkpoint_ts: 10, last_state: None, block_state: None };
     let halves = split_span_evenly(&TableSpan::full(7), 2);
