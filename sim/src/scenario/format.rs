@@ -511,7 +511,9 @@ pub struct FaultConfig {
     /// schedule request, merge request, or a bootstrap/post-bootstrap/close request for the
     /// orchestrator) waits an extra `stream-lag-ms` in the receive queue of its kind. TiCDC
     /// drains each kind through its own dynamic stream or queue, so a lagged message can
-    /// be handled after a later message of another kind. Each queue stays FIFO.
+    /// be handled after a later message of another kind. Each queue stays FIFO; the
+    /// orchestrator's keeps one waiting request per changefeed and kind
+    /// (`pendingMessageQueue`, see `lanes::absorb_pending`).
     #[serde(default)]
     pub stream_lag: f64,
     #[serde(default = "d_collector_lag")]
