@@ -213,14 +213,16 @@ impl Maintainer {
                 if !epoch_matches(maintainer_epoch, self.epoch) {
                     return;
                 }
-                if self.state != MaintainerState::Bootstrapping {
-                    // A node that joined later: FinishBootstrap returns nil; stop resending.
-                    self.late_bootstrap.remove(&from);
-                    return;
-                }
+                // `onMaintainerBootstrapResponse`: an error goes to the coordinator in any
+                // state, and the node stays unanswered (the bootstrapper keeps resending).
                 if let Message::MaintainerBootstrapResponse { err: Some(e), .. } = &msg {
                     self.trace(ctx, "bootstrap response error", vec![("node", from.to_string()), ("error", e.message.clone())]);
                     self.errors.push(e.clone());
+                    return;
+                }
+                if self.state != MaintainerState::Bootstrapping {
+                    // A node that joined later: FinishBootstrap returns nil; stop resending.
+                    self.late_bootstrap.remove(&from);
                     return;
                 }
                 if !self.bootstrap_responses.contains_key(&from) {
@@ -260,10 +262,6 @@ impl Maintainer {
                 }
             }
             Message::HeartBeatRequest { watermark, statuses, err, complete_status, .. } => {
-                if let Some(e) = err {
-                    self.trace(ctx, "dispatcher manager reported error", vec![("node", from.to_string()), ("error", e.message.clone())]);
-                    self.errors.push(e);
-                }
                 // `onHeartbeatRequest` ignores heartbeats until the maintainer is
                 // bootstrapped (`initialized` is set when the bootstrap finishes, before the
                 // post-bootstrap response: that one only stops the resends).
@@ -274,6 +272,11 @@ impl Maintainer {
                         self.trace(ctx, "ignore heartbeat before bootstrap", vec![("dispatcher", st.id.to_string()), ("node", from.to_string()), ("state", format!("{:?}", st.state)), ("checkpoint_ts", st.checkpoint_ts.to_string())]);
                     }
                     return;
+                }
+                // `onHeartbeatRequest` returns before `onError` until initialized.
+                if let Some(e) = err {
+                    self.trace(ctx, "dispatcher manager reported error", vec![("node", from.to_string()), ("error", e.message.clone())]);
+                    self.errors.push(e);
                 }
                 // The watermark is stored before statuses are processed (checkpoint race fix).
                 let e = self.node_watermarks.entry(from).or_default();

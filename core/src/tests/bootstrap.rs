@@ -409,3 +409,38 @@ fn a_maintainer_removed_during_its_bootstrap_is_not_initialized() {
     h.handle(1, heartbeat(START, 1, vec![st(X, Working, START)]));
     assert!(h.m.node_watermarks.is_empty(), "heartbeats still ignored");
 }
+
+/// `onMaintainerBootstrapResponse` reports an error in any state: a capture that joined
+/// after the bootstrap answers with an error, the error goes to the coordinator and the
+/// capture stays unanswered, so the bootstrap is resent to it.
+#[test]
+fn a_late_capture_s_bootstrap_error_is_reported_and_the_bootstrap_resent() {
+    let mut h = MH::new(&[0], TestSchema::with_tables(&[10]));
+    h.respond(0, NodeReport::default());
+    assert!(h.m.initialized());
+    h.node_change(&[0, 1]);
+    assert!(h.m.late_bootstrap.contains(&n(1)));
+    let err = RunningError { node: n(1), code: ErrorCode::InitTableTriggerDispatcherFailed, message: "table trigger event dispatcher present during nil trigger bootstrap".into() };
+    let out = h.handle(1, Message::MaintainerBootstrapResponse { cf: cf(), spans: vec![], checkpoint_ts: 0, operators: vec![], merge_operators: vec![], err: Some(err), maintainer_epoch: h.m.epoch });
+    assert!(traced(&out, "bootstrap response error"));
+    assert_eq!(h.m.errors.len(), 1);
+    assert!(h.m.late_bootstrap.contains(&n(1)), "still waiting for a good answer");
+    h.env.now += 1_000;
+    let out = h.tick();
+    assert!(out.msgs.iter().any(|e| e.to == n(1) && matches!(e.msg, Message::MaintainerBootstrapRequest { .. })), "resent");
+}
+
+/// `onHeartbeatRequest` returns before `onError` until the maintainer is initialized: an
+/// error carried by an early heartbeat is not reported.
+#[test]
+fn a_heartbeat_error_before_the_bootstrap_is_not_reported() {
+    let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]));
+    h.respond(0, NodeReport::default());
+    let err = RunningError { node: n(1), code: ErrorCode::DispatcherManagerWritePathClosed, message: "closed".into() };
+    let hb = match heartbeat(START, 1, vec![]) {
+        Message::HeartBeatRequest { cf, watermark, statuses, complete_status, .. } => Message::HeartBeatRequest { cf, watermark, statuses, err: Some(err), complete_status },
+        _ => unreachable!(),
+    };
+    h.handle(1, hb);
+    assert!(h.m.errors.is_empty());
+}
