@@ -59,6 +59,10 @@ struct Runtime {
     /// The backoff's checkpoint (`Backoff.checkpointTs`): the highest checkpoint a status
     /// reported; `None` until the first status (then the persisted checkpoint).
     backoff_checkpoint_ts: Option<Ts>,
+    /// The add operator of the current generation is in flight: it finishes on the first
+    /// status reporting `BootstrapDone` (`AddMaintainerOperator.Check`); until then no
+    /// other operator (a move) is admitted (`precheckAddOperatorLocked`).
+    adding: bool,
     /// Destination of a maintainer move in progress (`MoveMaintainerOperator`).
     move_to: Option<NodeId>,
     /// Last status from the current maintainer (or when it was added).
@@ -171,6 +175,7 @@ impl Coordinator {
             let rt = self.runtime.get_mut(&cf).unwrap();
             rt.node = Some(n);
             rt.epoch = epoch;
+            rt.adding = true;
             // `bootstrap_done` is the last status's flag and survives the restart or move
             // (TiCDC keeps the `Changefeed` object and its status): the new generation's
             // first status flips it back.
@@ -243,6 +248,9 @@ impl Coordinator {
                 trace_ev!(ctx, Role::Coordinator, rt.epoch, "move maintainer replaced by stop", changefeed = st.changefeed);
             }
             rt.bootstrap_done = st.bootstrap_done;
+            if st.bootstrap_done {
+                rt.adding = false;
+            }
             let Some(info) = meta.changefeeds.get_mut(&st.changefeed) else { continue };
             if info.state == FeedState::Failed {
                 // `checkFailedStatus`: a failed changefeed changes no more; its stop (held or
@@ -381,15 +389,25 @@ impl Coordinator {
         true
     }
 
+    /// Whether an operator of the changefeed is in flight (or it is not placed): a move
+    /// request now would be refused, and one later may be admitted.
+    pub fn operator_in_flight(&self, cf: &ChangefeedId) -> bool {
+        self.runtime.get(cf).is_none_or(|rt| rt.stopping || rt.adding || rt.node.is_none())
+    }
+
     /// Move a changefeed's maintainer to another live node (`MoveMaintainerOperator`):
     /// the origin is removed non-cascade first; the destination is added by the next tick.
     /// `MoveMaintainerOperator`: remove the maintainer from its node (non-cascade: the
     /// dispatchers keep running, only the table trigger is removed), wait for it to report
     /// removed, then add it on `dest` with a bumped epoch. Returns the origin.
+    ///
+    /// Refused (`None`) while another operator of the changefeed is in flight (its add
+    /// until `BootstrapDone`, a move or a stop; [`Self::operator_in_flight`]), as
+    /// `AddOperator` refuses it; TiCDC's schedulers (balance, drain) try again later.
     pub fn move_maintainer(&mut self, ctx: &mut Ctx, cf: &ChangefeedId, dest: NodeId) -> Option<NodeId> {
         let rt = self.runtime.get_mut(cf)?;
         let n = rt.node?;
-        if rt.stopping || n == dest {
+        if rt.stopping || rt.adding || n == dest {
             return None;
         }
         let epoch = rt.epoch;

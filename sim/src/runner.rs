@@ -521,8 +521,21 @@ impl Driver {
                 self.api_retry(&mut |m, ctx, _| m.api_merge_table(ctx, id), "merge table").await?;
             }
             Step::MoveMaintainer { to } => {
+                // Like TiCDC's schedulers, ask again while another operator of the
+                // changefeed is in flight (e.g. the add of a generation that has not
+                // reported `BootstrapDone` yet), for up to 60 s.
                 let dest = self.node(to)?;
-                self.move_maintainer(dest, true)?;
+                let deadline = self.now() + MOVE_RETRY_MS;
+                loop {
+                    match self.move_maintainer(dest, false)? {
+                        MoveAnswer::Accepted => break,
+                        MoveAnswer::Busy if self.now() < deadline => madsim::time::sleep(Duration::from_millis(100)).await,
+                        _ => {
+                            self.trace_move_refused(dest)?;
+                            break;
+                        }
+                    }
+                }
             }
             Step::PauseChangefeed | Step::ResumeChangefeed => {
                 let pause = matches!(step, Step::PauseChangefeed);
@@ -842,7 +855,8 @@ impl Driver {
                 }
                 (WorkloadOp::MoveMaintainer, _) => {
                     // A workload move without an owner (mid-election) is just skipped.
-                    let _ = self.move_maintainer(node, false);
+                    // The random workload's scheduler does not insist: a refused move is skipped.
+                    let _ = self.move_maintainer(node, true);
                 }
                 (WorkloadOp::SessionLoss, _) => {
                     let alive = self.w.lock().unwrap().running_members();
@@ -931,19 +945,31 @@ impl Driver {
         self.tables.insert(name, new_id);
     }
 
-    /// Ask the owner's coordinator to move the maintainer to `dest`; a refusal is traced
-    /// when `trace_refusal` (scenario steps), silent for the random workload.
-    fn move_maintainer(&mut self, dest: NodeId, trace_refusal: bool) -> Result<(), String> {
+    /// Ask the owner's coordinator to move the maintainer to `dest`.
+    fn move_maintainer(&mut self, dest: NodeId, _silent: bool) -> Result<MoveAnswer, String> {
         let (owner, cf) = {
             let g = self.w.lock().unwrap();
             (g.owner().ok_or("no owner")?, g.cf.clone())
         };
+        let mut answer = MoveAnswer::Refused;
         crate::world::step(&self.w, owner, None, StepKind::Api, |ns, ctx, _, _| {
             if let Some(c) = ns.coord.as_mut() {
-                if c.move_maintainer(ctx, &cf, dest).is_none() && trace_refusal {
-                    ctx.trace(core_sched::effects::Role::Coordinator, 0, "move maintainer refused", vec![("to", dest.to_string())]);
-                }
+                answer = if c.move_maintainer(ctx, &cf, dest).is_some() {
+                    MoveAnswer::Accepted
+                } else if c.operator_in_flight(&cf) {
+                    MoveAnswer::Busy
+                } else {
+                    MoveAnswer::Refused
+                };
             }
+        });
+        Ok(answer)
+    }
+
+    fn trace_move_refused(&mut self, dest: NodeId) -> Result<(), String> {
+        let owner = self.w.lock().unwrap().owner().ok_or("no owner")?;
+        crate::world::step(&self.w, owner, None, StepKind::Api, |_, ctx, _, _| {
+            ctx.trace(core_sched::effects::Role::Coordinator, 0, "move maintainer refused", vec![("to", dest.to_string())]);
         });
         Ok(())
     }
@@ -1483,4 +1509,18 @@ fn cmp(op: CmpOp, got: usize, want: usize) -> bool {
         CmpOp::Eq => got == want,
         CmpOp::Ge => got >= want,
     }
+}
+
+/// How long a scenario's `move_maintainer` step keeps asking while another operator of
+/// the changefeed is in flight.
+const MOVE_RETRY_MS: u64 = 60_000;
+
+/// The coordinator's answer to a move request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MoveAnswer {
+    Accepted,
+    /// Another operator is in flight (or the changefeed is not placed): ask again later.
+    Busy,
+    /// The maintainer already runs there, or there is no coordinator.
+    Refused,
 }

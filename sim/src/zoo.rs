@@ -67,10 +67,15 @@ pub fn plan_for(bug: Bug) -> ZooPlan {
         // the wire, reaches the manager that holds the next generation's table trigger.
         // With the fence it is dropped by epoch, so the trigger check is reached only
         // with `no-epoch-fencing`; the check alone then decides whether the DDL owner's
-        // manager is handed to the departed maintainer. (A newer generation meets a stale
-        // trigger only through the open finding `stale_bootstrap_resend_recreates_trigger`,
-        // where the bug alone is caught too; this plan needs no finding.)
-        Bug::AcceptNilTriggerBootstrap => ZooPlan { scenario: TRIGGER, companions: &[Bug::NoEpochFencing], detect: Some(crate::invariants::TABLE_TRIGGER_OWNER) },
+        // manager is handed to the departed maintainer. A newer generation meets a stale
+        // trigger through the open finding `stale_bootstrap_resend_recreates_trigger`: its
+        // nil-ID bootstrap reaches the manager fenced to the departed generation, the fixed
+        // check rejects it, and without the check that manager (holding the stale trigger)
+        // is handed to a maintainer on another capture (`table-trigger-owner`).
+        // Since session 6 the coordinator admits a move only after the add operator saw
+        // BootstrapDone, which made the companion plan on `trigger_takeover_with_delayed_messages` rarer (22 of 1,000); the
+        // bug alone on the open finding is caught more often, so the zoo runs that.
+        Bug::AcceptNilTriggerBootstrap => ZooPlan { scenario: STALE_RESEND_FINDING, companions: &[], detect: Some(crate::invariants::TABLE_TRIGGER_OWNER) },
         // Seed 004, PR #5436: a bootstrap carrying the owner's trigger ID reaches a reused
         // manager that still holds another trigger. TiCDC HEAD reaches that state only
         // through the open finding `stale_bootstrap_resend_recreates_trigger` (a departed
@@ -99,8 +104,6 @@ pub fn scenario_for(bug: Bug) -> &'static str {
     plan_for(bug).scenario
 }
 
-/// Maintainer moved away and straight back under held-back messages (seed 004, #5436).
-const TRIGGER: &str = "trigger_takeover_with_delayed_messages";
 /// The open finding whose state (a stale trigger in a manager fenced to a departed
 /// epoch) is where `replace-mismatched-trigger` acts.
 const STALE_RESEND_FINDING: &str = "scenarios/findings/stale_bootstrap_resend_recreates_trigger.toml";

@@ -398,12 +398,12 @@ node = "n0"
 #[test]
 fn the_stale_resend_finding_reports_the_rejected_bootstrap_and_passes_with_a_fix() {
     let s = file("findings/stale_bootstrap_resend_recreates_trigger");
-    let r = run(&s, 0, Bugs::none());
+    let r = run(&s, 42, Bugs::none());
     assert!(r.trace.iter().any(|t| t.event == "bootstrap rejected"));
     let conv = r.violations.iter().find(|v| v.invariant == CONVERGES).expect("converges fires");
     assert!(conv.detail.contains("last error: bootstrap without table trigger id but a trigger exists"), "{}", conv.detail);
     for fix in [core_sched::bugs::Fix::CloseOlderOwnerManager, core_sched::bugs::Fix::DropBootstrapOfRemovedTrigger] {
-        let fixed = run(&s, 0, Bugs::none().with_fix(fix));
+        let fixed = run(&s, 42, Bugs::none().with_fix(fix));
         assert_eq!(fixed.outcome, Outcome::Pass, "{:?}: {:?}", fix, fixed.violations);
     }
 }

@@ -105,7 +105,7 @@ fn every_historical_bug_has_a_failing_seed_in_the_corpus() {
 /// the seed too (the finding) but must not show the bug's invariant.
 #[test]
 fn a_bugs_off_control_replaces_the_must_pass_check() {
-    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/stale_bootstrap_resend_recreates_trigger-replace-mismatched-trigger-40.json"));
+    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/stale_bootstrap_resend_recreates_trigger-replace-mismatched-trigger-110.json"));
     let ok = prepare(&src).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(replay(&ok), Verdict::Ok, "the committed file replays");
     // The same file also claiming the finding's invariant for the bug: the fixed core shows it.

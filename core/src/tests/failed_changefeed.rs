@@ -250,22 +250,30 @@ fn a_fast_fail_error_counts_even_when_the_checkpoint_advances() {
     assert_eq!(meta.changefeeds[&cf()].state, FeedState::Failed);
 }
 
-/// A maintainer that reports an error while a move of it is in flight (it ignores the
-/// move's non-cascade remove until it has bootstrapped, which the error prevents): the
-/// error still restarts the changefeed, the stop replacing the move
-/// (`pushStopChangefeedOperator`), instead of the move waiting forever.
+/// A move is admitted only after the add operator saw `BootstrapDone`; a maintainer that
+/// then reports an error while the move of it is in flight still restarts the
+/// changefeed, the stop replacing the move (`pushStopChangefeedOperator`).
 #[test]
 fn an_error_during_a_move_replaces_the_move_with_a_stop() {
     let mut env = Env::new(0);
     let (mut c, mut meta, m, epoch) = placed(&mut env);
     let dest = if m == n(0) { n(1) } else { n(0) };
+    // Refused while the add operator waits for BootstrapDone.
+    assert_eq!(c.move_maintainer(&mut env.ctx(), &cf(), dest), None);
+    assert!(c.operator_in_flight(&cf()));
+    let done = Message::MaintainerHeartbeat { statuses: vec![MaintainerStatus { changefeed: cf(), checkpoint_ts: START, bootstrap_done: true, errors: vec![], maintainer_epoch: epoch, removed: false }] };
+    c.handle_message(&mut env.ctx(), m, done, &mut meta);
+    env.take();
+    assert!(!c.operator_in_flight(&cf()));
     assert_eq!(c.move_maintainer(&mut env.ctx(), &cf(), dest), Some(m));
     assert_eq!(removes(&env.take()), vec![(m, false, false)]);
     // A status without error keeps the move going.
-    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![], false), &mut meta);
+    let ok = Message::MaintainerHeartbeat { statuses: vec![MaintainerStatus { changefeed: cf(), checkpoint_ts: START, bootstrap_done: true, errors: vec![], maintainer_epoch: epoch, removed: false }] };
+    c.handle_message(&mut env.ctx(), m, ok, &mut meta);
     assert!(removes(&env.take()).is_empty());
     let e = RunningError { node: dest, code: ErrorCode::InitTableTriggerDispatcherFailed, message: "table trigger event dispatcher present during nil trigger bootstrap".into() };
-    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![e], false), &mut meta);
+    let bad = Message::MaintainerHeartbeat { statuses: vec![MaintainerStatus { changefeed: cf(), checkpoint_ts: START, bootstrap_done: true, errors: vec![e], maintainer_epoch: epoch, removed: false }] };
+    c.handle_message(&mut env.ctx(), m, bad, &mut meta);
     let out = env.take();
     assert!(traced(&out, "move maintainer replaced by stop"));
     assert_eq!(removes(&out), vec![(m, true, false)], "a cascade stop of the move's origin");
