@@ -74,6 +74,7 @@ pub enum Fix {
     CloseOlderOwnerManager,
     DropBootstrapOfRemovedTrigger,
     IgnorePostBootstrapErrorWhenRemoving,
+    FreshStatusWatermark,
 }
 
 pub struct FixInfo {
@@ -90,6 +91,7 @@ pub const ALL_FIXES: &[FixInfo] = &[
     FixInfo { fix: Fix::CloseOlderOwnerManager, name: "close-older-owner-manager", finding: "stale_bootstrap_resend_recreates_trigger", behaviour: "a MaintainerCloseRequest of a newer maintainer epoch closes a dispatcher manager still owned by an older epoch (IsMaintainerRequestAllowed admits only the owner's epoch, so the restart's cascade close never reaches a manager whose newer bootstraps were all rejected)" },
     FixInfo { fix: Fix::DropBootstrapOfRemovedTrigger, name: "drop-bootstrap-of-removed-trigger", finding: "stale_bootstrap_resend_recreates_trigger", behaviour: "a dispatcher manager remembers the table trigger IDs it removed and drops, without a response, a bootstrap request that would create one of them again (a departed generation's delayed resend), so no trigger outlives its maintainer" },
     FixInfo { fix: Fix::IgnorePostBootstrapErrorWhenRemoving, name: "ignore-post-bootstrap-error-when-removing", finding: "stale_bootstrap_resend_recreates_trigger (its restarts)", behaviour: "a maintainer that is removing (a move removed its table trigger) ignores a post-bootstrap error instead of reporting it to the coordinator, which would restart the changefeed (the post-bootstrap request waited in the orchestrator queue and found the trigger gone)" },
+    FixInfo { fix: Fix::FreshStatusWatermark, name: "fresh-status-watermark", finding: "status_watermark_snapshot", behaviour: "a status-change heartbeat carries a watermark computed afresh over the manager's dispatchers, not the status collector's snapshot of the last aggregate, so it never pairs a sequence number with a checkpoint that leaves out a dispatcher added under that number" },
     FixInfo { fix: Fix::KeepNewerBlockState, name: "keep-newer-block-state", finding: "outdated_done_block_state", behaviour: "the barrier never moves a span's block state back to an older (commitTs, isSyncPoint), so an outdated DONE cannot hide that the span passed a later event" },
 ];
 

@@ -78,7 +78,7 @@ pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, flush_ms: u64) {
         let resolved = up.resolved_ts(ctx.now_ms);
         for dm in ns.orch.managers.values_mut() {
             let sync_point = dm.config.sync_point_interval();
-            for (id, span, fed, trig, qlen) in dm.event_cursors() {
+            for (id, span, fed, trig, qlen) in dm.event_cursors(ctx.now_ms) {
                 if qlen > 4096 || fed >= resolved {
                     continue;
                 }

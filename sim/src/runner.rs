@@ -151,7 +151,15 @@ fn changefeed_config(c: &ChangefeedDef) -> ChangefeedConfig {
 async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunResult {
     init_clock();
     let nodes = scn.cluster.nodes;
-    let mut world = World::new(seed, bugs.clone(), nodes, scn.faults.net_delay_ms);
+    // The scenario's masked findings: their candidate fixes apply to the run, but the
+    // result names only the fixes asked for (`--fix`), so reproduce commands and seed
+    // files stay as they are (the scenario applies its masks again).
+    let masked: Vec<core_sched::bugs::Fix> = scn.masked_fixes().into_iter().filter(|f| !bugs.fix_on(*f)).collect();
+    let mut run_bugs = bugs.clone();
+    for f in &masked {
+        run_bugs = run_bugs.with_fix(*f);
+    }
+    let mut world = World::new(seed, run_bugs, nodes, scn.faults.net_delay_ms);
     world.net.loss = scn.faults.loss.clamp(0.0, 1.0);
     world.net.duplicate = scn.faults.duplicate.clamp(0.0, 1.0);
     world.net.delay_spike = scn.faults.delay_spike.clamp(0.0, 1.0);
@@ -166,6 +174,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     world.storage_error = scn.faults.storage_error.clamp(0.0, 1.0);
     world.schema_store_init_ms = scn.faults.schema_store_init_ms;
     world.trigger_create_ms = scn.faults.trigger_create_ms;
+    world.first_event_ms = scn.faults.first_event_ms;
     if opts.inject_nondeterminism {
         use rand::SeedableRng;
         world.sim_rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ NONDETERMINISM.fetch_add(0x9E37, Ordering::Relaxed));
@@ -190,6 +199,10 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     if let Some(l) = fix_line {
         config_lines.insert(2, l);
     }
+    if !masked.is_empty() {
+        let names: Vec<&str> = masked.iter().map(|f| f.name()).collect();
+        config_lines.insert(2, format!("masked findings = [{}] (the scenario applies these candidate fixes; `mask-findings = []` runs TiCDC's code as is)", names.join(", ")));
+    }
     if scn.faults.collector_lag > 0.0 {
         config_lines.push(format!("net.collector_lag = {} of {:?} ms", scn.faults.collector_lag, scn.faults.collector_lag_ms));
     }
@@ -198,6 +211,9 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     }
     if scn.faults.schema_store_init_ms != [0, 0] {
         config_lines.push(format!("schema_store.init_ms = {:?}", scn.faults.schema_store_init_ms));
+    }
+    if scn.faults.first_event_ms != [0, 0] {
+        config_lines.push(format!("dispatcher.first_event_ms = {:?}", scn.faults.first_event_ms));
     }
     if scn.faults.trigger_create_ms != [0, 0] {
         config_lines.push(format!("trigger.create_ms = {:?}", scn.faults.trigger_create_ms));

@@ -139,6 +139,8 @@ pub struct World {
     pub schema_store_init_ms: [u64; 2],
     /// `faults.trigger-create-ms`, given to every (re)started node's orchestrator.
     pub trigger_create_ms: [u64; 2],
+    /// `faults.first-event-ms`, given to every (re)started node's orchestrator.
+    pub first_event_ms: [u64; 2],
     /// Storage requests held by `MySQLSinkHangLongTime`: (node, generation, op id).
     pub hung_storage: Vec<(NodeId, u64, u64)>,
 }
@@ -185,6 +187,7 @@ impl World {
             sync_points: None,
             schema_store_init_ms: [0, 0],
             trigger_create_ms: [0, 0],
+            first_event_ms: [0, 0],
             hung_storage: Vec::new(),
         }
     }
@@ -843,5 +846,6 @@ pub fn fresh_node_state(wd: &mut World, n: NodeId) -> NodeState {
     let mut orch = DispatcherOrchestrator::new(n, wd.orch_instances);
     orch.schema_store_init_ms = wd.schema_store_init_ms;
     orch.trigger_create_ms = wd.trigger_create_ms;
+    orch.first_event_ms = wd.first_event_ms;
     NodeState { mm, orch, coord: None }
 }

@@ -433,7 +433,7 @@ fn unknown_database_is_bad_input_naming_file_and_line() {
 fn findings_tabulates_a_finding_with_and_without_its_fix() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let d = temp_dir();
-    let src = root.join("seeds/findings/restored_remove_before_bootstrap-nobug-3.json");
+    let src = root.join("seeds/findings/restored_remove_before_bootstrap-nobug-2.json");
     std::fs::copy(&src, d.join("f.json")).unwrap();
     let reports = d.join("reports");
     let o = Command::new(BIN).current_dir(&root).args(["findings", "--dir", d.to_str().unwrap(), "--seeds", "4", "--jobs", "1", "--report-dir", reports.to_str().unwrap()]).output().unwrap();
@@ -446,4 +446,26 @@ fn findings_tabulates_a_finding_with_and_without_its_fix() {
     let o = Command::new(BIN).current_dir(&root).args(["findings", "--dir", d.to_str().unwrap(), "--seeds", "0"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--seeds 0"), "{}", stderr(&o));
+}
+
+/// `mask-findings`: by default a scenario masks the pervasive open finding and its report
+/// says so; `[]` runs TiCDC's code as is; an unknown fix name is bad input with the line
+/// and the valid names.
+#[test]
+fn mask_findings_defaults_to_the_pervasive_finding_and_rejects_unknown_names() {
+    let d = temp_dir();
+    let config_of = |p: &Path| -> Vec<String> {
+        let o = run(&["scenario", p.to_str().unwrap(), "--seed", "1", "--json", "--no-report"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["config"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()).collect()
+    };
+    let p = write(&d, "default.toml", MINIMAL);
+    assert!(config_of(&p).iter().any(|l| l.starts_with("masked findings = [fresh-status-watermark]")), "{:?}", config_of(&p));
+    let p = write(&d, "faithful.toml", &MINIMAL.replacen("[[tables]]", "mask-findings = []\n[[tables]]", 1));
+    assert!(!config_of(&p).iter().any(|l| l.starts_with("masked findings")), "{:?}", config_of(&p));
+    let p = write(&d, "bad.toml", &MINIMAL.replacen("[[tables]]", "mask-findings = [\"no-such-fix\"]\n[[tables]]", 1));
+    let err = assert_bad_input(&run(&["scenario", p.to_str().unwrap(), "--seed", "1"]));
+    assert!(err.starts_with(&format!("error: {}:3: mask-findings: unknown fix 'no-such-fix'", p.display())), "{err}");
+    assert!(err.contains("fresh-status-watermark"), "{err}");
 }

@@ -35,7 +35,7 @@ fn every_seed_file_replays_as_recorded() {
 /// stays clear of the invariant: a control that also violates it must fail the replay.
 #[test]
 fn a_control_run_that_shows_the_invariant_too_fails_the_replay() {
-    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/ddl_with_random_move_table-nonatomic-operator-admission+accept-nonowner-block-status-4.json"));
+    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/ddl_with_random_move_table-nonatomic-operator-admission+accept-nonowner-block-status-0.json"));
     let ok = prepare(&src).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(replay(&ok), Verdict::Ok, "the committed file replays");
     // Same file, but the "control" keeps the bug under test on.
@@ -59,7 +59,7 @@ fn a_control_run_that_shows_the_invariant_too_fails_the_replay() {
 /// the replay fails; an unknown fix name is bad input naming the file.
 #[test]
 fn a_fixed_by_claim_that_does_not_hold_fails_the_replay() {
-    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/findings/restored_remove_before_bootstrap-nobug-3.json"));
+    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/findings/restored_remove_before_bootstrap-nobug-2.json"));
     let ok = prepare(&src).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(replay(&ok), Verdict::Ok, "the committed file replays");
     let text = std::fs::read_to_string(&src).unwrap();
@@ -105,7 +105,7 @@ fn every_historical_bug_has_a_failing_seed_in_the_corpus() {
 /// the seed too (the finding) but must not show the bug's invariant.
 #[test]
 fn a_bugs_off_control_replaces_the_must_pass_check() {
-    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/stale_bootstrap_resend_recreates_trigger-replace-mismatched-trigger-110.json"));
+    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/stale_bootstrap_resend_recreates_trigger-replace-mismatched-trigger-14.json"));
     let ok = prepare(&src).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(replay(&ok), Verdict::Ok, "the committed file replays");
     // The same file also claiming the finding's invariant for the bug: the fixed core shows it.

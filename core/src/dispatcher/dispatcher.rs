@@ -95,6 +95,12 @@ pub struct Dispatcher {
     /// `TableProgress.lastQueryTime`: when the traffic was last queried (the creation,
     /// then every complete-status heartbeat that lists the dispatcher).
     pub traffic_since_ms: u64,
+    /// `SetSeq`: the manager's dispatcher-map sequence right after this dispatcher was
+    /// added. Its Working status carries it (`TableSpanStatusWithSeq`).
+    pub seq: u64,
+    /// The event service feeds it from this instant on (see
+    /// `DispatcherManager::first_event_ms`; 0: at once).
+    pub events_from_ms: u64,
 }
 
 impl Dispatcher {
@@ -123,6 +129,8 @@ impl Dispatcher {
             add_table_blockers: BTreeSet::new(),
             nonblocking_written: None,
             traffic_since_ms: 0,
+            seq: 0,
+            events_from_ms: 0,
         }
     }
 

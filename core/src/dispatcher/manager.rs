@@ -29,6 +29,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Periodic heartbeat (`HeartBeatRequest`) period.
 pub const HEARTBEAT_INTERVAL_MS: u64 = 200;
+/// `defaultHeartbeatInitialDelay`: the heartbeat task's first run after its creation.
+pub const HEARTBEAT_INITIAL_DELAY_MS: u64 = 1_000;
 /// Complete statuses are attached every 10 s.
 pub const COMPLETE_STATUS_INTERVAL_MS: u64 = 10_000;
 /// The first error is resent every 5 s until the manager is closed.
@@ -98,7 +100,22 @@ pub struct DispatcherManager {
     /// bootstrap whatever their epoch, kept while any source still exists.
     pub merge_operator_map: BTreeMap<DispatcherId, (MergeDispatcherRequest, NodeId, Epoch)>,
     pub merge_tasks: BTreeMap<DispatcherId, MergeTask>,
+    /// `dispatcherMap.seq`: bumped each time a dispatcher is added (a created table
+    /// dispatcher, the trigger, a merged dispatcher at registration). A heartbeat's
+    /// watermark carries it so the maintainer can drop an older aggregate that did not
+    /// see a new dispatcher yet.
     pub seq: u64,
+    /// `latestWatermark`: the watermark of the last periodic aggregate (the heartbeat
+    /// task), the bootstrap's start ts with seq 0 until the first one.
+    pub latest_watermark: Watermark,
+    /// The status collector's copy of `latest_watermark`
+    /// (`collectComponentStatusWhenChanged`), taken at the top of its loop: when the
+    /// manager starts and right after each status batch goes out, before it waits for the
+    /// next status. Aggregates computed while it waits are not seen by the next batch.
+    pub status_snapshot: Watermark,
+    /// When the heartbeat task runs first (`None`: no dispatcher was ever added, so
+    /// there is no task yet).
+    pub heartbeat_task_at_ms: Option<u64>,
     pub sink: CloudStorageSink,
     pub errors: Vec<RunningError>,
     last_error_sent_ms: Option<u64>,
@@ -129,6 +146,12 @@ pub struct DispatcherManager {
     /// after the drawn instant, which widens the window. A manager created by the bootstrap itself
     /// creates its trigger in `NewDispatcherManager` (see `NewDispatcherManagerDelay`).
     pub trigger_create_ms: [u64; 2],
+    /// Delay range [min, max] in ms between a table dispatcher's creation (a merged
+    /// dispatcher: its commit) and its first events, drawn per dispatcher from the seeded
+    /// rng; [0, 0] (the default) draws nothing. It stands for the time a new event-store
+    /// subscription needs for its first resolved ts, which decides when the dispatcher
+    /// turns Working.
+    pub first_event_ms: [u64; 2],
     /// The bootstrap handler in flight while the trigger is created (holds the fence lock).
     pub bootstrap_in_flight: Option<BootstrapInFlight>,
     /// No bootstrap has been handled yet: this manager is being created by the current
@@ -148,7 +171,6 @@ pub struct DispatcherManager {
     pub close_finished: bool,
     /// `TryClose` returned true: the orchestrator deletes the manager.
     pub closed: bool,
-    status_changed: Vec<TableSpanStatus>,
 }
 
 impl DispatcherManager {
@@ -167,6 +189,9 @@ impl DispatcherManager {
             merge_operator_map: BTreeMap::new(),
             merge_tasks: BTreeMap::new(),
             seq: 0,
+            latest_watermark: Watermark::default(),
+            status_snapshot: Watermark::default(),
+            heartbeat_task_at_ms: None,
             sink: CloudStorageSink::new(sink_instance),
             errors: Vec::new(),
             last_error_sent_ms: None,
@@ -178,6 +203,7 @@ impl DispatcherManager {
             schema_store_init_ms: [0, 0],
             post_bootstrap_in_flight: None,
             trigger_create_ms: [0, 0],
+            first_event_ms: [0, 0],
             bootstrap_in_flight: None,
             fresh: true,
             fence_leaked: false,
@@ -185,7 +211,6 @@ impl DispatcherManager {
             write_path_closed: false,
             close_finished: false,
             closed: false,
-            status_changed: Vec::new(),
         }
     }
 
@@ -357,10 +382,18 @@ impl DispatcherManager {
         if self.dispatchers.contains_key(&c.dispatcher_id) {
             return;
         }
+        // `newEventDispatchers`: a manager whose watermark was never set (zero) takes the
+        // smallest start ts of the dispatchers it creates.
+        if self.latest_watermark.checkpoint_ts == 0 {
+            self.latest_watermark = Watermark { checkpoint_ts: c.start_ts, resolved_ts: c.start_ts, seq: self.latest_watermark.seq };
+        }
         let mut d = Dispatcher::new(c.dispatcher_id, c.span, c.schema_id, c.start_ts, false, c.skip_dml_as_start_ts);
         d.traffic_since_ms = ctx.now_ms;
-        self.dispatchers.insert(c.dispatcher_id, d);
+        d.events_from_ms = self.first_events_at(ctx);
         self.seq += 1;
+        d.seq = self.seq;
+        self.start_heartbeat_task(ctx.now_ms);
+        self.dispatchers.insert(c.dispatcher_id, d);
         self.trace(ctx, "create dispatcher", vec![("dispatcher", c.dispatcher_id.to_string()), ("table", c.span.table_id.to_string()), ("span", c.span.to_string()), ("start_ts", c.start_ts.to_string()), ("op", format!("{:?}", req.operator_type))]);
     }
 
@@ -389,7 +422,8 @@ impl DispatcherManager {
             }
             None => {
                 self.current_operator_map.remove(&id);
-                self.status_changed.push(TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: 0, event_size_per_second: 0 });
+                let seq = self.seq;
+                self.send_status_change(ctx, TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: 0, event_size_per_second: 0 }, seq);
             }
         }
     }
@@ -478,11 +512,16 @@ impl DispatcherManager {
         if self.write_path_closed {
             return false;
         }
+        if self.latest_watermark.checkpoint_ts == 0 {
+            self.latest_watermark = Watermark { checkpoint_ts: start_ts, resolved_ts: start_ts, seq: self.latest_watermark.seq };
+        }
         let mut d = Dispatcher::new(t, TableSpan::ddl_span(), 0, start_ts, true, false);
         d.traffic_since_ms = ctx.now_ms;
+        self.seq += 1;
+        d.seq = self.seq;
+        self.start_heartbeat_task(ctx.now_ms);
         self.dispatchers.insert(t, d);
         self.trigger_id = Some(t);
-        self.seq += 1;
         self.trace(ctx, "create table trigger event dispatcher", vec![("dispatcher", t.to_string()), ("start_ts", start_ts.to_string())]);
         true
     }
@@ -756,7 +795,9 @@ impl DispatcherManager {
         if let Some(d) = self.dispatchers.get(&merged) {
             // Outdated request: report Working again, or let the running merge go on.
             if d.state == ComponentState::Working {
-                self.status_changed.push(d.status());
+                let st = d.status();
+                let seq = self.seq;
+                self.send_status_change(ctx, st, seq);
             }
             return false;
         }
@@ -790,8 +831,10 @@ impl DispatcherManager {
         d.traffic_since_ms = ctx.now_ms;
         d.state = ComponentState::Preparing;
         d.registered = false;
-        self.dispatchers.insert(merged, d);
         self.seq += 1;
+        d.seq = self.seq;
+        self.start_heartbeat_task(ctx.now_ms);
+        self.dispatchers.insert(merged, d);
         for id in &req.dispatcher_ids {
             self.dispatchers.get_mut(id).unwrap().state = ComponentState::WaitingMerge;
         }
@@ -874,6 +917,7 @@ impl DispatcherManager {
             if let Some((ts, sp)) = c.pending {
                 self.trace(ctx, "merge dispatcher uses pending block event to calculate start ts", vec![("dispatcher", merged.to_string()), ("table", table.to_string()), ("pendingCommitTs", ts.to_string()), ("pendingIsSyncPoint", sp.to_string()), ("startTs", c.start_ts.to_string()), ("skipDMLAsStartTs", c.skip_dml_as_start_ts.to_string()), ("minCheckpointTs", min_cp.to_string())]);
             }
+            let events_from = self.first_events_at(ctx);
             let d = self.dispatchers.get_mut(&merged).unwrap();
             d.start_ts = c.start_ts;
             d.fed_ts = c.start_ts;
@@ -881,6 +925,7 @@ impl DispatcherManager {
             d.skip_dml_as_start_ts = c.skip_dml_as_start_ts;
             d.state = ComponentState::Initializing;
             d.registered = true;
+            d.events_from_ms = events_from;
             self.seq += 1;
             self.trace(ctx, "merge dispatcher commit", vec![("dispatcher", merged.to_string()), ("table", table.to_string()), ("start_ts", c.start_ts.to_string())]);
             for s in &sources {
@@ -920,8 +965,17 @@ impl DispatcherManager {
     // ------------------------------------------------------------------ data path
 
     /// Dispatchers registered with the event collector: (id, span, fed_ts, is_trigger, queue len).
-    pub fn event_cursors(&self) -> Vec<(DispatcherId, TableSpan, Ts, bool, usize)> {
-        self.dispatchers.values().filter(|d| d.registered && !d.try_removing).map(|d| (d.id, d.span, d.fed_ts, d.is_trigger, d.queue.len())).collect()
+    pub fn event_cursors(&self, now_ms: u64) -> Vec<(DispatcherId, TableSpan, Ts, bool, usize)> {
+        self.dispatchers.values().filter(|d| d.registered && !d.try_removing && now_ms >= d.events_from_ms).map(|d| (d.id, d.span, d.fed_ts, d.is_trigger, d.queue.len())).collect()
+    }
+
+    /// When a new table dispatcher may get its first events (`first_event_ms`).
+    fn first_events_at(&self, ctx: &mut Ctx) -> u64 {
+        let [lo, hi] = self.first_event_ms;
+        if hi == 0 {
+            return 0;
+        }
+        ctx.now_ms + rand::Rng::random_range(&mut *ctx.rng, lo..=hi.max(lo))
     }
 
     /// The event service delivers events in commit-ts order up to `up_to`.
@@ -983,14 +1037,9 @@ impl DispatcherManager {
         }
         if fx.became_working {
             let st = self.dispatchers[&id].status();
+            let seq = self.dispatchers[&id].seq;
             self.trace(ctx, "dispatcher working", vec![("dispatcher", id.to_string()), ("table", span.table_id.to_string())]);
-            // The Working transition goes out at once through the status channel, in a
-            // HeartBeatRequest of its own, to whoever owns the manager right now.
-            let to = self.maintainer_id;
-            if !(to == NodeId::default() && self.maintainer_epoch == 0) {
-                let wm = self.watermark();
-                ctx.send(to, Message::HeartBeatRequest { cf: self.cf.clone(), watermark: wm, statuses: vec![st], complete_status: false, err: None });
-            }
+            self.send_status_change(ctx, st, seq);
         }
         if !fx.block_statuses.is_empty() {
             let statuses = fx.block_statuses.into_iter().map(|state| TableSpanBlockStatus { id, state }).collect();
@@ -1107,9 +1156,28 @@ impl DispatcherManager {
             return;
         }
         self.run_merge_checks(ctx);
+        self.resend_block_statuses(ctx);
+        // The heartbeat task (`HeartBeatTask`) exists from the first dispatcher on and
+        // first runs `defaultHeartbeatInitialDelay` after it; before that nothing is
+        // aggregated (no watermark, no TryClose). `force` stands for a run of the task
+        // now (unit tests drive the manager with it).
+        let task_due = self.heartbeat_task_at_ms.is_some_and(|t| ctx.now_ms >= t);
+        if !force && (!task_due || ctx.now_ms < self.last_heartbeat_ms + HEARTBEAT_INTERVAL_MS) {
+            // The error collector reports on its own (`collectErrors`), heartbeat task
+            // or not: a request with the error and no watermark.
+            if !task_due {
+                if let Some(err) = self.error_to_send(ctx.now_ms) {
+                    let to = self.maintainer_id;
+                    if !(to == NodeId::default() && self.maintainer_epoch == 0) {
+                        ctx.send(to, Message::HeartBeatRequest { cf: self.cf.clone(), watermark: Watermark::default(), statuses: vec![], complete_status: false, err: Some(err) });
+                    }
+                }
+            }
+            return;
+        }
         let not_ready = ctx.fp(FP_NOT_READY_TO_CLOSE_DISPATCHER);
         let closable: Vec<DispatcherId> = self.dispatchers.values().filter(|d| d.try_removing && !not_ready && d.can_close()).map(|d| d.id).collect();
-        let mut statuses = std::mem::take(&mut self.status_changed);
+        let mut statuses = Vec::new();
         // `getDispatcherStatus`: a dispatcher whose `TryClose` succeeds contributes the
         // watermark it closed with to this heartbeat (the one reporting it Stopped), so
         // the node watermark never skips over it before the maintainer has seen the stop.
@@ -1126,6 +1194,41 @@ impl DispatcherManager {
             statuses.push(TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: d.checkpoint_ts(), event_size_per_second: 0 });
         }
         self.cleanup_finished_merge_operators();
+        self.last_heartbeat_ms = ctx.now_ms;
+        let complete = ctx.now_ms >= self.last_complete_ms + COMPLETE_STATUS_INTERVAL_MS;
+        if complete {
+            self.last_complete_ms = ctx.now_ms;
+            let now = ctx.now_ms;
+            for d in self.dispatchers.values_mut() {
+                if d.state != ComponentState::Initializing && !d.try_removing && !statuses.iter().any(|s| s.id == d.id) {
+                    statuses.push(d.complete_status(now, traffic));
+                }
+            }
+        }
+        let err = self.error_to_send(ctx.now_ms);
+        let mut wm = self.watermark();
+        wm.checkpoint_ts = wm.checkpoint_ts.min(closed_floor);
+        wm.resolved_ts = wm.resolved_ts.min(closed_floor);
+        self.latest_watermark = wm;
+        let to = self.maintainer_id;
+        if to == NodeId::default() && self.maintainer_epoch == 0 {
+            return;
+        }
+        ctx.send(to, Message::HeartBeatRequest { cf: self.cf.clone(), watermark: wm, statuses, complete_status: complete, err });
+    }
+
+    /// The first error, due now and every `ERROR_RESEND_MS` after (`collectErrors`).
+    fn error_to_send(&mut self, now_ms: u64) -> Option<RunningError> {
+        let e = self.errors.first()?;
+        if self.last_error_sent_ms.is_some_and(|t| now_ms < t + ERROR_RESEND_MS) {
+            return None;
+        }
+        self.last_error_sent_ms = Some(now_ms);
+        Some(e.clone())
+    }
+
+    /// Block statuses still waiting for the maintainer's answer are sent again.
+    fn resend_block_statuses(&mut self, ctx: &mut Ctx) {
         let mut resend = Vec::new();
         for d in self.dispatchers.values_mut() {
             let mut v = Vec::new();
@@ -1138,35 +1241,49 @@ impl DispatcherManager {
             let to = self.maintainer_id;
             ctx.send(to, Message::BlockStatusRequest { cf: self.cf.clone(), statuses: resend });
         }
-        if !force && ctx.now_ms < self.last_heartbeat_ms + HEARTBEAT_INTERVAL_MS && statuses.is_empty() {
-            return;
+    }
+
+    /// The heartbeat task starts with the first dispatcher added (`newHeartBeatTask`).
+    fn start_heartbeat_task(&mut self, now_ms: u64) {
+        if self.heartbeat_task_at_ms.is_none() {
+            self.heartbeat_task_at_ms = Some(now_ms + HEARTBEAT_INITIAL_DELAY_MS);
         }
-        self.last_heartbeat_ms = ctx.now_ms;
-        let complete = ctx.now_ms >= self.last_complete_ms + COMPLETE_STATUS_INTERVAL_MS;
-        if complete {
-            self.last_complete_ms = ctx.now_ms;
-            let now = ctx.now_ms;
-            for d in self.dispatchers.values_mut() {
-                if d.state != ComponentState::Initializing && !d.try_removing && !statuses.iter().any(|s| s.id == d.id) {
-                    statuses.push(d.complete_status(now, traffic));
-                }
-            }
+    }
+
+    /// `collectComponentStatusWhenChanged`: a status change (a dispatcher turning
+    /// Working, the Working answer to an outdated merge request, the Stopped answer to
+    /// the removal of an unknown dispatcher) goes out at once in a HeartBeatRequest of
+    /// its own, to whoever owns the manager right now. Its watermark is not computed
+    /// afresh: it is the collector's snapshot of the last aggregate, lowered to the
+    /// status's checkpoint (when non-zero), with the larger of the two sequence numbers.
+    /// Then the collector takes its next snapshot.
+    /// Simplification: TiCDC batches the statuses that arrive within 10 ms into one
+    /// request with one snapshot; here each status goes alone (a batch would only use an
+    /// older snapshot for its later statuses).
+    fn send_status_change(&mut self, ctx: &mut Ctx, st: TableSpanStatus, seq: u64) {
+        let mut wm = self.status_snapshot;
+        if ctx.fix(crate::bugs::Fix::FreshStatusWatermark) {
+            // Candidate fix: the status path computes the watermark afresh, as the
+            // periodic aggregate does, so it never claims a sequence number whose
+            // dispatchers it did not include.
+            wm = self.watermark();
         }
-        let mut err = None;
-        if let Some(e) = self.errors.first() {
-            if self.last_error_sent_ms.map_or(true, |t| ctx.now_ms >= t + ERROR_RESEND_MS) {
-                self.last_error_sent_ms = Some(ctx.now_ms);
-                err = Some(e.clone());
-            }
+        wm.seq = wm.seq.max(seq);
+        if st.checkpoint_ts != 0 && st.checkpoint_ts < wm.checkpoint_ts {
+            wm.checkpoint_ts = st.checkpoint_ts;
         }
-        let mut wm = self.watermark();
-        wm.checkpoint_ts = wm.checkpoint_ts.min(closed_floor);
-        wm.resolved_ts = wm.resolved_ts.min(closed_floor);
+        let fresh = self.watermark();
+        if wm.checkpoint_ts > fresh.checkpoint_ts && wm.seq >= fresh.seq {
+            // The report claims more than the node has: some dispatcher of this seq or
+            // below is behind the copy (the finding's first step, shown in timelines).
+            let behind = self.dispatchers.values().filter(|d| !matches!(d.state, ComponentState::Preparing | ComponentState::MergeReady) && d.checkpoint_ts() < wm.checkpoint_ts).map(|d| d.id.to_string()).collect::<Vec<_>>().join(",");
+            self.trace(ctx, "status heartbeat claims more than the node has", vec![("dispatcher", st.id.to_string()), ("seq", wm.seq.to_string()), ("checkpoint_ts", wm.checkpoint_ts.to_string()), ("node_checkpoint_ts", fresh.checkpoint_ts.to_string()), ("behind", behind)]);
+        }
         let to = self.maintainer_id;
-        if to == NodeId::default() && self.maintainer_epoch == 0 {
-            return;
+        if !(to == NodeId::default() && self.maintainer_epoch == 0) {
+            ctx.send(to, Message::HeartBeatRequest { cf: self.cf.clone(), watermark: wm, statuses: vec![st], complete_status: false, err: None });
         }
-        ctx.send(to, Message::HeartBeatRequest { cf: self.cf.clone(), watermark: wm, statuses, complete_status: complete, err });
+        self.status_snapshot = self.latest_watermark;
     }
 
     /// Min over dispatchers (except merge targets not yet Initializing).

@@ -15,6 +15,7 @@ mod operators;
 mod props;
 mod sink;
 mod start_ts;
+mod status_watermark;
 mod syncpoint;
 mod takeover;
 mod traffic;

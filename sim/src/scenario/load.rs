@@ -490,6 +490,15 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
     let mut v = Validator { loaded, nodes: scn.cluster.nodes, vars: vec![], tables: BTreeSet::new(), databases: BTreeSet::new(), ever_databases: BTreeSet::new(), table_db: Default::default(), dropped: Default::default(), values: BTreeSet::new() };
     v.databases.insert(DEFAULT_DATABASE.to_string());
 
+    if let Some(names) = &scn.mask_findings {
+        for n in names {
+            if core_sched::bugs::Fix::from_name(n).is_none() {
+                let at = find_key(&loaded.source, "mask-findings");
+                return Err(v.err(at, format!("mask-findings: unknown fix '{}'; valid fixes: {}", n, core_sched::bugs::Fix::names().join(", "))));
+            }
+        }
+    }
+
     // [cluster]
     if !(1..=16).contains(&scn.cluster.nodes) {
         let at = spans.cluster.as_ref().and_then(|c| start(&c.nodes));
@@ -677,6 +686,10 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
     let [lo, hi] = scn.faults.trigger_create_ms;
     if lo > hi {
         return Err(v.err(None, format!("faults.trigger-create-ms: min {} is greater than max {}", lo, hi)));
+    }
+    let [lo, hi] = scn.faults.first_event_ms;
+    if lo > hi {
+        return Err(v.err(None, format!("faults.first-event-ms: min {} is greater than max {}", lo, hi)));
     }
 
     // [limits]
