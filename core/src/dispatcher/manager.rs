@@ -926,7 +926,6 @@ impl DispatcherManager {
             d.state = ComponentState::Initializing;
             d.registered = true;
             d.events_from_ms = events_from;
-            self.seq += 1;
             self.trace(ctx, "merge dispatcher commit", vec![("dispatcher", merged.to_string()), ("table", table.to_string()), ("start_ts", c.start_ts.to_string())]);
             for s in &sources {
                 self.remove_dispatcher(ctx, *s);
