@@ -11,7 +11,8 @@ passes with its `fixed_by` fixes), only `trace_hash` is rewritten. Otherwise, wi
 `--repick`, seeds 0..2000 of the same scenario and bugs are searched for the first one
 that meets the whole expectation (its control included: the same seed with the bugs
 off must avoid `control.absent`, or pass); the file is rewritten under its new name with a
-note saying so. Without `--repick` such files are only listed.
+note saying so. Without `--repick` such files are only listed; a file that expects
+`pass` is never re-picked (a failing regression seed is a regression).
 """
 import json, os, subprocess, sys
 
@@ -66,8 +67,6 @@ def meets(f, seed):
 def candidates(f, limit):
     """Seeds in 0..limit whose run with the file's bugs fails with the recorded outcome
     and first invariant (a fast `fuzz` pass; `meets` then checks the rest)."""
-    if f["expect"]["outcome"] == "pass":
-        return range(limit)
     cmd = [SIM, "fuzz", f["scenario"], "--seeds", f"0..{limit}", "--json"]
     for b in f["bugs"]:
         cmd += ["--bug", b]
@@ -93,8 +92,10 @@ def main():
                 open(path, "w").write(json.dumps(f, indent=2, ensure_ascii=False) + "\n")
                 print(f"hash     {path}")
             continue
-        if not repick:
-            print(f"BROKEN   {path} (rerun with --repick)")
+        if not repick or f["expect"]["outcome"] == "pass":
+            # A regression seed that no longer passes is a regression, never re-picked.
+            why = "a seed expected to pass fails: a regression" if f["expect"]["outcome"] == "pass" else "rerun with --repick"
+            print(f"BROKEN   {path} ({why})")
             continue
         found = None
         limit = int(os.environ.get("REPICK_SEEDS", "2000"))
@@ -114,6 +115,9 @@ def main():
                      f"was written for seed {old}, so its times and IDs differ at seed {seed}: " + f["note"])
         suffix = f"-{old}.json"
         new_path = path[: -len(suffix)] + f"-{seed}.json" if path.endswith(suffix) else path
+        if new_path != path and os.path.exists(new_path):
+            print(f"CLASH    {path}: {new_path} exists already; left as it is")
+            continue
         open(new_path, "w").write(json.dumps(f, indent=2, ensure_ascii=False) + "\n")
         if new_path != path:
             os.remove(path)

@@ -92,7 +92,7 @@ pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRo
 pub fn format_findings(rows: &[FindingRow]) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# Known open findings and their candidate fixes\n");
-    let _ = writeln!(o, "Each row: a scenario of the seed files in the findings directory, seeds 0..N as TiCDC behaves (the fixed core) and with the candidate fixes their `fixed_by` names (`--fix`, not TiCDC's behaviour). `ticdc-sim findings` writes this.\n");
+    let _ = writeln!(o, "Each row: a scenario of the seed files in the findings directory, seeds 0..N as TiCDC behaves (the fixed core) and with the candidate fixes their `fixed_by` names (`--fix`, not TiCDC's behaviour). Every run also applies its scenario's masked findings (`mask-findings`; by default `fresh-status-watermark`, except in the status-watermark scenarios, which mask nothing). `ticdc-sim findings` writes this.\n");
     let _ = writeln!(o, "| scenario | seed files (failing: fixed core / with the fix) | fails (fixed core) | first failing seed | caught by | candidate fix | fails with the fix |");
     let _ = writeln!(o, "|---|---|---|---|---|---|---|");
     for r in rows {

@@ -433,7 +433,7 @@ fn unknown_database_is_bad_input_naming_file_and_line() {
 fn findings_tabulates_a_finding_with_and_without_its_fix() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let d = temp_dir();
-    let src = root.join("seeds/findings/restored_remove_before_bootstrap-nobug-2.json");
+    let src = root.join("seeds/findings/restored_remove_before_bootstrap-nobug-1.json");
     std::fs::copy(&src, d.join("f.json")).unwrap();
     let reports = d.join("reports");
     let o = Command::new(BIN).current_dir(&root).args(["findings", "--dir", d.to_str().unwrap(), "--seeds", "4", "--jobs", "1", "--report-dir", reports.to_str().unwrap()]).output().unwrap();
@@ -468,4 +468,22 @@ fn mask_findings_defaults_to_the_pervasive_finding_and_rejects_unknown_names() {
     let err = assert_bad_input(&run(&["scenario", p.to_str().unwrap(), "--seed", "1"]));
     assert!(err.starts_with(&format!("error: {}:3: mask-findings: unknown fix 'no-such-fix'", p.display())), "{err}");
     assert!(err.contains("fresh-status-watermark"), "{err}");
+}
+
+/// A masked finding's fix is applied but not reported as asked for: the result's `fixes`
+/// stay empty, and `--fix` with the same fix runs bit-identically.
+#[test]
+fn a_masked_fix_runs_like_the_same_fix_asked_for_and_is_not_reported_as_one() {
+    let hash_and_fixes = |extra: &[&str]| -> (String, usize) {
+        let mut args = vec!["scenario", "ddl_with_random_move_table", "--seed", "3", "--json", "--no-report"];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {}", stderr(&o)));
+        (v["trace_hash"].as_str().unwrap().to_string(), v["fixes"].as_array().map_or(0, |a| a.len()))
+    };
+    let (masked, fixes) = hash_and_fixes(&[]);
+    assert_eq!(fixes, 0, "the mask is not a --fix");
+    let (asked, fixes) = hash_and_fixes(&["--fix", "fresh-status-watermark"]);
+    assert_eq!(fixes, 1);
+    assert_eq!(masked, asked, "the mask applies exactly the fix");
 }

@@ -35,7 +35,7 @@ fn every_seed_file_replays_as_recorded() {
 /// stays clear of the invariant: a control that also violates it must fail the replay.
 #[test]
 fn a_control_run_that_shows_the_invariant_too_fails_the_replay() {
-    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/ddl_with_random_move_table-nonatomic-operator-admission+accept-nonowner-block-status-0.json"));
+    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/ddl_with_random_move_table-nonatomic-operator-admission+accept-nonowner-block-status-3.json"));
     let ok = prepare(&src).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(replay(&ok), Verdict::Ok, "the committed file replays");
     // Same file, but the "control" keeps the bug under test on.
@@ -59,7 +59,7 @@ fn a_control_run_that_shows_the_invariant_too_fails_the_replay() {
 /// the replay fails; an unknown fix name is bad input naming the file.
 #[test]
 fn a_fixed_by_claim_that_does_not_hold_fails_the_replay() {
-    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/findings/restored_remove_before_bootstrap-nobug-2.json"));
+    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/findings/restored_remove_before_bootstrap-nobug-1.json"));
     let ok = prepare(&src).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(replay(&ok), Verdict::Ok, "the committed file replays");
     let text = std::fs::read_to_string(&src).unwrap();

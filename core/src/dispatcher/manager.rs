@@ -113,6 +113,9 @@ pub struct DispatcherManager {
     /// manager starts and right after each status batch goes out, before it waits for the
     /// next status. Aggregates computed while it waits are not seen by the next batch.
     pub status_snapshot: Watermark,
+    /// Status changes of the current step, with their sequence numbers (see
+    /// `send_status_change`).
+    status_batch: Vec<(TableSpanStatus, u64)>,
     /// When the heartbeat task runs first (`None`: no dispatcher was ever added, so
     /// there is no task yet).
     pub heartbeat_task_at_ms: Option<u64>,
@@ -191,6 +194,7 @@ impl DispatcherManager {
             seq: 0,
             latest_watermark: Watermark::default(),
             status_snapshot: Watermark::default(),
+            status_batch: Vec::new(),
             heartbeat_task_at_ms: None,
             sink: CloudStorageSink::new(sink_instance),
             errors: Vec::new(),
@@ -272,7 +276,14 @@ impl DispatcherManager {
         self.apply_control(ctx, from, msg)
     }
 
+    /// One control message, then the status batch it produced goes out.
     fn apply_control(&mut self, ctx: &mut Ctx, from: NodeId, msg: Message) -> Option<Message> {
+        let r = self.apply_control_message(ctx, from, msg);
+        self.flush_status_batch(ctx);
+        r
+    }
+
+    fn apply_control_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Message) -> Option<Message> {
         match msg {
             Message::ScheduleDispatcherRequest { req, .. } => {
                 self.handle_schedule(ctx, from, req);
@@ -491,6 +502,12 @@ impl DispatcherManager {
             self.trace(ctx, "dispatcher manager owner updated", vec![("maintainer", from.to_string()), ("epoch", epoch.to_string())]);
         }
         let reused = !std::mem::replace(&mut self.fresh, false);
+        if !reused {
+            // `NewDispatcherManager`: the watermark starts at the bootstrap's start ts
+            // (seq 0), and the status collector's first copy is taken from it.
+            self.latest_watermark = Watermark { checkpoint_ts: start_ts, resolved_ts: start_ts, seq: 0 };
+            self.status_snapshot = self.latest_watermark;
+        }
         if let (Some(t), None) = (trigger, self.trigger_id) {
             let [lo, hi] = self.trigger_create_ms;
             if reused && hi > 0 && !self.write_path_closed {
@@ -998,6 +1015,7 @@ impl DispatcherManager {
             d.handle_events(ctx.now_ms, has_buf, &mut fx);
             self.apply_effects(ctx, id, fx);
         }
+        self.flush_status_batch(ctx);
     }
 
     fn apply_effects(&mut self, ctx: &mut Ctx, id: DispatcherId, fx: DispatcherEffects) {
@@ -1083,6 +1101,11 @@ impl DispatcherManager {
 
     /// Completion of a storage request issued by this manager's sink.
     pub fn on_storage_result(&mut self, ctx: &mut Ctx, op_id: u64, res: Result<(), StorageError>) {
+        self.on_storage_outcome(ctx, op_id, res);
+        self.flush_status_batch(ctx);
+    }
+
+    fn on_storage_outcome(&mut self, ctx: &mut Ctx, op_id: u64, res: Result<(), StorageError>) {
         let outcome = self.sink.on_result(op_id, res, &mut ctx.out.storage);
         match outcome {
             FlushOutcome::Pending | FlushOutcome::Unknown | FlushOutcome::Cancelled => {}
@@ -1154,6 +1177,7 @@ impl DispatcherManager {
             }
             return;
         }
+        self.flush_status_batch(ctx);
         self.run_merge_checks(ctx);
         self.resend_block_statuses(ctx);
         // The heartbeat task (`HeartBeatTask`) exists from the first dispatcher on and
@@ -1251,15 +1275,25 @@ impl DispatcherManager {
 
     /// `collectComponentStatusWhenChanged`: a status change (a dispatcher turning
     /// Working, the Working answer to an outdated merge request, the Stopped answer to
-    /// the removal of an unknown dispatcher) goes out at once in a HeartBeatRequest of
-    /// its own, to whoever owns the manager right now. Its watermark is not computed
-    /// afresh: it is the collector's snapshot of the last aggregate, lowered to the
-    /// status's checkpoint (when non-zero), with the larger of the two sequence numbers.
-    /// Then the collector takes its next snapshot.
-    /// Simplification: TiCDC batches the statuses that arrive within 10 ms into one
-    /// request with one snapshot; here each status goes alone (a batch would only use an
-    /// older snapshot for its later statuses).
-    fn send_status_change(&mut self, ctx: &mut Ctx, st: TableSpanStatus, seq: u64) {
+    /// the removal of an unknown dispatcher) joins the status batch, which goes out in a
+    /// HeartBeatRequest of its own, to whoever owns the manager by then.
+    /// Simplification: TiCDC collects the statuses that arrive within 10 ms of the first;
+    /// here a batch holds the statuses of one step (one event poll, one control message,
+    /// one storage result) and goes out at its end. Event polls are 50 ms apart, so
+    /// statuses TiCDC would batch together are batched here too.
+    fn send_status_change(&mut self, _ctx: &mut Ctx, st: TableSpanStatus, seq: u64) {
+        self.status_batch.push((st, seq));
+    }
+
+    /// Send the status batch. Its watermark is not computed afresh: it is the
+    /// collector's copy of the last aggregate, lowered to each status's checkpoint
+    /// (when non-zero), with the largest of the sequence numbers. Then the collector
+    /// takes its next copy.
+    fn flush_status_batch(&mut self, ctx: &mut Ctx) {
+        if self.status_batch.is_empty() {
+            return;
+        }
+        let batch = std::mem::take(&mut self.status_batch);
         let mut wm = self.status_snapshot;
         if ctx.fix(crate::bugs::Fix::FreshStatusWatermark) {
             // Candidate fix: the status path computes the watermark afresh, as the
@@ -1267,20 +1301,24 @@ impl DispatcherManager {
             // dispatchers it did not include.
             wm = self.watermark();
         }
-        wm.seq = wm.seq.max(seq);
-        if st.checkpoint_ts != 0 && st.checkpoint_ts < wm.checkpoint_ts {
-            wm.checkpoint_ts = st.checkpoint_ts;
+        for (st, seq) in &batch {
+            wm.seq = wm.seq.max(*seq);
+            if st.checkpoint_ts != 0 && st.checkpoint_ts < wm.checkpoint_ts {
+                wm.checkpoint_ts = st.checkpoint_ts;
+            }
         }
-        let fresh = self.watermark();
-        if wm.checkpoint_ts > fresh.checkpoint_ts && wm.seq >= fresh.seq {
-            // The report claims more than the node has: some dispatcher of this seq or
-            // below is behind the copy (the finding's first step, shown in timelines).
-            let behind = self.dispatchers.values().filter(|d| !matches!(d.state, ComponentState::Preparing | ComponentState::MergeReady) && d.checkpoint_ts() < wm.checkpoint_ts).map(|d| d.id.to_string()).collect::<Vec<_>>().join(",");
-            self.trace(ctx, "status heartbeat claims more than the node has", vec![("dispatcher", st.id.to_string()), ("seq", wm.seq.to_string()), ("checkpoint_ts", wm.checkpoint_ts.to_string()), ("node_checkpoint_ts", fresh.checkpoint_ts.to_string()), ("behind", behind)]);
+        // The report claims more than the node has when a dispatcher added under its seq
+        // or before is behind it (the finding's first step, shown in timelines).
+        let behind: Vec<String> = self.dispatchers.values().filter(|d| d.seq <= wm.seq && !matches!(d.state, ComponentState::Preparing | ComponentState::MergeReady) && d.checkpoint_ts() < wm.checkpoint_ts).map(|d| d.id.to_string()).collect();
+        if !behind.is_empty() {
+            let node_cp = self.watermark().checkpoint_ts;
+            let ids: Vec<String> = batch.iter().map(|(st, _)| st.id.to_string()).collect();
+            self.trace(ctx, "status heartbeat claims more than the node has", vec![("dispatcher", ids.join(",")), ("seq", wm.seq.to_string()), ("checkpoint_ts", wm.checkpoint_ts.to_string()), ("node_checkpoint_ts", node_cp.to_string()), ("behind", behind.join(","))]);
         }
         let to = self.maintainer_id;
         if !(to == NodeId::default() && self.maintainer_epoch == 0) {
-            ctx.send(to, Message::HeartBeatRequest { cf: self.cf.clone(), watermark: wm, statuses: vec![st], complete_status: false, err: None });
+            let statuses = batch.into_iter().map(|(st, _)| st).collect();
+            ctx.send(to, Message::HeartBeatRequest { cf: self.cf.clone(), watermark: wm, statuses, complete_status: false, err: None });
         }
         self.status_snapshot = self.latest_watermark;
     }

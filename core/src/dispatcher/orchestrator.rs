@@ -147,7 +147,7 @@ impl DispatcherOrchestrator {
     /// (false for the bootstrap whose held creation has just returned).
     fn dispatch(&mut self, ctx: &mut Ctx, from: NodeId, msg: Message, may_delay: bool) {
         let Some(cf) = Self::cf_of(&msg).cloned() else { return };
-        if let Message::MaintainerBootstrapRequest { maintainer_epoch, config, start_ts, .. } = &msg {
+        if let Message::MaintainerBootstrapRequest { maintainer_epoch, config, .. } = &msg {
             if let Some(&closed) = self.closed_maintainer_epochs.get(&cf) {
                 if *maintainer_epoch <= closed && *maintainer_epoch != 0 && !ctx.bug(Bug::NoEpochFencing) {
                     trace_ev!(ctx, Role::Orchestrator, *maintainer_epoch, "ignore bootstrap of closed generation", changefeed = cf, closed_epoch = closed);
@@ -167,10 +167,6 @@ impl DispatcherOrchestrator {
                 dm.schema_store_init_ms = self.schema_store_init_ms;
                 dm.trigger_create_ms = self.trigger_create_ms;
                 dm.first_event_ms = self.first_event_ms;
-                // `NewDispatcherManager`: the watermark starts at the bootstrap's start ts
-                // (seq 0), and the status collector's first snapshot is taken from it.
-                dm.latest_watermark = Watermark { checkpoint_ts: *start_ts, resolved_ts: *start_ts, seq: 0 };
-                dm.status_snapshot = dm.latest_watermark;
                 trace_ev!(ctx, Role::Orchestrator, *maintainer_epoch, "create dispatcher manager", changefeed = cf);
                 self.managers.insert(cf.clone(), dm);
             }

@@ -115,3 +115,49 @@ fn an_error_goes_out_before_the_heartbeat_task_exists() {
     let errs: Vec<_> = out.msgs.iter().filter_map(|e| match &e.msg { Message::HeartBeatRequest { watermark, err: Some(er), .. } => Some((watermark.clone(), er.message.clone())), _ => None }).collect();
     assert_eq!(errs, vec![(Watermark::default(), "boom".to_string())], "the error alone, without a watermark");
 }
+
+/// The copy is taken when the previous batch went out, not when the next one does: an
+/// aggregate in between is not seen.
+#[test]
+fn a_batch_uses_the_copy_taken_after_the_previous_batch_not_the_latest_aggregate() {
+    let (mut dm, mut env) = owned(1, None, Env::new(1));
+    add(&mut dm, &mut env, A, 10, 1000);
+    aggregate(&mut dm, &mut env);
+    // A turns Working: that batch goes out and the collector copies the aggregate (1000).
+    let out = dm_feed(&mut dm, &mut env, A, vec![UpstreamEvent::Resolved(3000)], 3000);
+    assert_eq!(heartbeats(&out).len(), 1);
+    let agg = aggregate(&mut dm, &mut env);
+    assert_eq!(agg[0].0.checkpoint_ts, 3000);
+    assert_eq!(dm.latest_watermark.checkpoint_ts, 3000);
+    // The Stopped answer for an unknown dispatcher (checkpoint 0) carries the copy as is.
+    let (_, out) = dm_handle(&mut dm, &mut env, 0, sched(remove_req(DispatcherId(99), TableSpan::full(99), OperatorType::Remove, EPOCH)));
+    let beats = heartbeats(&out);
+    assert_eq!(beats.len(), 1);
+    assert_eq!(beats[0].1, vec![DispatcherId(99)]);
+    assert_eq!(beats[0].0.checkpoint_ts, 1000, "the copy from before the aggregate of 3000");
+    assert_eq!(beats[0].0.seq, 1);
+    // ...and then the collector copies the latest aggregate.
+    assert_eq!(dm.status_snapshot.checkpoint_ts, 3000);
+}
+
+/// Statuses of one step go out in one batch: its checkpoint is the smallest of theirs,
+/// its seq the largest (TiCDC's 10 ms batch).
+#[test]
+fn statuses_of_one_step_go_in_one_batch_with_the_smallest_checkpoint() {
+    let (mut dm, mut env) = owned(1, None, Env::new(1));
+    add(&mut dm, &mut env, A, 10, 1000);
+    aggregate(&mut dm, &mut env);
+    dm_feed(&mut dm, &mut env, A, vec![UpstreamEvent::Resolved(5000)], 5000);
+    aggregate(&mut dm, &mut env);
+    dm_handle(&mut dm, &mut env, 0, sched(remove_req(DispatcherId(99), TableSpan::full(99), OperatorType::Remove, EPOCH)));
+    assert_eq!(dm.status_snapshot.checkpoint_ts, 5000);
+    add(&mut dm, &mut env, C, 11, 2000);
+    add(&mut dm, &mut env, D, 12, 5000);
+    dm.feed(C, vec![UpstreamEvent::Dml(row(11, 1, 2001))], 5000);
+    dm.feed(D, vec![], 6000);
+    dm.process(&mut env.ctx());
+    let beats = heartbeats(&env.take());
+    assert_eq!(beats.len(), 1, "one batch for the step");
+    assert_eq!(beats[0].1, vec![C, D]);
+    assert_eq!((beats[0].0.checkpoint_ts, beats[0].0.seq), (2000, 3), "C's checkpoint is in the batch");
+}

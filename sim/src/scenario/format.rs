@@ -41,7 +41,7 @@ fn d_loop_interval() -> u64 {
 /// findings that fire on most seeds of ordinary workloads
 /// (`findings/status_watermark_snapshot`: the status-change heartbeat's stale watermark
 /// snapshot lets the checkpoint pass a new dispatcher's progress).
-pub const DEFAULT_MASKED_FINDINGS: &[&str] = &["fresh-status-watermark"];
+pub const DEFAULT_MASKED_FINDINGS: &[core_sched::bugs::Fix] = &[core_sched::bugs::Fix::FreshStatusWatermark];
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -565,10 +565,9 @@ impl Default for Limits {
 impl Scenario {
     /// The candidate fixes this scenario's runs apply (names checked when loading).
     pub fn masked_fixes(&self) -> Vec<core_sched::bugs::Fix> {
-        let names: Vec<&str> = match &self.mask_findings {
-            Some(v) => v.iter().map(|s| s.as_str()).collect(),
+        match &self.mask_findings {
+            Some(v) => v.iter().filter_map(|s| core_sched::bugs::Fix::from_name(s)).collect(),
             None => DEFAULT_MASKED_FINDINGS.to_vec(),
-        };
-        names.into_iter().filter_map(core_sched::bugs::Fix::from_name).collect()
+        }
     }
 }
