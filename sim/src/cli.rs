@@ -74,6 +74,10 @@ pub struct FuzzArgs {
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     pub json: bool,
+    /// Run TiCDC's code exactly as it is: drop the scenario's masked findings
+    /// (`mask-findings`, by default `fresh-status-watermark`).
+    #[arg(long)]
+    pub no_mask: bool,
 }
 
 #[derive(Args, Debug)]
@@ -132,6 +136,10 @@ pub struct ScenarioArgs {
     /// Print one JSON object instead of the human report.
     #[arg(long)]
     pub json: bool,
+    /// Run TiCDC's code exactly as it is: drop the scenario's masked findings
+    /// (`mask-findings`, by default `fresh-status-watermark`).
+    #[arg(long)]
+    pub no_mask: bool,
     /// Run the seed twice and compare the traces.
     #[arg(long)]
     pub check_determinism: bool,
@@ -269,7 +277,10 @@ pub struct Divergence {
 fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), String> {
     let seed = parse_seed(&a.seed)?;
     let bugs = parse_fixes(parse_bugs(&a.bugs)?, &a.fixes)?;
-    let loaded = load::resolve(&a.scenario).map_err(|e| e.to_string())?;
+    let mut loaded = load::resolve(&a.scenario).map_err(|e| e.to_string())?;
+    if a.no_mask {
+        loaded.scenario.mask_findings = Some(Vec::new());
+    }
     let opts = RunOptions { verbose: false, inject_nondeterminism: a.inject_nondeterminism };
     let mut result = run_on_fresh_thread(&loaded.scenario, seed, &bugs, &opts);
     let determinism = a.check_determinism.then(|| {
@@ -318,6 +329,9 @@ pub fn first_divergence(a: &[TraceRecord], b: &[TraceRecord]) -> Option<Divergen
 /// A copy-pasteable command that reruns this seed.
 fn reproduce_line(a: &ScenarioArgs, seed: u64, bugs: &Bugs) -> String {
     let mut s = reproduce_command(&a.scenario, seed, &bugs.names(), &bugs.fix_names());
+    if a.no_mask {
+        s.push_str(" --no-mask");
+    }
     if a.check_determinism {
         s.push_str(" --check-determinism");
     }

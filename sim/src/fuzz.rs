@@ -404,10 +404,16 @@ pub fn cli_fuzz(a: &crate::cli::FuzzArgs) -> Result<(String, i32), String> {
     if a.save.is_some() && !a.fixes.is_empty() {
         return Err("--save cannot be combined with --fix: seed files do not record candidate fixes".into());
     }
+    if a.save.is_some() && a.no_mask {
+        return Err("--save cannot be combined with --no-mask: seed files do not record it; copy the scenario with `mask-findings = []` instead".into());
+    }
     if a.stop_after == Some(0) {
         return Err("invalid --stop-after 0: need at least one failure to stop after".into());
     }
-    let loaded = crate::scenario::load::resolve(&a.scenario).map_err(|e| e.to_string())?;
+    let mut loaded = crate::scenario::load::resolve(&a.scenario).map_err(|e| e.to_string())?;
+    if a.no_mask {
+        loaded.scenario.mask_findings = Some(Vec::new());
+    }
     if let Some(dir) = &a.save {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create --save directory {}: {}", dir.display(), e))?;
     }
@@ -442,7 +448,8 @@ pub fn cli_fuzz(a: &crate::cli::FuzzArgs) -> Result<(String, i32), String> {
         }
     }
     let fix_names = bugs.fix_names();
-    let mut s = summarize(&loaded.scenario.name, &c, &r, &|seed| reproduce_command(&a.scenario, seed, &bug_names, &fix_names));
+    let no_mask = if a.no_mask { " --no-mask" } else { "" };
+    let mut s = summarize(&loaded.scenario.name, &c, &r, &|seed| reproduce_command(&a.scenario, seed, &bug_names, &fix_names) + no_mask);
     // Known open findings: recorded failures that are expected until fixed.
     let mut known_hits = Vec::new();
     if let Some(k) = &a.known {

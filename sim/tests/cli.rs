@@ -487,3 +487,22 @@ fn a_masked_fix_runs_like_the_same_fix_asked_for_and_is_not_reported_as_one() {
     assert_eq!(fixes, 1);
     assert_eq!(masked, asked, "the mask applies exactly the fix");
 }
+
+/// `--no-mask` runs a standard scenario with TiCDC's code as is: the masked finding shows
+/// up (seed 2 of ddl_with_random_move_table passes masked and fails unmasked), the
+/// reproduce command keeps the flag, and `fuzz --save` refuses it (seed files do not
+/// record it).
+#[test]
+fn no_mask_unmasks_the_finding_and_is_kept_in_the_reproduce_command() {
+    let o = run(&["scenario", "ddl_with_random_move_table", "--seed", "2", "--json", "--no-report"]);
+    assert_eq!(o.status.code(), Some(0), "masked: passes: {}", stdout(&o));
+    let o = run(&["scenario", "ddl_with_random_move_table", "--seed", "2", "--json", "--no-report", "--no-mask"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["outcome"], "safety", "{}", stdout(&o));
+    assert_eq!(v["violations"][0]["invariant"], "no-data-loss");
+    assert!(v["reproduce"].as_str().unwrap().ends_with("--seed 2 --no-mask"), "{}", v["reproduce"]);
+    assert!(!v["config"].as_array().unwrap().iter().any(|l| l.as_str().unwrap().starts_with("masked findings")));
+    let d = temp_dir();
+    let err = assert_bad_input(&run(&["fuzz", "ddl_with_random_move_table", "--seeds", "0..3", "--no-mask", "--save", d.to_str().unwrap()]));
+    assert!(err.contains("--save cannot be combined with --no-mask"), "{err}");
+}
