@@ -1313,7 +1313,7 @@ impl DispatcherManager {
         if !behind.is_empty() {
             let node_cp = self.watermark().checkpoint_ts;
             let ids: Vec<String> = batch.iter().map(|(st, _)| st.id.to_string()).collect();
-            self.trace(ctx, "status heartbeat claims more than the node has", vec![("dispatcher", ids.join(",")), ("seq", wm.seq.to_string()), ("checkpoint_ts", wm.checkpoint_ts.to_string()), ("node_checkpoint_ts", node_cp.to_string()), ("behind", behind.join(","))]);
+            self.trace(ctx, "status heartbeat claims more than the node has", vec![("dispatcher", ids.join(",")), ("seq", wm.seq.to_string()), ("checkpoint_ts", wm.checkpoint_ts.to_string()), ("node_checkpoint_ts", node_cp.to_string()), ("behind_dispatchers", behind.join(","))]);
         }
         let to = self.maintainer_id;
         if !(to == NodeId::default() && self.maintainer_epoch == 0) {
