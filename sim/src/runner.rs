@@ -260,8 +260,13 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         // Added after the others, for the same reason (and `random_workload` leaves the
         // op out of its draw when the family is off).
         on("session_loss", &mut r);
+        // Slow first events (a new event-store subscription): drawn last as well.
+        if on("first_event.slow", &mut r) {
+            let lo = r.random_range(0..200u64);
+            world.first_event_ms = [lo, r.random_range(lo.max(200)..1500)];
+        }
         config_lines.push(format!("swarm families = {:?}", families));
-        config_lines.push(format!("swarm plan: net.loss = {:.3}, net.duplicate = {:.3}, net.delay_spike = {:.3}, net.collector_lag = {:.3}, net.stream_lag = {:.3}, storage.latency_ms = {:?}, sync_point_interval_ms = {}", world.net.loss, world.net.duplicate, world.net.delay_spike, world.net.collector.prob, world.net.stream.prob, world.storage_latency_ms, if cfg.enable_sync_point { cfg.sync_point_interval_ms.to_string() } else { "off".into() }));
+        config_lines.push(format!("swarm plan: net.loss = {:.3}, net.duplicate = {:.3}, net.delay_spike = {:.3}, net.collector_lag = {:.3}, net.stream_lag = {:.3}, storage.latency_ms = {:?}, sync_point_interval_ms = {}, dispatcher.first_event_ms = {:?}", world.net.loss, world.net.duplicate, world.net.delay_spike, world.net.collector.prob, world.net.stream.prob, world.storage_latency_ms, if cfg.enable_sync_point { cfg.sync_point_interval_ms.to_string() } else { "off".into() }, world.first_event_ms));
     }
     let w: W = Arc::new(Mutex::new(world));
     let handle = madsim::runtime::Handle::current();
