@@ -279,7 +279,7 @@ fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), String> {
     let bugs = parse_fixes(parse_bugs(&a.bugs)?, &a.fixes)?;
     let mut loaded = load::resolve(&a.scenario).map_err(|e| e.to_string())?;
     if a.no_mask {
-        loaded.scenario.mask_findings = Some(Vec::new());
+        loaded.scenario.unmask();
     }
     let opts = RunOptions { verbose: false, inject_nondeterminism: a.inject_nondeterminism };
     let mut result = run_on_fresh_thread(&loaded.scenario, seed, &bugs, &opts);

@@ -412,7 +412,7 @@ pub fn cli_fuzz(a: &crate::cli::FuzzArgs) -> Result<(String, i32), String> {
     }
     let mut loaded = crate::scenario::load::resolve(&a.scenario).map_err(|e| e.to_string())?;
     if a.no_mask {
-        loaded.scenario.mask_findings = Some(Vec::new());
+        loaded.scenario.unmask();
     }
     if let Some(dir) = &a.save {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create --save directory {}: {}", dir.display(), e))?;

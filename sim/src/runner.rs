@@ -548,7 +548,7 @@ impl Driver {
                 let dest = self.node(to)?;
                 let deadline = self.now() + MOVE_RETRY_MS;
                 loop {
-                    match self.move_maintainer(dest, false)? {
+                    match self.move_maintainer(dest)? {
                         MoveAnswer::Accepted => break,
                         MoveAnswer::Busy if self.now() < deadline => madsim::time::sleep(Duration::from_millis(100)).await,
                         _ => {
@@ -877,7 +877,7 @@ impl Driver {
                 (WorkloadOp::MoveMaintainer, _) => {
                     // A workload move without an owner (mid-election) is just skipped.
                     // The random workload's scheduler does not insist: a refused move is skipped.
-                    let _ = self.move_maintainer(node, true);
+                    let _ = self.move_maintainer(node);
                 }
                 (WorkloadOp::SessionLoss, _) => {
                     let alive = self.w.lock().unwrap().running_members();
@@ -967,7 +967,7 @@ impl Driver {
     }
 
     /// Ask the owner's coordinator to move the maintainer to `dest`.
-    fn move_maintainer(&mut self, dest: NodeId, _silent: bool) -> Result<MoveAnswer, String> {
+    fn move_maintainer(&mut self, dest: NodeId) -> Result<MoveAnswer, String> {
         let (owner, cf) = {
             let g = self.w.lock().unwrap();
             (g.owner().ok_or("no owner")?, g.cf.clone())

@@ -393,18 +393,11 @@ impl DispatcherManager {
         if self.dispatchers.contains_key(&c.dispatcher_id) {
             return;
         }
-        // `newEventDispatchers`: a manager whose watermark was never set (zero) takes the
-        // smallest start ts of the dispatchers it creates.
-        if self.latest_watermark.checkpoint_ts == 0 {
-            self.latest_watermark = Watermark { checkpoint_ts: c.start_ts, resolved_ts: c.start_ts, seq: self.latest_watermark.seq };
-        }
+        self.init_watermark(c.start_ts);
         let mut d = Dispatcher::new(c.dispatcher_id, c.span, c.schema_id, c.start_ts, false, c.skip_dml_as_start_ts);
         d.traffic_since_ms = ctx.now_ms;
         d.events_from_ms = self.first_events_at(ctx);
-        self.seq += 1;
-        d.seq = self.seq;
-        self.start_heartbeat_task(ctx.now_ms);
-        self.dispatchers.insert(c.dispatcher_id, d);
+        self.add_dispatcher(ctx.now_ms, d);
         self.trace(ctx, "create dispatcher", vec![("dispatcher", c.dispatcher_id.to_string()), ("table", c.span.table_id.to_string()), ("span", c.span.to_string()), ("start_ts", c.start_ts.to_string()), ("op", format!("{:?}", req.operator_type))]);
     }
 
@@ -434,7 +427,7 @@ impl DispatcherManager {
             None => {
                 self.current_operator_map.remove(&id);
                 let seq = self.seq;
-                self.send_status_change(ctx, TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: 0, event_size_per_second: 0 }, seq);
+                self.send_status_change(TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: 0, event_size_per_second: 0 }, seq);
             }
         }
     }
@@ -529,15 +522,10 @@ impl DispatcherManager {
         if self.write_path_closed {
             return false;
         }
-        if self.latest_watermark.checkpoint_ts == 0 {
-            self.latest_watermark = Watermark { checkpoint_ts: start_ts, resolved_ts: start_ts, seq: self.latest_watermark.seq };
-        }
+        self.init_watermark(start_ts);
         let mut d = Dispatcher::new(t, TableSpan::ddl_span(), 0, start_ts, true, false);
         d.traffic_since_ms = ctx.now_ms;
-        self.seq += 1;
-        d.seq = self.seq;
-        self.start_heartbeat_task(ctx.now_ms);
-        self.dispatchers.insert(t, d);
+        self.add_dispatcher(ctx.now_ms, d);
         self.trigger_id = Some(t);
         self.trace(ctx, "create table trigger event dispatcher", vec![("dispatcher", t.to_string()), ("start_ts", start_ts.to_string())]);
         true
@@ -814,7 +802,7 @@ impl DispatcherManager {
             if d.state == ComponentState::Working {
                 let st = d.status();
                 let seq = self.seq;
-                self.send_status_change(ctx, st, seq);
+                self.send_status_change(st, seq);
             }
             return false;
         }
@@ -848,10 +836,7 @@ impl DispatcherManager {
         d.traffic_since_ms = ctx.now_ms;
         d.state = ComponentState::Preparing;
         d.registered = false;
-        self.seq += 1;
-        d.seq = self.seq;
-        self.start_heartbeat_task(ctx.now_ms);
-        self.dispatchers.insert(merged, d);
+        self.add_dispatcher(ctx.now_ms, d);
         for id in &req.dispatcher_ids {
             self.dispatchers.get_mut(id).unwrap().state = ComponentState::WaitingMerge;
         }
@@ -1056,7 +1041,7 @@ impl DispatcherManager {
             let st = self.dispatchers[&id].status();
             let seq = self.dispatchers[&id].seq;
             self.trace(ctx, "dispatcher working", vec![("dispatcher", id.to_string()), ("table", span.table_id.to_string())]);
-            self.send_status_change(ctx, st, seq);
+            self.send_status_change(st, seq);
         }
         if !fx.block_statuses.is_empty() {
             let statuses = fx.block_statuses.into_iter().map(|state| TableSpanBlockStatus { id, state }).collect();
@@ -1189,11 +1174,8 @@ impl DispatcherManager {
             // The error collector reports on its own (`collectErrors`), heartbeat task
             // or not: a request with the error and no watermark.
             if !task_due {
-                if let Some(err) = self.error_to_send(ctx.now_ms) {
-                    let to = self.maintainer_id;
-                    if !(to == NodeId::default() && self.maintainer_epoch == 0) {
-                        ctx.send(to, Message::HeartBeatRequest { cf: self.cf.clone(), watermark: Watermark::default(), statuses: vec![], complete_status: false, err: Some(err) });
-                    }
+                if let (Some(err), Some(to)) = (self.error_to_send(ctx.now_ms), self.report_target()) {
+                    ctx.send(to, Message::HeartBeatRequest { cf: self.cf.clone(), watermark: Watermark::default(), statuses: vec![], complete_status: false, err: Some(err) });
                 }
             }
             return;
@@ -1233,10 +1215,7 @@ impl DispatcherManager {
         wm.checkpoint_ts = wm.checkpoint_ts.min(closed_floor);
         wm.resolved_ts = wm.resolved_ts.min(closed_floor);
         self.latest_watermark = wm;
-        let to = self.maintainer_id;
-        if to == NodeId::default() && self.maintainer_epoch == 0 {
-            return;
-        }
+        let Some(to) = self.report_target() else { return };
         ctx.send(to, Message::HeartBeatRequest { cf: self.cf.clone(), watermark: wm, statuses, complete_status: complete, err });
     }
 
@@ -1266,11 +1245,28 @@ impl DispatcherManager {
         }
     }
 
-    /// The heartbeat task starts with the first dispatcher added (`newHeartBeatTask`).
-    fn start_heartbeat_task(&mut self, now_ms: u64) {
-        if self.heartbeat_task_at_ms.is_none() {
-            self.heartbeat_task_at_ms = Some(now_ms + HEARTBEAT_INITIAL_DELAY_MS);
+    /// `dispatcherMap.Set` + `SetSeq`: the map's sequence number is bumped and given to
+    /// the dispatcher; the heartbeat task starts with the first dispatcher added
+    /// (`newHeartBeatTask`).
+    fn add_dispatcher(&mut self, now_ms: u64, mut d: Dispatcher) {
+        self.seq += 1;
+        d.seq = self.seq;
+        self.heartbeat_task_at_ms.get_or_insert(now_ms + HEARTBEAT_INITIAL_DELAY_MS);
+        self.dispatchers.insert(d.id, d);
+    }
+
+    /// `newEventDispatchers`: a manager whose watermark was never set (zero) takes the
+    /// start ts of the dispatchers it creates.
+    fn init_watermark(&mut self, start_ts: Ts) {
+        if self.latest_watermark.checkpoint_ts == 0 {
+            self.latest_watermark = Watermark { checkpoint_ts: start_ts, resolved_ts: start_ts, seq: self.latest_watermark.seq };
         }
+    }
+
+    /// Where reports go: the owning maintainer, unless the manager has none yet.
+    fn report_target(&self) -> Option<NodeId> {
+        let to = self.maintainer_id;
+        (!(to == NodeId::default() && self.maintainer_epoch == 0)).then_some(to)
     }
 
     /// `collectComponentStatusWhenChanged`: a status change (a dispatcher turning
@@ -1281,7 +1277,7 @@ impl DispatcherManager {
     /// here a batch holds the statuses of one step (one event poll, one control message,
     /// one storage result) and goes out at its end. Event polls are 50 ms apart, so
     /// statuses TiCDC would batch together are batched here too.
-    fn send_status_change(&mut self, _ctx: &mut Ctx, st: TableSpanStatus, seq: u64) {
+    fn send_status_change(&mut self, st: TableSpanStatus, seq: u64) {
         self.status_batch.push((st, seq));
     }
 
@@ -1294,13 +1290,11 @@ impl DispatcherManager {
             return;
         }
         let batch = std::mem::take(&mut self.status_batch);
-        let mut wm = self.status_snapshot;
-        if ctx.fix(crate::bugs::Fix::FreshStatusWatermark) {
-            // Candidate fix: the status path computes the watermark afresh, as the
-            // periodic aggregate does, so it never claims a sequence number whose
-            // dispatchers it did not include.
-            wm = self.watermark();
-        }
+        let fresh = self.watermark();
+        // Candidate fix: the status path computes the watermark afresh, as the periodic
+        // aggregate does, so it never claims a sequence number whose dispatchers it did
+        // not include.
+        let mut wm = if ctx.fix(crate::bugs::Fix::FreshStatusWatermark) { fresh } else { self.status_snapshot };
         for (st, seq) in &batch {
             wm.seq = wm.seq.max(*seq);
             if st.checkpoint_ts != 0 && st.checkpoint_ts < wm.checkpoint_ts {
@@ -1311,12 +1305,11 @@ impl DispatcherManager {
         // or before is behind it (the finding's first step, shown in timelines).
         let behind: Vec<String> = self.dispatchers.values().filter(|d| d.seq <= wm.seq && !matches!(d.state, ComponentState::Preparing | ComponentState::MergeReady) && d.checkpoint_ts() < wm.checkpoint_ts).map(|d| d.id.to_string()).collect();
         if !behind.is_empty() {
-            let node_cp = self.watermark().checkpoint_ts;
+            let node_cp = fresh.checkpoint_ts;
             let ids: Vec<String> = batch.iter().map(|(st, _)| st.id.to_string()).collect();
             self.trace(ctx, "status heartbeat claims more than the node has", vec![("dispatcher", ids.join(",")), ("seq", wm.seq.to_string()), ("checkpoint_ts", wm.checkpoint_ts.to_string()), ("node_checkpoint_ts", node_cp.to_string()), ("behind_dispatchers", behind.join(","))]);
         }
-        let to = self.maintainer_id;
-        if !(to == NodeId::default() && self.maintainer_epoch == 0) {
+        if let Some(to) = self.report_target() {
             let statuses = batch.into_iter().map(|(st, _)| st).collect();
             ctx.send(to, Message::HeartBeatRequest { cf: self.cf.clone(), watermark: wm, statuses, complete_status: false, err: None });
         }

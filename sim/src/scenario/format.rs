@@ -563,6 +563,11 @@ impl Default for Limits {
 }
 
 impl Scenario {
+    /// `--no-mask`: run TiCDC's code as is (no masked finding).
+    pub fn unmask(&mut self) {
+        self.mask_findings = Some(Vec::new());
+    }
+
     /// The candidate fixes this scenario's runs apply (names checked when loading).
     pub fn masked_fixes(&self) -> Vec<core_sched::bugs::Fix> {
         match &self.mask_findings {
