@@ -56,7 +56,10 @@ impl SchedulerConfig {
     /// `ValidateAndAdjust`: with table-across-nodes, a `write-key-threshold` above 0 and
     /// below [`MIN_WRITE_KEY_THRESHOLD`] is raised to it; returns whether it was.
     pub fn adjust_write_key_threshold(&mut self) -> bool {
-        if self.enable_table_across_nodes && self.write_key_threshold > 0 && self.write_key_threshold < MIN_WRITE_KEY_THRESHOLD {
+        if self.enable_table_across_nodes
+            && self.write_key_threshold > 0
+            && self.write_key_threshold < MIN_WRITE_KEY_THRESHOLD
+        {
             self.write_key_threshold = MIN_WRITE_KEY_THRESHOLD;
             return true;
         }
@@ -65,7 +68,11 @@ impl SchedulerConfig {
 
     /// `region-count-per-span` is capped to `region-threshold`, as TiCDC does.
     pub fn effective_region_count_per_span(&self) -> u64 {
-        if self.region_threshold > 0 { self.region_count_per_span.min(self.region_threshold).max(1) } else { self.region_count_per_span.max(1) }
+        if self.region_threshold > 0 {
+            self.region_count_per_span.min(self.region_threshold).max(1)
+        } else {
+            self.region_count_per_span.max(1)
+        }
     }
 }
 
@@ -110,7 +117,13 @@ pub struct ChangefeedConfig {
 
 impl Default for ChangefeedConfig {
     fn default() -> Self {
-        ChangefeedConfig { scheduler: SchedulerConfig::default(), sink: SinkConfig::default(), enable_sync_point: false, sync_point_interval_ms: DEFAULT_SYNC_POINT_INTERVAL_MS, sync_point_retention_ms: DEFAULT_SYNC_POINT_RETENTION_MS }
+        ChangefeedConfig {
+            scheduler: SchedulerConfig::default(),
+            sink: SinkConfig::default(),
+            enable_sync_point: false,
+            sync_point_interval_ms: DEFAULT_SYNC_POINT_INTERVAL_MS,
+            sync_point_retention_ms: DEFAULT_SYNC_POINT_RETENTION_MS,
+        }
     }
 }
 

@@ -141,7 +141,15 @@ impl Coordinator {
                 if ctx.now_ms >= rt.last_send_ms + COORDINATOR_RESEND_MS {
                     rt.last_send_ms = ctx.now_ms;
                     let epoch = rt.epoch;
-                    ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: true, removed: false, maintainer_epoch: epoch });
+                    ctx.send(
+                        n,
+                        Message::RemoveMaintainerRequest {
+                            cf: cf.clone(),
+                            cascade: true,
+                            removed: false,
+                            maintainer_epoch: epoch,
+                        },
+                    );
                 }
                 continue;
             }
@@ -150,7 +158,15 @@ impl Coordinator {
                 if ctx.now_ms >= rt.next_retry_ms {
                     rt.next_retry_ms = ctx.now_ms + MOVE_REMOVE_RESEND_MS;
                     let epoch = rt.epoch;
-                    ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: false, removed: false, maintainer_epoch: epoch });
+                    ctx.send(
+                        n,
+                        Message::RemoveMaintainerRequest {
+                            cf: cf.clone(),
+                            cascade: false,
+                            removed: false,
+                            maintainer_epoch: epoch,
+                        },
+                    );
                 }
                 continue;
             }
@@ -182,8 +198,22 @@ impl Coordinator {
             rt.last_checkpoint_advance_ms = ctx.now_ms;
             let checkpoint_ts = info.checkpoint_ts;
             let config = info.config.clone();
-            trace_ev!(ctx, Role::Coordinator, epoch, "add maintainer", changefeed = cf, node = n, checkpoint_ts = checkpoint_ts);
-            let req = Message::AddMaintainerRequest { cf, config, checkpoint_ts, is_new_changefeed: is_new, maintainer_epoch: epoch };
+            trace_ev!(
+                ctx,
+                Role::Coordinator,
+                epoch,
+                "add maintainer",
+                changefeed = cf,
+                node = n,
+                checkpoint_ts = checkpoint_ts
+            );
+            let req = Message::AddMaintainerRequest {
+                cf,
+                config,
+                checkpoint_ts,
+                is_new_changefeed: is_new,
+                maintainer_epoch: epoch,
+            };
             rt.add_request = Some(req.clone());
             rt.last_send_ms = ctx.now_ms;
             rt.last_status_ms = ctx.now_ms;
@@ -202,7 +232,14 @@ impl Coordinator {
             if rt.node.is_none() && !rt.stopping && !st.removed && persisted_epoch == Some(st.maintainer_epoch) {
                 rt.node = Some(from);
                 rt.epoch = st.maintainer_epoch;
-                trace_ev!(ctx, Role::Coordinator, st.maintainer_epoch, "discover running maintainer", changefeed = st.changefeed, node = from);
+                trace_ev!(
+                    ctx,
+                    Role::Coordinator,
+                    st.maintainer_epoch,
+                    "discover running maintainer",
+                    changefeed = st.changefeed,
+                    node = from
+                );
             }
             let rt = self.runtime.get_mut(&st.changefeed).unwrap();
             if rt.node != Some(from) || rt.epoch != st.maintainer_epoch {
@@ -221,7 +258,15 @@ impl Coordinator {
             let fatal = st.errors.iter().find(|e| e.code.fails_changefeed()).cloned();
             let acted = fatal.clone().or_else(|| if flipped || advanced { None } else { st.errors.first().cloned() });
             if acted.is_none() && !st.errors.is_empty() {
-                trace_ev!(ctx, Role::Coordinator, rt.epoch, "ignore maintainer error", changefeed = st.changefeed, error = st.errors[0].message, reason = if flipped { "bootstrap done changed" } else { "checkpoint advanced" });
+                trace_ev!(
+                    ctx,
+                    Role::Coordinator,
+                    rt.epoch,
+                    "ignore maintainer error",
+                    changefeed = st.changefeed,
+                    error = st.errors[0].message,
+                    reason = if flipped { "bootstrap done changed" } else { "checkpoint advanced" }
+                );
             }
             if advanced && !flipped {
                 rt.backoff_checkpoint_ts = Some(st.checkpoint_ts);
@@ -245,7 +290,13 @@ impl Coordinator {
                 }
                 rt.move_to = None;
                 rt.stopping = false;
-                trace_ev!(ctx, Role::Coordinator, rt.epoch, "move maintainer replaced by stop", changefeed = st.changefeed);
+                trace_ev!(
+                    ctx,
+                    Role::Coordinator,
+                    rt.epoch,
+                    "move maintainer replaced by stop",
+                    changefeed = st.changefeed
+                );
             }
             rt.bootstrap_done = st.bootstrap_done;
             if st.bootstrap_done {
@@ -274,7 +325,16 @@ impl Coordinator {
                         info.last_error = Some(e.message.clone());
                         let epoch = rt.epoch;
                         let cf = st.changefeed.clone();
-                        self.trace(ctx, epoch, "changefeed failed", vec![("changefeed", cf.to_string()), ("code", e.code.rfc().to_string()), ("error", e.message.clone())]);
+                        self.trace(
+                            ctx,
+                            epoch,
+                            "changefeed failed",
+                            vec![
+                                ("changefeed", cf.to_string()),
+                                ("code", e.code.rfc().to_string()),
+                                ("error", e.message.clone()),
+                            ],
+                        );
                         let rt = self.runtime.get_mut(&cf).unwrap();
                         Self::stop_failed(ctx, &cf, rt);
                     }
@@ -282,7 +342,11 @@ impl Coordinator {
                         // StateWarning: bump the epoch (persisted), cascade stop, retry after backoff.
                         info.state = FeedState::Warning;
                         info.last_error = Some(e.message.clone());
-                        let backoff = if rt.backoff_ms == 0 { BACKOFF_INITIAL_MS } else { (rt.backoff_ms * 2).min(BACKOFF_MAX_MS) };
+                        let backoff = if rt.backoff_ms == 0 {
+                            BACKOFF_INITIAL_MS
+                        } else {
+                            (rt.backoff_ms * 2).min(BACKOFF_MAX_MS)
+                        };
                         rt.backoff_ms = backoff;
                         rt.next_retry_ms = ctx.now_ms + backoff;
                         rt.stopping = true;
@@ -290,8 +354,24 @@ impl Coordinator {
                         let old_epoch = rt.epoch;
                         let cf = st.changefeed.clone();
                         let n = from;
-                        trace_ev!(ctx, Role::Coordinator, old_epoch, "changefeed retryable error, stop and restart", changefeed = cf, error = e.message, next_retry_ms = rt.next_retry_ms);
-                        ctx.send(n, Message::RemoveMaintainerRequest { cf, cascade: true, removed: false, maintainer_epoch: old_epoch });
+                        trace_ev!(
+                            ctx,
+                            Role::Coordinator,
+                            old_epoch,
+                            "changefeed retryable error, stop and restart",
+                            changefeed = cf,
+                            error = e.message,
+                            next_retry_ms = rt.next_retry_ms
+                        );
+                        ctx.send(
+                            n,
+                            Message::RemoveMaintainerRequest {
+                                cf,
+                                cascade: true,
+                                removed: false,
+                                maintainer_epoch: old_epoch,
+                            },
+                        );
                     }
                 }
             }
@@ -309,7 +389,15 @@ impl Coordinator {
         if rt.stopping {
             if ctx.now_ms >= rt.last_send_ms + COORDINATOR_RESEND_MS {
                 rt.last_send_ms = ctx.now_ms;
-                ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: true, removed: false, maintainer_epoch: epoch });
+                ctx.send(
+                    n,
+                    Message::RemoveMaintainerRequest {
+                        cf: cf.clone(),
+                        cascade: true,
+                        removed: false,
+                        maintainer_epoch: epoch,
+                    },
+                );
             }
             return;
         }
@@ -324,7 +412,10 @@ impl Coordinator {
         rt.stopping = true;
         rt.last_send_ms = ctx.now_ms;
         trace_ev!(ctx, Role::Coordinator, epoch, "stop changefeed", changefeed = cf, node = n, removed = false);
-        ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: true, removed: false, maintainer_epoch: epoch });
+        ctx.send(
+            n,
+            Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: true, removed: false, maintainer_epoch: epoch },
+        );
     }
 
     /// Whether a `failed` state change is held by `BlockBeforeStopChangefeed`.
@@ -359,11 +450,26 @@ impl Coordinator {
         let rt = self.runtime.entry(cf.clone()).or_default();
         rt.move_to = None;
         let epoch = rt.epoch;
-        trace_ev!(ctx, Role::Coordinator, epoch, "pause changefeed", changefeed = cf, node = rt.node.map(|n| n.to_string()).unwrap_or_default());
+        trace_ev!(
+            ctx,
+            Role::Coordinator,
+            epoch,
+            "pause changefeed",
+            changefeed = cf,
+            node = rt.node.map(|n| n.to_string()).unwrap_or_default()
+        );
         if let Some(n) = rt.node {
             rt.stopping = true;
             rt.last_send_ms = ctx.now_ms;
-            ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: true, removed: false, maintainer_epoch: epoch });
+            ctx.send(
+                n,
+                Message::RemoveMaintainerRequest {
+                    cf: cf.clone(),
+                    cascade: true,
+                    removed: false,
+                    maintainer_epoch: epoch,
+                },
+            );
         }
         true
     }
@@ -384,7 +490,14 @@ impl Coordinator {
         // and a new backoff from the checkpoint (`NewChangefeed`).
         rt.bootstrap_done = false;
         rt.backoff_checkpoint_ts = None;
-        trace_ev!(ctx, Role::Coordinator, rt.epoch, "resume changefeed", changefeed = cf, checkpoint_ts = info.checkpoint_ts);
+        trace_ev!(
+            ctx,
+            Role::Coordinator,
+            rt.epoch,
+            "resume changefeed",
+            changefeed = cf,
+            checkpoint_ts = info.checkpoint_ts
+        );
         self.tick(ctx, meta);
         true
     }
@@ -415,7 +528,15 @@ impl Coordinator {
         rt.move_to = Some(dest);
         rt.next_retry_ms = ctx.now_ms + MOVE_REMOVE_RESEND_MS;
         trace_ev!(ctx, Role::Coordinator, epoch, "move maintainer", changefeed = cf, from = n, to = dest);
-        ctx.send(n, Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: false, removed: false, maintainer_epoch: epoch });
+        ctx.send(
+            n,
+            Message::RemoveMaintainerRequest {
+                cf: cf.clone(),
+                cascade: false,
+                removed: false,
+                maintainer_epoch: epoch,
+            },
+        );
         Some(n)
     }
 }

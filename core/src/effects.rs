@@ -43,10 +43,20 @@ pub enum ObjectContent {
 /// `DispatcherManager::on_storage_result` with the same `op_id`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum StorageRequest {
-    Put { op_id: u64, path: String, content: ObjectContent },
-    Rename { op_id: u64, from: String, to: String },
+    Put {
+        op_id: u64,
+        path: String,
+        content: ObjectContent,
+    },
+    Rename {
+        op_id: u64,
+        from: String,
+        to: String,
+    },
     /// Best-effort removal of temporary objects of a closed writer; no completion.
-    Delete { paths: Vec<String> },
+    Delete {
+        paths: Vec<String>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,7 +115,16 @@ pub const FP_MYSQL_SINK_HANG_LONG_TIME: &str = "MySQLSinkHangLongTime";
 /// node (the first bootstrap of a changefeed here) takes
 /// [`crate::dispatcher::orchestrator::NEW_DISPATCHER_MANAGER_DELAY_MS`].
 pub const FP_NEW_DISPATCHER_MANAGER_DELAY: &str = "NewDispatcherManagerDelay";
-pub const KNOWN_FAILPOINTS: &[&str] = &[FP_NEW_DISPATCHER_MANAGER_DELAY, FP_MYSQL_SINK_HANG_LONG_TIME, FP_BLOCK_CREATE_DISPATCHER, FP_NOT_READY_TO_CLOSE_DISPATCHER, FP_STOP_BALANCE_SCHEDULER, FP_BLOCK_OR_WAIT_BEFORE_WRITE, FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL, FP_BLOCK_BEFORE_STOP_CHANGEFEED];
+pub const KNOWN_FAILPOINTS: &[&str] = &[
+    FP_NEW_DISPATCHER_MANAGER_DELAY,
+    FP_MYSQL_SINK_HANG_LONG_TIME,
+    FP_BLOCK_CREATE_DISPATCHER,
+    FP_NOT_READY_TO_CLOSE_DISPATCHER,
+    FP_STOP_BALANCE_SCHEDULER,
+    FP_BLOCK_OR_WAIT_BEFORE_WRITE,
+    FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL,
+    FP_BLOCK_BEFORE_STOP_CHANGEFEED,
+];
 
 pub struct Ctx<'a> {
     pub now_ms: u64,

@@ -240,28 +240,96 @@ pub struct MaintainerStatus {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Message {
     // coordinator -> maintainer manager
-    AddMaintainerRequest { cf: ChangefeedId, config: ChangefeedConfig, checkpoint_ts: Ts, is_new_changefeed: bool, maintainer_epoch: Epoch },
-    RemoveMaintainerRequest { cf: ChangefeedId, cascade: bool, removed: bool, maintainer_epoch: Epoch },
+    AddMaintainerRequest {
+        cf: ChangefeedId,
+        config: ChangefeedConfig,
+        checkpoint_ts: Ts,
+        is_new_changefeed: bool,
+        maintainer_epoch: Epoch,
+    },
+    RemoveMaintainerRequest {
+        cf: ChangefeedId,
+        cascade: bool,
+        removed: bool,
+        maintainer_epoch: Epoch,
+    },
     /// The coordinator's persisted checkpoint, forwarded by the maintainer to its trigger dispatcher.
-    CheckpointTsMessage { cf: ChangefeedId, checkpoint_ts: Ts },
+    CheckpointTsMessage {
+        cf: ChangefeedId,
+        checkpoint_ts: Ts,
+    },
     // maintainer manager -> coordinator
-    MaintainerHeartbeat { statuses: Vec<MaintainerStatus> },
+    MaintainerHeartbeat {
+        statuses: Vec<MaintainerStatus>,
+    },
     // maintainer -> dispatcher manager (orchestrator)
-    MaintainerBootstrapRequest { cf: ChangefeedId, config: ChangefeedConfig, start_ts: Ts, table_trigger_event_dispatcher_id: Option<DispatcherId>, is_new_changefeed: bool, maintainer_epoch: Epoch },
-    MaintainerPostBootstrapRequest { cf: ChangefeedId, table_trigger_event_dispatcher_id: DispatcherId, schemas: Vec<SchemaInfo>, maintainer_epoch: Epoch },
-    MaintainerCloseRequest { cf: ChangefeedId, removed: bool, maintainer_epoch: Epoch },
+    MaintainerBootstrapRequest {
+        cf: ChangefeedId,
+        config: ChangefeedConfig,
+        start_ts: Ts,
+        table_trigger_event_dispatcher_id: Option<DispatcherId>,
+        is_new_changefeed: bool,
+        maintainer_epoch: Epoch,
+    },
+    MaintainerPostBootstrapRequest {
+        cf: ChangefeedId,
+        table_trigger_event_dispatcher_id: DispatcherId,
+        schemas: Vec<SchemaInfo>,
+        maintainer_epoch: Epoch,
+    },
+    MaintainerCloseRequest {
+        cf: ChangefeedId,
+        removed: bool,
+        maintainer_epoch: Epoch,
+    },
     // maintainer -> dispatcher manager (heartbeat collector)
-    ScheduleDispatcherRequest { cf: ChangefeedId, req: ScheduleDispatcherRequest },
-    MergeDispatcherRequest { cf: ChangefeedId, req: MergeDispatcherRequest },
-    HeartBeatResponse { cf: ChangefeedId, statuses: Vec<DispatcherStatus>, maintainer_epoch: Epoch },
+    ScheduleDispatcherRequest {
+        cf: ChangefeedId,
+        req: ScheduleDispatcherRequest,
+    },
+    MergeDispatcherRequest {
+        cf: ChangefeedId,
+        req: MergeDispatcherRequest,
+    },
+    HeartBeatResponse {
+        cf: ChangefeedId,
+        statuses: Vec<DispatcherStatus>,
+        maintainer_epoch: Epoch,
+    },
     // dispatcher manager -> maintainer
-    MaintainerBootstrapResponse { cf: ChangefeedId, spans: Vec<BootstrapTableSpan>, checkpoint_ts: Ts, operators: Vec<ScheduleDispatcherRequest>, merge_operators: Vec<MergeDispatcherRequest>, err: Option<RunningError>, maintainer_epoch: Epoch },
-    MaintainerPostBootstrapResponse { cf: ChangefeedId, table_trigger_event_dispatcher_id: DispatcherId, err: Option<RunningError>, maintainer_epoch: Epoch },
-    MaintainerCloseResponse { cf: ChangefeedId, success: bool, maintainer_epoch: Epoch },
+    MaintainerBootstrapResponse {
+        cf: ChangefeedId,
+        spans: Vec<BootstrapTableSpan>,
+        checkpoint_ts: Ts,
+        operators: Vec<ScheduleDispatcherRequest>,
+        merge_operators: Vec<MergeDispatcherRequest>,
+        err: Option<RunningError>,
+        maintainer_epoch: Epoch,
+    },
+    MaintainerPostBootstrapResponse {
+        cf: ChangefeedId,
+        table_trigger_event_dispatcher_id: DispatcherId,
+        err: Option<RunningError>,
+        maintainer_epoch: Epoch,
+    },
+    MaintainerCloseResponse {
+        cf: ChangefeedId,
+        success: bool,
+        maintainer_epoch: Epoch,
+    },
     /// No epoch field, as in TiCDC.
-    HeartBeatRequest { cf: ChangefeedId, watermark: Watermark, statuses: Vec<TableSpanStatus>, complete_status: bool, err: Option<RunningError> },
+    HeartBeatRequest {
+        cf: ChangefeedId,
+        watermark: Watermark,
+        statuses: Vec<TableSpanStatus>,
+        complete_status: bool,
+        err: Option<RunningError>,
+    },
     /// No epoch field, as in TiCDC.
-    BlockStatusRequest { cf: ChangefeedId, statuses: Vec<TableSpanBlockStatus> },
+    BlockStatusRequest {
+        cf: ChangefeedId,
+        statuses: Vec<TableSpanBlockStatus>,
+    },
 }
 
 /// Where on the destination node a message is handled.
@@ -299,10 +367,20 @@ impl Message {
         use Message::*;
         match self {
             MaintainerHeartbeat { .. } => Topic::Coordinator,
-            AddMaintainerRequest { .. } | RemoveMaintainerRequest { .. } | CheckpointTsMessage { .. } => Topic::MaintainerManager,
-            MaintainerBootstrapResponse { .. } | MaintainerPostBootstrapResponse { .. } | MaintainerCloseResponse { .. } | HeartBeatRequest { .. } | BlockStatusRequest { .. } => Topic::MaintainerManager,
-            MaintainerBootstrapRequest { .. } | MaintainerPostBootstrapRequest { .. } | MaintainerCloseRequest { .. } => Topic::DispatcherManagerManager,
-            ScheduleDispatcherRequest { .. } | MergeDispatcherRequest { .. } | HeartBeatResponse { .. } => Topic::HeartbeatCollector,
+            AddMaintainerRequest { .. } | RemoveMaintainerRequest { .. } | CheckpointTsMessage { .. } => {
+                Topic::MaintainerManager
+            }
+            MaintainerBootstrapResponse { .. }
+            | MaintainerPostBootstrapResponse { .. }
+            | MaintainerCloseResponse { .. }
+            | HeartBeatRequest { .. }
+            | BlockStatusRequest { .. } => Topic::MaintainerManager,
+            MaintainerBootstrapRequest { .. }
+            | MaintainerPostBootstrapRequest { .. }
+            | MaintainerCloseRequest { .. } => Topic::DispatcherManagerManager,
+            ScheduleDispatcherRequest { .. } | MergeDispatcherRequest { .. } | HeartBeatResponse { .. } => {
+                Topic::HeartbeatCollector
+            }
         }
     }
 

@@ -102,9 +102,17 @@ mod tests {
     #[test]
     fn start_sync_point_is_the_next_multiple_or_the_start_itself_when_aligned() {
         let iv = 30_000;
-        assert_eq!(calculate_start_sync_point_ts(ts_from_ms(30_000), iv, false), ts_from_ms(30_000), "aligned start receives its own syncpoint");
+        assert_eq!(
+            calculate_start_sync_point_ts(ts_from_ms(30_000), iv, false),
+            ts_from_ms(30_000),
+            "aligned start receives its own syncpoint"
+        );
         assert_eq!(calculate_start_sync_point_ts(ts_from_ms(30_000), iv, true), ts_from_ms(60_000), "skip at start ts");
-        assert_eq!(calculate_start_sync_point_ts(ts_from_ms(30_000) + 1, iv, false), ts_from_ms(60_000), "a logical part moves to the next one");
+        assert_eq!(
+            calculate_start_sync_point_ts(ts_from_ms(30_000) + 1, iv, false),
+            ts_from_ms(60_000),
+            "a logical part moves to the next one"
+        );
         assert_eq!(calculate_start_sync_point_ts(ts_from_ms(30_000) - 1, iv, false), ts_from_ms(30_000));
         assert_eq!(calculate_start_sync_point_ts(ts_from_ms(1), iv, false), ts_from_ms(30_000));
         assert_eq!(calculate_start_sync_point_ts(ts_from_ms(1), 0, false), 0, "disabled");
@@ -115,8 +123,16 @@ mod tests {
         let iv = 1_000;
         let a = ts_from_ms(1_000);
         assert_eq!(sync_points_in(a, ts_from_ms(3_000), iv), vec![ts_from_ms(1_000), ts_from_ms(2_000)]);
-        assert_eq!(sync_points_in(ts_from_ms(3_000), ts_from_ms(3_000) + 1, iv), vec![ts_from_ms(3_000)], "the syncpoint at a window's end goes out in the next window");
+        assert_eq!(
+            sync_points_in(ts_from_ms(3_000), ts_from_ms(3_000) + 1, iv),
+            vec![ts_from_ms(3_000)],
+            "the syncpoint at a window's end goes out in the next window"
+        );
         assert!(sync_points_in(a + 1, ts_from_ms(2_000), iv).is_empty());
-        assert!(is_sync_point_ts(ts_from_ms(2_000), iv) && !is_sync_point_ts(ts_from_ms(2_000) + 1, iv) && !is_sync_point_ts(ts_from_ms(2_500), iv));
+        assert!(
+            is_sync_point_ts(ts_from_ms(2_000), iv)
+                && !is_sync_point_ts(ts_from_ms(2_000) + 1, iv)
+                && !is_sync_point_ts(ts_from_ms(2_500), iv)
+        );
     }
 }

@@ -61,7 +61,14 @@ pub struct DdlRecord {
 
 impl DdlEvent {
     pub fn record(&self) -> DdlRecord {
-        DdlRecord { commit_ts: self.commit_ts, kind: self.kind, schema_name: self.schema_name.clone(), table_id: self.table_id, table_name: self.table_name.clone(), query: self.query.clone() }
+        DdlRecord {
+            commit_ts: self.commit_ts,
+            kind: self.kind,
+            schema_name: self.schema_name.clone(),
+            table_id: self.table_id,
+            table_name: self.table_name.clone(),
+            query: self.query.clone(),
+        }
     }
 }
 
@@ -101,7 +108,11 @@ impl BlockEvent {
     pub fn blocked_tables(&self) -> InfluencedTables {
         match self {
             BlockEvent::Ddl(d) => d.blocked_tables.clone(),
-            BlockEvent::SyncPoint(_) => InfluencedTables { influence_type: crate::messages::InfluenceType::All, table_ids: vec![], schema_id: 0 },
+            BlockEvent::SyncPoint(_) => InfluencedTables {
+                influence_type: crate::messages::InfluenceType::All,
+                table_ids: vec![],
+                schema_id: 0,
+            },
         }
     }
     pub fn need_dropped_tables(&self) -> Option<InfluencedTables> {
@@ -158,7 +169,13 @@ impl SchemaStoreError {
 impl std::fmt::Display for SchemaStoreError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SchemaStoreError::SnapshotLostByGC { snap_ts, gc_ts } => write!(f, "[{}] schema snapshot at {} was lost: the schema store is GCed up to {}", self.code().rfc(), snap_ts, gc_ts),
+            SchemaStoreError::SnapshotLostByGC { snap_ts, gc_ts } => write!(
+                f,
+                "[{}] schema snapshot at {} was lost: the schema store is GCed up to {}",
+                self.code().rfc(),
+                snap_ts,
+                gc_ts
+            ),
         }
     }
 }

@@ -187,7 +187,9 @@ where
 fn clap_error(e: clap::Error) -> i32 {
     use clap::error::ErrorKind;
     match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            e.exit()
+        }
         _ => {
             // clap's message is the first paragraph; usage and tips follow a blank line.
             let text = e.render().to_string();
@@ -226,13 +228,15 @@ pub fn parse_jobs(jobs: Option<usize>) -> Result<usize, String> {
 }
 
 pub fn parse_seed(s: &str) -> Result<u64, String> {
-    s.parse::<u64>().map_err(|_| format!("invalid seed '{}': expected an unsigned 64-bit integer (0..={})", s, u64::MAX))
+    s.parse::<u64>()
+        .map_err(|_| format!("invalid seed '{}': expected an unsigned 64-bit integer (0..={})", s, u64::MAX))
 }
 
 pub fn parse_bugs(names: &[String]) -> Result<Bugs, String> {
     let mut bugs = Bugs::none();
     for n in names {
-        let b = Bug::from_name(n).ok_or_else(|| format!("unknown bug '{}'; valid bugs: {}", n, Bug::names().join(", ")))?;
+        let b =
+            Bug::from_name(n).ok_or_else(|| format!("unknown bug '{}'; valid bugs: {}", n, Bug::names().join(", ")))?;
         bugs = bugs.with(b);
     }
     Ok(bugs)
@@ -241,7 +245,8 @@ pub fn parse_bugs(names: &[String]) -> Result<Bugs, String> {
 /// Add the candidate fixes named by `--fix` to `bugs`.
 pub fn parse_fixes(mut bugs: Bugs, names: &[String]) -> Result<Bugs, String> {
     for n in names {
-        let f = Fix::from_name(n).ok_or_else(|| format!("unknown fix '{}'; valid fixes: {}", n, Fix::names().join(", ")))?;
+        let f = Fix::from_name(n)
+            .ok_or_else(|| format!("unknown fix '{}'; valid fixes: {}", n, Fix::names().join(", ")))?;
         bugs = bugs.with_fix(f);
     }
     Ok(bugs)
@@ -314,7 +319,12 @@ fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), String> {
 pub fn compare_runs(a: &RunResult, b: &RunResult) -> Determinism {
     let ok = a.trace_hash == b.trace_hash && a.outcome == b.outcome;
     let divergence = if ok { None } else { first_divergence(&a.trace, &b.trace) };
-    Determinism { ok, trace_hashes: [a.trace_hash.clone(), b.trace_hash.clone()], outcomes: [a.outcome, b.outcome], divergence }
+    Determinism {
+        ok,
+        trace_hashes: [a.trace_hash.clone(), b.trace_hash.clone()],
+        outcomes: [a.outcome, b.outcome],
+        divergence,
+    }
 }
 
 /// The first index where two traces differ, or `None` if they are identical.
@@ -372,7 +382,8 @@ fn secs(ms: u64) -> String {
 /// Rows as left-aligned columns (the last column is not padded).
 fn table(rows: &[Vec<&str>]) -> String {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> =
+        (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();
     for r in rows {
         let mut line = String::new();
@@ -409,7 +420,13 @@ pub fn format_bugs() -> String {
 }
 
 /// The human report of one run.
-pub fn format_report(name: &str, r: &RunResult, verbose: bool, det: Option<&Determinism>, reproduce: Option<&str>) -> String {
+pub fn format_report(
+    name: &str,
+    r: &RunResult,
+    verbose: bool,
+    det: Option<&Determinism>,
+    reproduce: Option<&str>,
+) -> String {
     let mut o = String::new();
     if verbose {
         for rec in &r.trace {
@@ -424,11 +441,19 @@ pub fn format_report(name: &str, r: &RunResult, verbose: bool, det: Option<&Dete
     let _ = writeln!(o);
     section(&mut o, "config", r.config.iter().cloned());
     section(&mut o, "phases", r.phases.iter().map(|(p, at)| format!("{:>10}  {}", secs(*at), p)));
-    section(&mut o, "checks", r.checks.iter().map(|c| format!("{} {}: {}", if c.passed { "PASS" } else { "FAIL" }, c.check, c.detail)));
+    section(
+        &mut o,
+        "checks",
+        r.checks.iter().map(|c| format!("{} {}: {}", if c.passed { "PASS" } else { "FAIL" }, c.check, c.detail)),
+    );
     if r.violations.is_empty() {
         let _ = writeln!(o, "violations: none");
     } else {
-        section(&mut o, "violations", r.violations.iter().map(|v| format!("{} at {}: {}", v.invariant, secs(v.at_ms), v.detail)));
+        section(
+            &mut o,
+            "violations",
+            r.violations.iter().map(|v| format!("{} at {}: {}", v.invariant, secs(v.at_ms), v.detail)),
+        );
     }
     if let Some(c) = &r.crash {
         let _ = writeln!(o, "crash: {}", c.replace('\n', " | "));
@@ -474,7 +499,10 @@ fn format_determinism(o: &mut String, d: &Determinism) {
             let _ = writeln!(o, "    run 2: {}", v.second.as_deref().unwrap_or("(trace ended)"));
         }
         None => {
-            let _ = writeln!(o, "  first divergent trace record: none (recorded traces are identical; only the hash differs)");
+            let _ = writeln!(
+                o,
+                "  first divergent trace record: none (recorded traces are identical; only the hash differs)"
+            );
         }
     }
 }
@@ -484,7 +512,14 @@ mod tests {
     use super::*;
 
     fn rec(at_ms: u64, event: &str) -> TraceRecord {
-        TraceRecord { at_ms, node: "n0".into(), role: "maintainer".into(), epoch: 1, event: event.into(), fields: vec![] }
+        TraceRecord {
+            at_ms,
+            node: "n0".into(),
+            role: "maintainer".into(),
+            epoch: 1,
+            event: event.into(),
+            fields: vec![],
+        }
     }
 
     #[test]

@@ -7,9 +7,9 @@
 
 use crate::cli::{parse_bugs, parse_fixes};
 use crate::fuzz::{run_campaign, Campaign, CampaignResult, ProgressBar, SeedList, SeedRange, Shard};
-use crate::scenario::load;
 use crate::result::Outcome;
 use crate::runner::{run_on_fresh_thread, RunOptions};
+use crate::scenario::load;
 use crate::seedfile::{collect, SeedFile};
 use core_sched::bugs::Bugs;
 use serde::Serialize;
@@ -64,16 +64,23 @@ pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRo
         let base = parse_bugs(&bugs).map_err(|e| format!("finding {}: {}", scenario, e))?;
         let fixed = parse_fixes(base.clone(), &fixes).map_err(|e| format!("finding {}: {}", scenario, e))?;
         let opts = RunOptions::default();
-        let recorded_failing = files.iter().filter(|(_, s)| run_on_fresh_thread(&scn, *s, &base, &opts).outcome != Outcome::Pass).count();
+        let recorded_failing =
+            files.iter().filter(|(_, s)| run_on_fresh_thread(&scn, *s, &base, &opts).outcome != Outcome::Pass).count();
         let recorded_failing_with_fix = match fixes.is_empty() {
             true => recorded_failing,
-            false => files.iter().filter(|(_, s)| run_on_fresh_thread(&scn, *s, &fixed, &opts).outcome != Outcome::Pass).count(),
+            false => files
+                .iter()
+                .filter(|(_, s)| run_on_fresh_thread(&scn, *s, &fixed, &opts).outcome != Outcome::Pass)
+                .count(),
         };
         let files: Vec<String> = files.into_iter().map(|(n, _)| n).collect();
         let seed_list = SeedList { range: SeedRange { start: 0, end: seeds }, shard: Shard::default() };
         let campaign = |bugs: Bugs, label: String| {
             let mut bar = ProgressBar::new(&label);
-            let r = run_campaign(&Campaign { scenario: &scn, seeds: seed_list, bugs, jobs, stop_after: None }, &mut |p| bar.update(p));
+            let r =
+                run_campaign(&Campaign { scenario: &scn, seeds: seed_list, bugs, jobs, stop_after: None }, &mut |p| {
+                    bar.update(p)
+                });
             bar.finish();
             summarize(&r)
         };
@@ -84,7 +91,20 @@ pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRo
             let (n, first, _) = campaign(fixed, format!("findings {} --fix {}", scn.name, fixes.join(",")));
             (n, first)
         };
-        rows.push(FindingRow { scenario, bugs, fixes, files, recorded_failing, recorded_failing_with_fix, seeds, failures, first_failing_seed, by_invariant, failures_with_fix, first_failing_seed_with_fix });
+        rows.push(FindingRow {
+            scenario,
+            bugs,
+            fixes,
+            files,
+            recorded_failing,
+            recorded_failing_with_fix,
+            seeds,
+            failures,
+            first_failing_seed,
+            by_invariant,
+            failures_with_fix,
+            first_failing_seed_with_fix,
+        });
     }
     Ok(rows)
 }
@@ -99,7 +119,22 @@ pub fn format_findings(rows: &[FindingRow]) -> String {
         let by: Vec<String> = r.by_invariant.iter().map(|(k, v)| format!("{} {}", k, v)).collect();
         let fix = if r.fixes.is_empty() { "none".to_string() } else { r.fixes.join(", ") };
         let with = if r.fixes.is_empty() { "-".to_string() } else { format!("{}/{}", r.failures_with_fix, r.seeds) };
-        let _ = writeln!(o, "| {} | {} ({}/{} / {}/{}) | {}/{} | {} | {} | {} | {} |", r.scenario, r.files.join(", "), r.recorded_failing, r.files.len(), r.recorded_failing_with_fix, r.files.len(), r.failures, r.seeds, r.first_failing_seed.map(|s| s.to_string()).unwrap_or_else(|| "-".into()), if by.is_empty() { "-".into() } else { by.join(", ") }, fix, with);
+        let _ = writeln!(
+            o,
+            "| {} | {} ({}/{} / {}/{}) | {}/{} | {} | {} | {} | {} |",
+            r.scenario,
+            r.files.join(", "),
+            r.recorded_failing,
+            r.files.len(),
+            r.recorded_failing_with_fix,
+            r.files.len(),
+            r.failures,
+            r.seeds,
+            r.first_failing_seed.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
+            if by.is_empty() { "-".into() } else { by.join(", ") },
+            fix,
+            with
+        );
     }
     o
 }
@@ -115,10 +150,15 @@ pub fn cli_findings(dir: &Path, seeds: u64, jobs: usize, report_dir: &Path) -> R
     let md_path = report_dir.join("findings.md");
     let json_path = report_dir.join("findings.json");
     std::fs::write(&md_path, &md).map_err(|e| format!("cannot write {}: {}", md_path.display(), e))?;
-    std::fs::write(&json_path, serde_json::to_string_pretty(&rows).unwrap_or_default()).map_err(|e| format!("cannot write {}: {}", json_path.display(), e))?;
+    std::fs::write(&json_path, serde_json::to_string_pretty(&rows).unwrap_or_default())
+        .map_err(|e| format!("cannot write {}: {}", json_path.display(), e))?;
     let mut out = md;
     let _ = writeln!(out, "\nwrote {} and {}", md_path.display(), json_path.display());
-    let broken: Vec<&str> = rows.iter().filter(|r| !r.fixes.is_empty() && (r.failures_with_fix > 0 || r.recorded_failing_with_fix > 0)).map(|r| r.scenario.as_str()).collect();
+    let broken: Vec<&str> = rows
+        .iter()
+        .filter(|r| !r.fixes.is_empty() && (r.failures_with_fix > 0 || r.recorded_failing_with_fix > 0))
+        .map(|r| r.scenario.as_str())
+        .collect();
     if !broken.is_empty() {
         let _ = writeln!(out, "candidate fixes that leave failures: {}", broken.join(", "));
         return Ok((out, 1));

@@ -117,7 +117,16 @@ pub struct SeedOutcome {
 
 impl SeedOutcome {
     pub fn of(r: &RunResult) -> SeedOutcome {
-        SeedOutcome { seed: r.seed, outcome: r.outcome, invariant: first_invariant(r), invariants: all_invariants(r), trace_hash: r.trace_hash.clone(), sim_time_ms: r.sim_time_ms, wall_ms: r.wall_ms, crash: r.crash.clone() }
+        SeedOutcome {
+            seed: r.seed,
+            outcome: r.outcome,
+            invariant: first_invariant(r),
+            invariants: all_invariants(r),
+            trace_hash: r.trace_hash.clone(),
+            sim_time_ms: r.sim_time_ms,
+            wall_ms: r.wall_ms,
+            crash: r.crash.clone(),
+        }
     }
     pub fn failed(&self) -> bool {
         self.outcome != Outcome::Pass
@@ -211,8 +220,19 @@ pub fn run_campaign(c: &Campaign, progress: &mut dyn FnMut(&Progress)) -> Campai
                 // run_on_fresh_thread already maps a panic in the seed to `crash`; this
                 // also covers a panic in the runner's own plumbing, so one bad seed
                 // never takes the campaign down.
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| SeedOutcome::of(&run_on_fresh_thread(c.scenario, seed, &c.bugs, opts))))
-                    .unwrap_or_else(|_| SeedOutcome { seed, outcome: Outcome::Crash, invariant: None, invariants: Vec::new(), trace_hash: String::new(), sim_time_ms: 0, wall_ms: 0, crash: Some("panic outside the seed thread".into()) });
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    SeedOutcome::of(&run_on_fresh_thread(c.scenario, seed, &c.bugs, opts))
+                }))
+                .unwrap_or_else(|_| SeedOutcome {
+                    seed,
+                    outcome: Outcome::Crash,
+                    invariant: None,
+                    invariants: Vec::new(),
+                    trace_hash: String::new(),
+                    sim_time_ms: 0,
+                    wall_ms: 0,
+                    crash: Some("panic outside the seed thread".into()),
+                });
                 if r.failed() {
                     failures.fetch_add(1, Ordering::SeqCst);
                 }
@@ -246,7 +266,13 @@ pub struct ProgressBar {
 
 impl ProgressBar {
     pub fn new(label: &str) -> ProgressBar {
-        ProgressBar { label: label.to_string(), tty: std::io::stderr().is_terminal(), last_draw: None, next_pct: 10, drawn: false }
+        ProgressBar {
+            label: label.to_string(),
+            tty: std::io::stderr().is_terminal(),
+            last_draw: None,
+            next_pct: 10,
+            drawn: false,
+        }
     }
 
     pub fn update(&mut self, p: &Progress) {
@@ -263,7 +289,17 @@ impl ProgressBar {
             const W: u64 = 30;
             let filled = (p.done * W).checked_div(p.total).unwrap_or(W);
             let bar: String = (0..W).map(|i| if i < filled { '#' } else { '.' }).collect();
-            let _ = write!(err, "\r\x1b[2K{} [{}] {}/{}  failures {}  {:.0} seeds/s  ETA {}", self.label, bar, p.done, p.total, p.failures, rate, fmt_secs(eta));
+            let _ = write!(
+                err,
+                "\r\x1b[2K{} [{}] {}/{}  failures {}  {:.0} seeds/s  ETA {}",
+                self.label,
+                bar,
+                p.done,
+                p.total,
+                p.failures,
+                rate,
+                fmt_secs(eta)
+            );
             let _ = err.flush();
             self.drawn = true;
         } else {
@@ -272,7 +308,17 @@ impl ProgressBar {
                 return;
             }
             self.next_pct = (pct / 10 + 1) * 10;
-            let _ = writeln!(err, "{}: {}/{} seeds ({}%), {} failures, {:.0} seeds/s, ETA {}", self.label, p.done, p.total, pct, p.failures, rate, fmt_secs(eta));
+            let _ = writeln!(
+                err,
+                "{}: {}/{} seeds ({}%), {} failures, {:.0} seeds/s, ETA {}",
+                self.label,
+                p.done,
+                p.total,
+                pct,
+                p.failures,
+                rate,
+                fmt_secs(eta)
+            );
         }
     }
 
@@ -344,7 +390,15 @@ pub struct Summary {
 /// Build the summary; `reproduce` makes the command line for a seed.
 pub fn summarize(scenario: &str, c: &Campaign, r: &CampaignResult, reproduce: &dyn Fn(u64) -> String) -> Summary {
     let (by_outcome, by_invariant) = tallies(&r.runs);
-    let failing_seeds: Vec<FailingSeed> = r.failures().map(|f| FailingSeed { seed: f.seed, outcome: f.outcome, invariant: f.invariant.clone(), reproduce: reproduce(f.seed) }).collect();
+    let failing_seeds: Vec<FailingSeed> = r
+        .failures()
+        .map(|f| FailingSeed {
+            seed: f.seed,
+            outcome: f.outcome,
+            invariant: f.invariant.clone(),
+            reproduce: reproduce(f.seed),
+        })
+        .collect();
     Summary {
         scenario: scenario.to_string(),
         seeds: c.seeds.range.to_string(),
@@ -378,18 +432,44 @@ pub fn format_summary(s: &Summary) -> String {
     let shard = if s.shard == "0/1" { String::new() } else { format!("  shard {}", s.shard) };
     let fixes = if s.fixes.is_empty() { String::new() } else { format!("  fixes {}", s.fixes.join(",")) };
     let _ = writeln!(o, "fuzz {}  seeds {}{}  bugs {}{}  jobs {}", s.scenario, s.seeds, shard, bugs, fixes, s.jobs);
-    let _ = writeln!(o, "runs: {}  passes: {}  failures: {}{}", s.runs, s.passes, s.failures, if s.stopped_early { "  (stopped early: --stop-after reached)" } else { "" });
-    let join = |m: &BTreeMap<String, u64>| if m.is_empty() { "none".to_string() } else { m.iter().map(|(k, v)| format!("{} {}", k, v)).collect::<Vec<_>>().join(", ") };
+    let _ = writeln!(
+        o,
+        "runs: {}  passes: {}  failures: {}{}",
+        s.runs,
+        s.passes,
+        s.failures,
+        if s.stopped_early { "  (stopped early: --stop-after reached)" } else { "" }
+    );
+    let join = |m: &BTreeMap<String, u64>| {
+        if m.is_empty() {
+            "none".to_string()
+        } else {
+            m.iter().map(|(k, v)| format!("{} {}", k, v)).collect::<Vec<_>>().join(", ")
+        }
+    };
     let _ = writeln!(o, "by outcome: {}", join(&s.by_outcome));
     let _ = writeln!(o, "by invariant: {}", join(&s.by_invariant));
     if !s.failing_seeds.is_empty() {
         let n = s.failing_seeds.len().min(SHOWN_FAILURES);
         let _ = writeln!(o, "failing seeds (first {} of {}):", n, s.failing_seeds.len());
         for f in &s.failing_seeds[..n] {
-            let _ = writeln!(o, "  seed {:<6} {:<9} {:<30} {}", f.seed, f.outcome.as_str(), f.invariant.as_deref().unwrap_or("-"), f.reproduce);
+            let _ = writeln!(
+                o,
+                "  seed {:<6} {:<9} {:<30} {}",
+                f.seed,
+                f.outcome.as_str(),
+                f.invariant.as_deref().unwrap_or("-"),
+                f.reproduce
+            );
         }
     }
-    let _ = writeln!(o, "throughput: {:.1} seeds/s, simulated/wall time {:.0}x ({:.1} s wall)", s.seeds_per_sec, s.sim_wall_ratio, s.wall_ms as f64 / 1000.0);
+    let _ = writeln!(
+        o,
+        "throughput: {:.1} seeds/s, simulated/wall time {:.0}x ({:.1} s wall)",
+        s.seeds_per_sec,
+        s.sim_wall_ratio,
+        s.wall_ms as f64 / 1000.0
+    );
     o
 }
 
@@ -425,7 +505,13 @@ pub fn cli_fuzz(a: &crate::cli::FuzzArgs) -> Result<(String, i32), String> {
     for b in &bug_names {
         note.push_str(&format!(" --bug {}", b));
     }
-    let c = Campaign { scenario: &loaded.scenario, seeds: SeedList { range, shard }, bugs: bugs.clone(), jobs, stop_after: a.stop_after };
+    let c = Campaign {
+        scenario: &loaded.scenario,
+        seeds: SeedList { range, shard },
+        bugs: bugs.clone(),
+        jobs,
+        stop_after: a.stop_after,
+    };
     let mut bar = ProgressBar::new(&format!("fuzz {}", loaded.scenario.name));
     let r = run_campaign(&c, &mut |p| bar.update(p));
     bar.finish();
@@ -437,19 +523,26 @@ pub fn cli_fuzz(a: &crate::cli::FuzzArgs) -> Result<(String, i32), String> {
                 scenario: a.scenario.clone(),
                 seed: f.seed,
                 bugs: bug_names.iter().map(|s| s.to_string()).collect(),
-                expect: crate::seedfile::Expect { outcome: f.outcome, invariant: f.invariant.clone(), also: Vec::new() },
+                expect: crate::seedfile::Expect {
+                    outcome: f.outcome,
+                    invariant: f.invariant.clone(),
+                    also: Vec::new(),
+                },
                 trace_hash: f.trace_hash.clone(),
                 note: note.clone(),
                 control: None,
                 fixed_by: Vec::new(),
             };
             let path = dir.join(sf.file_name());
-            std::fs::write(&path, sf.to_json()).map_err(|e| format!("cannot write seed file {}: {}", path.display(), e))?;
+            std::fs::write(&path, sf.to_json())
+                .map_err(|e| format!("cannot write seed file {}: {}", path.display(), e))?;
         }
     }
     let fix_names = bugs.fix_names();
     let no_mask = if a.no_mask { " --no-mask" } else { "" };
-    let mut s = summarize(&loaded.scenario.name, &c, &r, &|seed| reproduce_command(&a.scenario, seed, &bug_names, &fix_names) + no_mask);
+    let mut s = summarize(&loaded.scenario.name, &c, &r, &|seed| {
+        reproduce_command(&a.scenario, seed, &bug_names, &fix_names) + no_mask
+    });
     // Known open findings: recorded failures that are expected until fixed.
     let mut known_hits = Vec::new();
     if let Some(k) = &a.known {
@@ -463,7 +556,11 @@ pub fn cli_fuzz(a: &crate::cli::FuzzArgs) -> Result<(String, i32), String> {
             let hit = known.iter().any(|k| {
                 let mut kb = k.bugs.clone();
                 kb.sort();
-                (k.scenario == a.scenario || k.scenario == loaded.scenario.name) && k.seed == f.seed && kb == want_bugs && k.expect.outcome == f.outcome && k.expect.invariant == f.invariant
+                (k.scenario == a.scenario || k.scenario == loaded.scenario.name)
+                    && k.seed == f.seed
+                    && kb == want_bugs
+                    && k.expect.outcome == f.outcome
+                    && k.expect.invariant == f.invariant
             });
             if hit {
                 known_hits.push(f.seed);
@@ -472,9 +569,18 @@ pub fn cli_fuzz(a: &crate::cli::FuzzArgs) -> Result<(String, i32), String> {
         });
         s.failures = s.failing_seeds.len() as u64;
     }
-    let mut out = if a.json { serde_json::to_string(&s).map_err(|e| format!("cannot serialize the summary: {}", e))? + "\n" } else { format_summary(&s) };
+    let mut out = if a.json {
+        serde_json::to_string(&s).map_err(|e| format!("cannot serialize the summary: {}", e))? + "\n"
+    } else {
+        format_summary(&s)
+    };
     if let (Some(dir), false, true) = (&a.save, a.json, s.failures > 0) {
-        out.push_str(&format!("saved {} seed file{} to {}\n", s.failures, if s.failures == 1 { "" } else { "s" }, dir.display()));
+        out.push_str(&format!(
+            "saved {} seed file{} to {}\n",
+            s.failures,
+            if s.failures == 1 { "" } else { "s" },
+            dir.display()
+        ));
     }
     if !known_hits.is_empty() && !a.json {
         out.push_str(&format!("known open findings (failing as recorded, not counted): seeds {:?}\n", known_hits));

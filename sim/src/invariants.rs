@@ -53,7 +53,23 @@ pub const BARRIER_OWNER_ONLY: &str = "barrier-owner-only";
 /// no downstream write once its drop is written and the changefeed's checkpoint passed
 /// it (see [`check_no_write_after_drop`]).
 pub const NO_WRITE_AFTER_DROP: &str = "no-write-after-drop";
-pub const ALL_INVARIANTS: &[&str] = &[ONE_DISPATCHER_PER_KEY, ONE_INSTANCE_PER_ID, ONE_TABLE_TRIGGER, TABLE_TRIGGER_OWNER, ONE_OPERATOR_PER_DISPATCHER, SPAN_PARTITION, BARRIER_WRITES_ONCE, EPOCH_FENCING, CHECKPOINT_MONOTONIC, NO_DATA_LOSS, NO_RETRYABLE_ERROR_AFTER_FAILOVER, NO_WRITE_AFTER_FENCE, BARRIER_OWNER_ONLY, NO_WRITE_AFTER_DROP, CONVERGES];
+pub const ALL_INVARIANTS: &[&str] = &[
+    ONE_DISPATCHER_PER_KEY,
+    ONE_INSTANCE_PER_ID,
+    ONE_TABLE_TRIGGER,
+    TABLE_TRIGGER_OWNER,
+    ONE_OPERATOR_PER_DISPATCHER,
+    SPAN_PARTITION,
+    BARRIER_WRITES_ONCE,
+    EPOCH_FENCING,
+    CHECKPOINT_MONOTONIC,
+    NO_DATA_LOSS,
+    NO_RETRYABLE_ERROR_AFTER_FAILOVER,
+    NO_WRITE_AFTER_FENCE,
+    BARRIER_OWNER_ONLY,
+    NO_WRITE_AFTER_DROP,
+    CONVERGES,
+];
 
 /// `no-write-after-drop`: the data files of `row_tables` and the table-level DDL files
 /// `ddls` just became durable; a table dropped at `D` whose drop (DROP TABLE, TRUNCATE,
@@ -66,7 +82,13 @@ pub const ALL_INVARIANTS: &[&str] = &[ONE_DISPATCHER_PER_KEY, ONE_INSTANCE_PER_I
 /// A write while the checkpoint is still below `D` is not one: a maintainer restarted
 /// from such a checkpoint replays the table from there, rows and DDL again (TiCDC's
 /// at-least-once delivery across restarts).
-pub fn check_no_write_after_drop(up: &Upstream, st: &Storage, persisted_checkpoint: Ts, row_tables: &[TableId], ddls: &[core_sched::upstream::DdlRecord]) -> Vec<(&'static str, String)> {
+pub fn check_no_write_after_drop(
+    up: &Upstream,
+    st: &Storage,
+    persisted_checkpoint: Ts,
+    row_tables: &[TableId],
+    ddls: &[core_sched::upstream::DdlRecord],
+) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     let passed_drop = |t: TableId| -> Option<Ts> {
         let d = up.tables.get(&t)?.dropped_ts?;
@@ -89,7 +111,11 @@ pub fn check_no_write_after_drop(up: &Upstream, st: &Storage, persisted_checkpoi
 /// `no-write-after-fence`: storage writes (puts and renames; the best-effort cleanup of
 /// temporary objects is not a write of data) issued by node `n` in one step while its
 /// dispatcher orchestrator is fenced.
-pub fn check_no_write_after_fence(n: NodeId, fenced: bool, reqs: &[core_sched::effects::StorageRequest]) -> Vec<(&'static str, String)> {
+pub fn check_no_write_after_fence(
+    n: NodeId,
+    fenced: bool,
+    reqs: &[core_sched::effects::StorageRequest],
+) -> Vec<(&'static str, String)> {
     use core_sched::effects::StorageRequest;
     if !fenced {
         return vec![];
@@ -97,7 +123,9 @@ pub fn check_no_write_after_fence(n: NodeId, fenced: bool, reqs: &[core_sched::e
     reqs.iter()
         .filter_map(|r| match r {
             StorageRequest::Put { path, .. } => Some(format!("capture {} put {} after its local fence", n, path)),
-            StorageRequest::Rename { to, .. } => Some(format!("capture {} renamed onto {} after its local fence", n, to)),
+            StorageRequest::Rename { to, .. } => {
+                Some(format!("capture {} renamed onto {} after its local fence", n, to))
+            }
             StorageRequest::Delete { .. } => None,
         })
         .map(|d| (NO_WRITE_AFTER_FENCE, d))
@@ -110,7 +138,9 @@ fn can_write(state: ComponentState, removing: bool) -> bool {
 }
 
 /// Cluster-wide dispatcher placement checks over every live node's managers.
-pub fn check_dispatchers<'a>(managers: impl Iterator<Item = (NodeId, &'a DispatcherManager)>) -> Vec<(&'static str, String)> {
+pub fn check_dispatchers<'a>(
+    managers: impl Iterator<Item = (NodeId, &'a DispatcherManager)>,
+) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     let mut by_id: BTreeMap<DispatcherId, NodeId> = BTreeMap::new();
     let mut by_table: BTreeMap<TableId, Vec<(TableSpan, DispatcherId, NodeId)>> = BTreeMap::new();
@@ -142,7 +172,10 @@ pub fn check_dispatchers<'a>(managers: impl Iterator<Item = (NodeId, &'a Dispatc
     }
     for (cf, t) in triggers {
         if t.len() > 1 {
-            out.push((ONE_TABLE_TRIGGER, format!("changefeed {} has {} live table trigger event dispatchers: {:?}", cf, t.len(), t)));
+            out.push((
+                ONE_TABLE_TRIGGER,
+                format!("changefeed {} has {} live table trigger event dispatchers: {:?}", cf, t.len(), t),
+            ));
         }
     }
     for (table, mut v) in by_table {
@@ -150,7 +183,13 @@ pub fn check_dispatchers<'a>(managers: impl Iterator<Item = (NodeId, &'a Dispatc
         for i in 1..v.len() {
             for j in 0..i {
                 if v[j].0.overlaps(&v[i].0) {
-                    out.push((ONE_DISPATCHER_PER_KEY, format!("table {}: dispatchers {} on {} {} and {} on {} {} cover the same keys", table, v[j].1, v[j].2, v[j].0, v[i].1, v[i].2, v[i].0)));
+                    out.push((
+                        ONE_DISPATCHER_PER_KEY,
+                        format!(
+                            "table {}: dispatchers {} on {} {} and {} on {} {} cover the same keys",
+                            table, v[j].1, v[j].2, v[j].0, v[i].1, v[i].2, v[i].0
+                        ),
+                    ));
                 }
             }
         }
@@ -175,7 +214,11 @@ pub struct BarrierView {
 /// The dispatchers of a block-status request from `from` whose task the maintainer binds
 /// to another node, with their [`BarrierView`] before the request is handled. Cheap: only
 /// called for block-status requests.
-pub fn nonowner_block_statuses(m: &Maintainer, from: NodeId, ids: impl Iterator<Item = DispatcherId>) -> Vec<(DispatcherId, Option<NodeId>, BarrierView)> {
+pub fn nonowner_block_statuses(
+    m: &Maintainer,
+    from: NodeId,
+    ids: impl Iterator<Item = DispatcherId>,
+) -> Vec<(DispatcherId, Option<NodeId>, BarrierView)> {
     let mut out = Vec::new();
     for id in ids {
         if id == m.sc.ddl_span_id {
@@ -192,7 +235,8 @@ pub fn nonowner_block_statuses(m: &Maintainer, from: NodeId, ids: impl Iterator<
 
 pub fn barrier_view(m: &Maintainer, id: DispatcherId) -> BarrierView {
     let exists = m.sc.get(&id).is_some();
-    let (checkpoint_ts, block_state) = m.sc.get(&id).map(|t| (t.checkpoint_ts, t.block_state.clone())).unwrap_or_default();
+    let (checkpoint_ts, block_state) =
+        m.sc.get(&id).map(|t| (t.checkpoint_ts, t.block_state.clone())).unwrap_or_default();
     let events = m.barrier.events.iter().map(|(k, e)| (*k, e.reported.contains(&id), e.done.contains(&id))).collect();
     BarrierView { exists, checkpoint_ts, block_state, events }
 }
@@ -210,7 +254,8 @@ impl BarrierView {
             return true;
         }
         after.events.iter().any(|(k, rep, done)| {
-            let (was_rep, was_done) = self.events.iter().find(|(k0, _, _)| k0 == k).map(|(_, r, d)| (*r, *d)).unwrap_or((false, false));
+            let (was_rep, was_done) =
+                self.events.iter().find(|(k0, _, _)| k0 == k).map(|(_, r, d)| (*r, *d)).unwrap_or((false, false));
             (*rep && !was_rep) || (*done && !was_done)
         })
     }
@@ -225,7 +270,10 @@ pub fn check_maintainer(m: &Maintainer) -> Vec<(&'static str, String)> {
     }
     for (id, n) in count.into_iter().filter(|(_, n)| *n > 1) {
         let ops: Vec<String> = m.oc.running().filter(|op| op.id() == id).map(|op| op.describe()).collect();
-        out.push((ONE_OPERATOR_PER_DISPATCHER, format!("dispatcher {} has {} running operators: {}", id, n, ops.join("; "))));
+        out.push((
+            ONE_OPERATOR_PER_DISPATCHER,
+            format!("dispatcher {} has {} running operators: {}", id, n, ops.join("; ")),
+        ));
     }
     if m.initialized() {
         for &t in m.sc.by_table.keys() {
@@ -240,8 +288,11 @@ pub fn check_maintainer(m: &Maintainer) -> Vec<(&'static str, String)> {
             let (_, holes) = m.sc.table_partition_problems(t);
             // Transient overlaps TiCDC allows: a merge target over its (occupied)
             // sources, and a task kept as coverage under a cleanup Remove.
-            let transient = |id: &DispatcherId| matches!(m.oc.get(id), Some(Operator::Merge(_) | Operator::Occupy(_) | Operator::Remove(_)));
-            let mut spans: Vec<(TableSpan, DispatcherId)> = m.sc.tasks_of_table(t).iter().map(|r| (r.span, r.id)).collect();
+            let transient = |id: &DispatcherId| {
+                matches!(m.oc.get(id), Some(Operator::Merge(_) | Operator::Occupy(_) | Operator::Remove(_)))
+            };
+            let mut spans: Vec<(TableSpan, DispatcherId)> =
+                m.sc.tasks_of_table(t).iter().map(|r| (r.span, r.id)).collect();
             spans.sort();
             let mut overlaps = Vec::new();
             for i in 1..spans.len() {
@@ -275,7 +326,14 @@ impl DataLossChecker {
     /// `interval` ms (`sync_points`), so must the record of every syncpoint strictly
     /// below `checkpoint` (a dispatcher waiting on a syncpoint at `s` may report the
     /// checkpoint `s` before the record is written; none passes `s` before it is).
-    pub fn advance(&mut self, up: &Upstream, st: &Storage, start_ts: Ts, checkpoint: Ts, sync_points: Option<(Ts, u64)>) -> Vec<(&'static str, String)> {
+    pub fn advance(
+        &mut self,
+        up: &Upstream,
+        st: &Storage,
+        start_ts: Ts,
+        checkpoint: Ts,
+        sync_points: Option<(Ts, u64)>,
+    ) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
         if checkpoint <= self.last_checkpoint {
             return out;
@@ -285,7 +343,13 @@ impl DataLossChecker {
         if let Some((first, iv)) = sync_points {
             for s in core_sched::syncpoint::sync_points_in(previous.max(first), checkpoint, iv) {
                 if !st.syncpoints.contains_key(&s) {
-                    out.push((NO_DATA_LOSS, format!("syncpoint {} is below the persisted checkpoint {} but has no record downstream", s, checkpoint)));
+                    out.push((
+                        NO_DATA_LOSS,
+                        format!(
+                            "syncpoint {} is below the persisted checkpoint {} but has no record downstream",
+                            s, checkpoint
+                        ),
+                    ));
                     break;
                 }
             }
@@ -321,18 +385,54 @@ mod tests {
 
     #[test]
     fn barrier_view_sees_an_admitted_status_and_ignores_events_finished_meanwhile() {
-        let bs = |ts| Some(core_sched::messages::BlockState { is_blocked: true, block_ts: ts, block_tables: None, need_dropped_tables: None, need_added_tables: vec![], is_sync_point: false, stage: core_sched::messages::BlockStage::Waiting });
-        let before = BarrierView { exists: true, checkpoint_ts: 10, block_state: bs(11), events: vec![((11, false), false, false), ((12, false), true, false)] };
-        let same = BarrierView { exists: true, checkpoint_ts: 10, block_state: bs(11), events: vec![((11, false), false, false), ((12, false), true, false)] };
+        let bs = |ts| {
+            Some(core_sched::messages::BlockState {
+                is_blocked: true,
+                block_ts: ts,
+                block_tables: None,
+                need_dropped_tables: None,
+                need_added_tables: vec![],
+                is_sync_point: false,
+                stage: core_sched::messages::BlockStage::Waiting,
+            })
+        };
+        let before = BarrierView {
+            exists: true,
+            checkpoint_ts: 10,
+            block_state: bs(11),
+            events: vec![((11, false), false, false), ((12, false), true, false)],
+        };
+        let same = BarrierView {
+            exists: true,
+            checkpoint_ts: 10,
+            block_state: bs(11),
+            events: vec![((11, false), false, false), ((12, false), true, false)],
+        };
         assert!(!before.admitted_in(&same));
         // Event 11 finished by other dispatchers' statuses of the same request: not this one's doing.
-        let finished = BarrierView { exists: true, checkpoint_ts: 10, block_state: bs(11), events: vec![((12, false), true, false)] };
+        let finished = BarrierView {
+            exists: true,
+            checkpoint_ts: 10,
+            block_state: bs(11),
+            events: vec![((12, false), true, false)],
+        };
         assert!(!before.admitted_in(&finished));
-        let reported = BarrierView { exists: true, checkpoint_ts: 10, block_state: bs(11), events: vec![((11, false), true, false), ((12, false), true, false)] };
+        let reported = BarrierView {
+            exists: true,
+            checkpoint_ts: 10,
+            block_state: bs(11),
+            events: vec![((11, false), true, false), ((12, false), true, false)],
+        };
         assert!(before.admitted_in(&reported));
-        let new_event = BarrierView { exists: true, checkpoint_ts: 10, block_state: bs(11), events: vec![((11, false), false, false), ((12, false), true, false), ((13, true), true, false)] };
+        let new_event = BarrierView {
+            exists: true,
+            checkpoint_ts: 10,
+            block_state: bs(11),
+            events: vec![((11, false), false, false), ((12, false), true, false), ((13, true), true, false)],
+        };
         assert!(before.admitted_in(&new_event));
-        let forced = BarrierView { exists: true, checkpoint_ts: 12, block_state: bs(13), events: before.events.clone() };
+        let forced =
+            BarrierView { exists: true, checkpoint_ts: 12, block_state: bs(13), events: before.events.clone() };
         assert!(before.admitted_in(&forced));
         // The task removed by another status of the same request (the trigger's DONE of a
         // DROP of that table): the ignored non-owner status changed nothing.
@@ -390,7 +490,8 @@ mod tests {
     fn one_table_trigger_fires_for_a_trigger_replaced_in_place() {
         // `replace-mismatched-trigger`: the new trigger next to the old, still live, one.
         let mut dm = manager_with_trigger(NodeId(2), NodeId(2));
-        let mut d = core_sched::dispatcher::Dispatcher::new(DispatcherId(2), TableSpan::ddl_span(), 0, 200, true, false);
+        let mut d =
+            core_sched::dispatcher::Dispatcher::new(DispatcherId(2), TableSpan::ddl_span(), 0, 200, true, false);
         d.state = ComponentState::Working;
         dm.dispatchers.insert(DispatcherId(2), d);
         dm.trigger_id = Some(DispatcherId(2));
@@ -414,6 +515,7 @@ mod tests {
     #[test]
     fn no_write_after_fence_is_quiet_before_the_fence_and_for_cleanup() {
         assert!(check_no_write_after_fence(NodeId(1), false, &[put()]).is_empty());
-        assert!(check_no_write_after_fence(NodeId(1), true, &[StorageRequest::Delete { paths: vec!["a.tmp".into()] }]).is_empty());
+        assert!(check_no_write_after_fence(NodeId(1), true, &[StorageRequest::Delete { paths: vec!["a.tmp".into()] }])
+            .is_empty());
     }
 }

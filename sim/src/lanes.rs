@@ -57,7 +57,9 @@ pub fn recv_lane(msg: &Message) -> Option<RecvLane> {
         Message::HeartBeatResponse { .. } => Some(RecvLane::HeartBeatResponse),
         Message::ScheduleDispatcherRequest { .. } => Some(RecvLane::ScheduleDispatcher),
         Message::MergeDispatcherRequest { .. } => Some(RecvLane::MergeDispatcher),
-        Message::MaintainerBootstrapRequest { .. } | Message::MaintainerPostBootstrapRequest { .. } | Message::MaintainerCloseRequest { .. } => Some(RecvLane::Orchestrator),
+        Message::MaintainerBootstrapRequest { .. }
+        | Message::MaintainerPostBootstrapRequest { .. }
+        | Message::MaintainerCloseRequest { .. } => Some(RecvLane::Orchestrator),
         _ => None,
     }
 }
@@ -125,7 +127,10 @@ impl<K: Ord + Copy> LagQueues<K> {
 /// waiting request or was dropped); false when nothing with its key waits.
 pub fn absorb_pending<'a>(mut waiting: impl Iterator<Item = &'a mut Envelope>, env: &Envelope) -> Option<bool> {
     let kind = core_sched::dispatcher::orchestrator::pending_kind(&env.msg)?;
-    let slot = waiting.find(|w| core_sched::dispatcher::orchestrator::pending_kind(&w.msg) == Some(kind) && DispatcherOrchestrator::cf_of(&w.msg) == DispatcherOrchestrator::cf_of(&env.msg))?;
+    let slot = waiting.find(|w| {
+        core_sched::dispatcher::orchestrator::pending_kind(&w.msg) == Some(kind)
+            && DispatcherOrchestrator::cf_of(&w.msg) == DispatcherOrchestrator::cf_of(&env.msg)
+    })?;
     if core_sched::dispatcher::orchestrator::replaces(&slot.msg, &env.msg) {
         *slot = env.clone();
         Some(true)
@@ -140,7 +145,14 @@ mod tests {
     use core_sched::types::{ChangefeedId, DispatcherId, NodeId};
 
     fn boot(epoch: u64, trigger: u64) -> Envelope {
-        let msg = Message::MaintainerBootstrapRequest { cf: ChangefeedId("cf".into()), config: Default::default(), start_ts: 1, table_trigger_event_dispatcher_id: Some(DispatcherId(trigger)), is_new_changefeed: false, maintainer_epoch: epoch };
+        let msg = Message::MaintainerBootstrapRequest {
+            cf: ChangefeedId("cf".into()),
+            config: Default::default(),
+            start_ts: 1,
+            table_trigger_event_dispatcher_id: Some(DispatcherId(trigger)),
+            is_new_changefeed: false,
+            maintainer_epoch: epoch,
+        };
         Envelope { from: NodeId(1), to: NodeId(1), msg }
     }
 
@@ -153,7 +165,11 @@ mod tests {
 
     #[test]
     fn the_orchestrator_queue_keeps_one_request_per_key() {
-        let close = Envelope { from: NodeId(1), to: NodeId(1), msg: Message::MaintainerCloseRequest { cf: ChangefeedId("cf".into()), removed: false, maintainer_epoch: 5 } };
+        let close = Envelope {
+            from: NodeId(1),
+            to: NodeId(1),
+            msg: Message::MaintainerCloseRequest { cf: ChangefeedId("cf".into()), removed: false, maintainer_epoch: 5 },
+        };
         let mut waiting = vec![close.clone(), boot(5, 7)];
         // Nothing of its kind waits: not absorbed (queued behind).
         assert_eq!(absorb_pending(std::iter::empty(), &boot(5, 7)), None);
@@ -168,11 +184,23 @@ mod tests {
         assert_eq!(absorb_pending(waiting.iter_mut(), &boot(5, 7)), Some(false));
         assert_eq!(epoch_of(&waiting[1]), 6);
         // A close upgraded to removed replaces a waiting close of the same epoch.
-        let removed = Envelope { from: NodeId(1), to: NodeId(1), msg: Message::MaintainerCloseRequest { cf: ChangefeedId("cf".into()), removed: true, maintainer_epoch: 5 } };
+        let removed = Envelope {
+            from: NodeId(1),
+            to: NodeId(1),
+            msg: Message::MaintainerCloseRequest { cf: ChangefeedId("cf".into()), removed: true, maintainer_epoch: 5 },
+        };
         assert_eq!(absorb_pending(waiting.iter_mut(), &removed), Some(true));
         assert!(matches!(waiting[0].msg, Message::MaintainerCloseRequest { removed: true, .. }));
         // Another changefeed's request has its own key.
-        let other = Envelope { from: NodeId(1), to: NodeId(1), msg: Message::MaintainerCloseRequest { cf: ChangefeedId("other".into()), removed: false, maintainer_epoch: 9 } };
+        let other = Envelope {
+            from: NodeId(1),
+            to: NodeId(1),
+            msg: Message::MaintainerCloseRequest {
+                cf: ChangefeedId("other".into()),
+                removed: false,
+                maintainer_epoch: 9,
+            },
+        };
         assert_eq!(absorb_pending(waiting.iter_mut(), &other), None);
     }
 }

@@ -19,20 +19,20 @@
 compile_error!("ticdc-sim must be built with `--cfg madsim`. Run cargo from the repository root so .cargo/config.toml applies; if you set RUSTFLAGS yourself it replaces the config file's flags, so include it: RUSTFLAGS=\"--cfg madsim\".");
 
 pub mod cli;
+pub mod findings;
+pub mod fuzz;
 pub mod invariants;
 pub mod lanes;
 pub mod node;
+pub mod replay;
+pub mod report;
 pub mod result;
+pub mod runner;
+pub mod scenario;
+pub mod seedfile;
+pub mod session;
 pub mod storage;
 pub mod trace;
 pub mod upstream;
 pub mod world;
-pub mod runner;
-pub mod session;
-pub mod scenario;
-pub mod fuzz;
-pub mod seedfile;
-pub mod replay;
-pub mod report;
 pub mod zoo;
-pub mod findings;

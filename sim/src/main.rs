@@ -8,6 +8,11 @@ fn main() {
     if std::env::var_os("RUST_LOG").is_none() {
         std::process::exit(ticdc_sim::cli::main_with_args(std::env::args_os()));
     }
-    tracing_subscriber::fmt().without_time().with_target(false).with_writer(std::io::stderr).with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).init();
+    tracing_subscriber::fmt()
+        .without_time()
+        .with_target(false)
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .init();
     std::process::exit(ticdc_sim::cli::main_with_args(std::env::args_os()));
 }

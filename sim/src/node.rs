@@ -17,7 +17,19 @@ pub const FEED_WINDOW_MS: u64 = 1000;
 /// Poll period of the balance scheduler task (its interval is `check-balance-interval`).
 pub const BALANCE_POLL_MS: u64 = 1000;
 
-async fn periodic(w: W, n: NodeId, gen: u64, period_ms: u64, kind: StepKind, f: fn(&mut NodeState, &mut core_sched::effects::Ctx, &mut crate::upstream::Upstream, &mut core_sched::coordinator::MetaStore)) {
+async fn periodic(
+    w: W,
+    n: NodeId,
+    gen: u64,
+    period_ms: u64,
+    kind: StepKind,
+    f: fn(
+        &mut NodeState,
+        &mut core_sched::effects::Ctx,
+        &mut crate::upstream::Upstream,
+        &mut core_sched::coordinator::MetaStore,
+    ),
+) {
     // Desynchronise the loops of different nodes.
     madsim::time::sleep(Duration::from_millis(1 + (n.0 as u64 * 7) % period_ms.max(1))).await;
     loop {
@@ -30,7 +42,14 @@ async fn periodic(w: W, n: NodeId, gen: u64, period_ms: u64, kind: StepKind, f: 
 
 /// Spawn every loop of node `n` (generation `gen`) on the current madsim node.
 pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, flush_ms: u64) {
-    let sp = |p: u64, k: StepKind, f: fn(&mut NodeState, &mut core_sched::effects::Ctx, &mut crate::upstream::Upstream, &mut core_sched::coordinator::MetaStore)| {
+    let sp = |p: u64,
+              k: StepKind,
+              f: fn(
+        &mut NodeState,
+        &mut core_sched::effects::Ctx,
+        &mut crate::upstream::Upstream,
+        &mut core_sched::coordinator::MetaStore,
+    )| {
         madsim::task::spawn(periodic(w.clone(), n, gen, p, k, f));
     };
     sp(MAINTAINER_TICK_MS, StepKind::MaintainerTick, |ns, ctx, up, _| {

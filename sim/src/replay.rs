@@ -41,11 +41,19 @@ pub fn prepare(path: &Path) -> Result<Prepared, String> {
     };
     let fixed_bugs = match file.fixed_by.is_empty() {
         true => None,
-        false => Some(crate::cli::parse_fixes(bugs.clone(), &file.fixed_by).map_err(|e| format!("{}: fixed_by: {}", path.display(), e))?),
+        false => Some(
+            crate::cli::parse_fixes(bugs.clone(), &file.fixed_by)
+                .map_err(|e| format!("{}: fixed_by: {}", path.display(), e))?,
+        ),
     };
     for inv in file.expect.also.iter().chain(file.control.iter().flat_map(|c| c.absent.iter())) {
         if !crate::invariants::ALL_INVARIANTS.contains(&inv.as_str()) && !inv.starts_with("check:") {
-            return Err(format!("{}: unknown invariant '{}'; valid invariants: {}", path.display(), inv, crate::invariants::ALL_INVARIANTS.join(", ")));
+            return Err(format!(
+                "{}: unknown invariant '{}'; valid invariants: {}",
+                path.display(),
+                inv,
+                crate::invariants::ALL_INVARIANTS.join(", ")
+            ));
         }
     }
     // A bugs-off control replaces the bugs-off-must-pass check, so it must be as strong
@@ -58,7 +66,11 @@ pub fn prepare(path: &Path) -> Result<Prepared, String> {
             }
             let claimed = file.expect.invariant.iter().chain(file.expect.also.iter());
             if let Some(missing) = claimed.filter(|i| !c.absent.contains(i)).next() {
-                return Err(format!("{}: control: with no bugs, 'absent' must list every invariant the file expects ({} is missing)", path.display(), missing));
+                return Err(format!(
+                    "{}: control: with no bugs, 'absent' must list every invariant the file expects ({} is missing)",
+                    path.display(),
+                    missing
+                ));
             }
         }
     }
@@ -93,7 +105,11 @@ pub fn replay(p: &Prepared) -> Verdict {
         let ctl = run_on_fresh_thread(&p.scenario, p.file.seed, cb, &opts);
         let ctl_violated = crate::fuzz::all_invariants(&ctl);
         for inv in c.absent.iter().filter(|i| ctl_violated.contains(i)) {
-            fails.push(format!("control run (bugs {}) violates {} too, so the file's bugs are not its cause", c.bugs.join(","), inv));
+            fails.push(format!(
+                "control run (bugs {}) violates {} too, so the file's bugs are not its cause",
+                c.bugs.join(","),
+                inv
+            ));
         }
     }
     let control_is_bugs_off = p.control_bugs.as_ref().is_some_and(|b| b.0.is_empty());
@@ -106,14 +122,21 @@ pub fn replay(p: &Prepared) -> Verdict {
     if let Some(fb) = &p.fixed_bugs {
         let fixed = run_on_fresh_thread(&p.scenario, p.file.seed, fb, &opts);
         if fixed.outcome != Outcome::Pass {
-            fails.push(format!("with the fixes {}: expected pass, got {}", p.file.fixed_by.join(","), describe(&fixed)));
+            fails.push(format!(
+                "with the fixes {}: expected pass, got {}",
+                p.file.fixed_by.join(","),
+                describe(&fixed)
+            ));
         }
     }
     if !fails.is_empty() {
         return Verdict::Fail(fails);
     }
     if r.trace_hash != p.file.trace_hash {
-        return Verdict::Warning(format!("trace hash changed (code changed?): recorded {}, now {}", p.file.trace_hash, r.trace_hash));
+        return Verdict::Warning(format!(
+            "trace hash changed (code changed?): recorded {}, now {}",
+            p.file.trace_hash, r.trace_hash
+        ));
     }
     Verdict::Ok
 }
@@ -162,6 +185,16 @@ pub fn cli_replay(arg: &str) -> Result<(String, i32), String> {
         }
     }
     let ok = prepared.len() - warnings - failed;
-    let _ = writeln!(out, "replayed {} file{} from {}: {} ok, {} warning{}, {} failed", prepared.len(), if prepared.len() == 1 { "" } else { "s" }, arg, ok, warnings, if warnings == 1 { "" } else { "s" }, failed);
+    let _ = writeln!(
+        out,
+        "replayed {} file{} from {}: {} ok, {} warning{}, {} failed",
+        prepared.len(),
+        if prepared.len() == 1 { "" } else { "s" },
+        arg,
+        ok,
+        warnings,
+        if warnings == 1 { "" } else { "s" },
+        failed
+    );
     Ok((out, if failed > 0 { 1 } else { 0 }))
 }

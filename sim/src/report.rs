@@ -45,7 +45,8 @@ impl std::fmt::Display for Entity {
 /// the word `table` (or `tableID`, `table_id`) and a span's `t<ID>` prefix are table IDs.
 pub fn entities_in(text: &str) -> BTreeSet<Entity> {
     let mut out = BTreeSet::new();
-    let tokens: Vec<&str> = text.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').filter(|t| !t.is_empty()).collect();
+    let tokens: Vec<&str> =
+        text.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').filter(|t| !t.is_empty()).collect();
     for (i, t) in tokens.iter().enumerate() {
         if t.len() == 16 && t.chars().all(|c| c.is_ascii_hexdigit()) {
             out.insert(Entity::Dispatcher(t.to_ascii_lowercase()));
@@ -81,7 +82,24 @@ pub fn record_entities(r: &TraceRecord) -> BTreeSet<Entity> {
 }
 
 /// Lifecycle events always belong in the slice (matched on the event name).
-const LIFECYCLE: &[&str] = &["capture", "campaign", "maintainer", "bootstrap", "changefeed failed", "changefeed stopped", "changefeed restart", "retryable", "error", "failed", "failpoint", "node removed", "split span by region count", "restore merge operator", "pause changefeed", "resume changefeed"];
+const LIFECYCLE: &[&str] = &[
+    "capture",
+    "campaign",
+    "maintainer",
+    "bootstrap",
+    "changefeed failed",
+    "changefeed stopped",
+    "changefeed restart",
+    "retryable",
+    "error",
+    "failed",
+    "failpoint",
+    "node removed",
+    "split span by region count",
+    "restore merge operator",
+    "pause changefeed",
+    "resume changefeed",
+];
 /// Scenario steps that only feed data or wait are not part of the story.
 const QUIET_STEPS: &[&str] = &["Insert", "Update", "Delete", "Sleep", "Wait", "EnableFailpoint", "DisableFailpoint"];
 
@@ -192,7 +210,8 @@ fn around(lines: Vec<SliceLine>, first: &Violation, all: &[Violation]) -> Vec<Sl
     let mut keep: Vec<usize> = idx.into_iter().take(AFTER_CAP.min(room)).collect();
     keep.sort();
     let n_before = before.len().min(room - keep.len());
-    let mut out: Vec<SliceLine> = before[before.len() - n_before..].iter().cloned().chain(keep.iter().map(|i| after[*i].clone())).collect();
+    let mut out: Vec<SliceLine> =
+        before[before.len() - n_before..].iter().cloned().chain(keep.iter().map(|i| after[*i].clone())).collect();
     for v in vios {
         let at = out.partition_point(|l| l.at_ms() <= v.at_ms);
         out.insert(at, SliceLine::Violation(v.clone()));
@@ -209,11 +228,16 @@ pub fn format_line(l: &SliceLine) -> String {
             format!("{:>9.3}s  !!!   VIOLATION {}: {}", r.at_ms as f64 / 1000.0, get("invariant"), get("detail"))
         }
         SliceLine::Record { record: r, .. } => {
-            let f: Vec<String> = r.fields.iter().filter(|(k, _)| k != "changefeed").map(|(k, v)| format!("{}={}", k, v)).collect();
+            let f: Vec<String> =
+                r.fields.iter().filter(|(k, _)| k != "changefeed").map(|(k, v)| format!("{}={}", k, v)).collect();
             let epoch = if r.epoch == 0 { "-".to_string() } else { format!("e={}", r.epoch) };
-            format!("{:>9.3}s  {:<4}  {:<15}  {}  {}", r.at_ms as f64 / 1000.0, r.node, epoch, r.event, f.join(" ")).trim_end().to_string()
+            format!("{:>9.3}s  {:<4}  {:<15}  {}  {}", r.at_ms as f64 / 1000.0, r.node, epoch, r.event, f.join(" "))
+                .trim_end()
+                .to_string()
         }
-        SliceLine::Violation(v) => format!("{:>9.3}s  !!!   VIOLATION {}: {}", v.at_ms as f64 / 1000.0, v.invariant, v.detail),
+        SliceLine::Violation(v) => {
+            format!("{:>9.3}s  !!!   VIOLATION {}: {}", v.at_ms as f64 / 1000.0, v.invariant, v.detail)
+        }
     }
 }
 
@@ -235,7 +259,13 @@ pub fn format_markdown(r: &RunResult, reproduce: &str, s: &Slice) -> String {
     let _ = writeln!(o, "- bugs: {}", bugs);
     let _ = writeln!(o, "- outcome: **{}**", r.outcome.as_str());
     let _ = writeln!(o, "- trace hash: `{}`", if r.trace_hash.is_empty() { "-" } else { &r.trace_hash });
-    let _ = writeln!(o, "- simulated time: {:.3}s, {} events, {} trace records", r.sim_time_ms as f64 / 1000.0, r.events, r.trace.len());
+    let _ = writeln!(
+        o,
+        "- simulated time: {:.3}s, {} events, {} trace records",
+        r.sim_time_ms as f64 / 1000.0,
+        r.events,
+        r.trace.len()
+    );
     let _ = writeln!(o, "- reproduce: `{}`\n", reproduce);
     let _ = writeln!(o, "## Violations\n");
     if r.violations.is_empty() {
@@ -243,7 +273,11 @@ pub fn format_markdown(r: &RunResult, reproduce: &str, s: &Slice) -> String {
     }
     for v in &r.violations {
         // The slice below shows each in full; keep this list to one short line each.
-        let d: String = if v.detail.chars().count() > 110 { v.detail.chars().take(107).collect::<String>() + "..." } else { v.detail.clone() };
+        let d: String = if v.detail.chars().count() > 110 {
+            v.detail.chars().take(107).collect::<String>() + "..."
+        } else {
+            v.detail.clone()
+        };
         let _ = writeln!(o, "- `{}` at {:.3}s: {}", v.invariant, v.at_ms as f64 / 1000.0, d);
     }
     if let Some(c) = &r.crash {
@@ -251,9 +285,24 @@ pub fn format_markdown(r: &RunResult, reproduce: &str, s: &Slice) -> String {
     }
     let _ = writeln!(o, "\n## Causal slice\n");
     let ents: Vec<String> = s.entities.iter().map(|e| e.to_string()).collect();
-    let about = if ents.is_empty() { "no entities named by a violation; lifecycle events only".to_string() } else { format!("entities of the first violation: {}", ents.join(", ")) };
+    let about = if ents.is_empty() {
+        "no entities named by a violation; lifecycle events only".to_string()
+    } else {
+        format!("entities of the first violation: {}", ents.join(", "))
+    };
     let shown = s.lines.iter().filter(|l| matches!(l, SliceLine::Record { .. })).count();
-    let _ = writeln!(o, "{} trace records of {} ({}), lifecycle events included{}.\n", shown, s.trace_len, about, if s.omitted > 0 { format!("; {} more matching records left out (full trace: `-v`)", s.omitted) } else { String::new() });
+    let _ = writeln!(
+        o,
+        "{} trace records of {} ({}), lifecycle events included{}.\n",
+        shown,
+        s.trace_len,
+        about,
+        if s.omitted > 0 {
+            format!("; {} more matching records left out (full trace: `-v`)", s.omitted)
+        } else {
+            String::new()
+        }
+    );
     let _ = writeln!(o, "```\n{:>10}  {:<4}  {:<15}  event  fields", "sim-time", "node", "epoch");
     for l in &s.lines {
         let _ = writeln!(o, "{}", format_line(l));
@@ -286,8 +335,10 @@ pub fn write(dir: &Path, r: &RunResult, reproduce: &str) -> Result<(PathBuf, Pat
     let slice = causal_slice(r);
     let stem = format!("{}-{}", r.scenario, r.seed);
     let (md, json) = (dir.join(format!("{}.md", stem)), dir.join(format!("{}.json", stem)));
-    let j = serde_json::to_string_pretty(&JsonReport { result: r, reproduce, causal_slice: &slice }).map_err(|e| format!("cannot serialize the report: {}", e))?;
-    std::fs::write(&md, format_markdown(r, reproduce, &slice)).map_err(|e| format!("cannot write {}: {}", md.display(), e))?;
+    let j = serde_json::to_string_pretty(&JsonReport { result: r, reproduce, causal_slice: &slice })
+        .map_err(|e| format!("cannot serialize the report: {}", e))?;
+    std::fs::write(&md, format_markdown(r, reproduce, &slice))
+        .map_err(|e| format!("cannot write {}: {}", md.display(), e))?;
     std::fs::write(&json, j + "\n").map_err(|e| format!("cannot write {}: {}", json.display(), e))?;
     Ok((md, json))
 }
@@ -297,13 +348,26 @@ mod tests {
     use super::*;
 
     fn rec(at_ms: u64, event: &str, fields: &[(&str, &str)]) -> TraceRecord {
-        TraceRecord { at_ms, node: "8301".into(), role: "DispatcherManager".into(), epoch: 7, event: event.into(), fields: fields.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect() }
+        TraceRecord {
+            at_ms,
+            node: "8301".into(),
+            role: "DispatcherManager".into(),
+            epoch: 7,
+            event: event.into(),
+            fields: fields.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        }
     }
 
     #[test]
     fn entities_from_violation_text() {
         let e = entities_in("table 106: dispatchers 68731c8c971a94e5 on 8301 t106[0,100) and b030db3d9011ec6f on 8302 t106[0,100) cover the same keys");
-        let want: BTreeSet<Entity> = [Entity::Table(106), Entity::Dispatcher("68731c8c971a94e5".into()), Entity::Dispatcher("b030db3d9011ec6f".into())].into_iter().collect();
+        let want: BTreeSet<Entity> = [
+            Entity::Table(106),
+            Entity::Dispatcher("68731c8c971a94e5".into()),
+            Entity::Dispatcher("b030db3d9011ec6f".into()),
+        ]
+        .into_iter()
+        .collect();
         assert_eq!(e, want);
         assert!(entities_in("event budget of 100000 exhausted").is_empty());
     }
@@ -317,9 +381,18 @@ mod tests {
             rec(4, "changefeed stopped", &[]),
             rec(5, "create dispatcher", &[("dispatcher", "2222222222222222"), ("span", "t106[0,5)")]),
         ];
-        let mut r = crate::runner::crash_result(&toml::from_str("name = \"x\"\ndescription = \"x\"\n").unwrap(), 1, &Default::default(), String::new());
+        let mut r = crate::runner::crash_result(
+            &toml::from_str("name = \"x\"\ndescription = \"x\"\n").unwrap(),
+            1,
+            &Default::default(),
+            String::new(),
+        );
         r.trace = trace;
-        r.violations = vec![Violation { invariant: "one-dispatcher-per-key".into(), at_ms: 5, detail: "table 106: overlap".into() }];
+        r.violations = vec![Violation {
+            invariant: "one-dispatcher-per-key".into(),
+            at_ms: 5,
+            detail: "table 106: overlap".into(),
+        }];
         let s = causal_slice(&r);
         let events: Vec<u64> = s.lines.iter().map(|l| l.at_ms()).collect();
         // 1 and 5 name table 106; 3 names a dispatcher of table 106 (known from 5, which is

@@ -61,7 +61,15 @@ pub struct TraceRecord {
 impl TraceRecord {
     pub fn line(&self) -> String {
         let f: Vec<String> = self.fields.iter().map(|(k, v)| format!("{}={}", k, v)).collect();
-        format!("{:>9.3}s {} {:<17} e={} {} {}", self.at_ms as f64 / 1000.0, self.node, self.role, self.epoch, self.event, f.join(" "))
+        format!(
+            "{:>9.3}s {} {:<17} e={} {} {}",
+            self.at_ms as f64 / 1000.0,
+            self.node,
+            self.role,
+            self.epoch,
+            self.event,
+            f.join(" ")
+        )
     }
 }
 

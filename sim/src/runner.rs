@@ -54,7 +54,10 @@ pub fn run_seed(scn: &Scenario, seed: u64, bugs: &Bugs, opts: &RunOptions) -> Ru
 pub fn run_on_fresh_thread(scn: &Scenario, seed: u64, bugs: &Bugs, opts: &RunOptions) -> RunResult {
     quiet_seed_panics();
     let (s, b, o) = (scn.clone(), bugs.clone(), opts.clone());
-    let res = std::thread::Builder::new().name(format!("{}{}", SEED_THREAD_PREFIX, seed)).stack_size(64 << 20).spawn(move || run_seed(&s, seed, &b, &o));
+    let res = std::thread::Builder::new()
+        .name(format!("{}{}", SEED_THREAD_PREFIX, seed))
+        .stack_size(64 << 20)
+        .spawn(move || run_seed(&s, seed, &b, &o));
     let res = match res {
         Ok(h) => h.join(),
         Err(e) => return crash_result(scn, seed, bugs, format!("cannot spawn the seed thread: {}", e)),
@@ -62,7 +65,11 @@ pub fn run_on_fresh_thread(scn: &Scenario, seed: u64, bugs: &Bugs, opts: &RunOpt
     match res {
         Ok(r) => r,
         Err(p) => {
-            let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "panic".into());
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic".into());
             crash_result(scn, seed, bugs, msg)
         }
     }
@@ -90,7 +97,24 @@ fn quiet_seed_panics() {
 /// The result of a run that crashed before producing one.
 pub fn crash_result(scn: &Scenario, seed: u64, bugs: &Bugs, msg: String) -> RunResult {
     let bug_names: Vec<String> = bugs.names().iter().map(|s| s.to_string()).collect();
-    RunResult { scenario: scn.name.clone(), seed, bugs: bug_names, fixes: bugs.fix_names().iter().map(|s| s.to_string()).collect(), outcome: Outcome::Crash, violations: vec![], trace_hash: String::new(), sim_time_ms: 0, wall_ms: 0, events: 0, config: vec![], phases: vec![], checks: vec![], trace: vec![], crash: Some(msg), net: Default::default() }
+    RunResult {
+        scenario: scn.name.clone(),
+        seed,
+        bugs: bug_names,
+        fixes: bugs.fix_names().iter().map(|s| s.to_string()).collect(),
+        outcome: Outcome::Crash,
+        violations: vec![],
+        trace_hash: String::new(),
+        sim_time_ms: 0,
+        wall_ms: 0,
+        events: 0,
+        config: vec![],
+        phases: vec![],
+        checks: vec![],
+        trace: vec![],
+        crash: Some(msg),
+        net: Default::default(),
+    }
 }
 
 struct Driver {
@@ -116,7 +140,11 @@ fn duration_ms(s: &Option<String>, default: u64) -> u64 {
 }
 
 fn changefeed_config(c: &ChangefeedDef) -> ChangefeedConfig {
-    let mut s = SchedulerConfig { enable_table_across_nodes: c.enable_table_across_nodes, enable_splittable_check: c.enable_splittable_check, ..Default::default() };
+    let mut s = SchedulerConfig {
+        enable_table_across_nodes: c.enable_table_across_nodes,
+        enable_splittable_check: c.enable_splittable_check,
+        ..Default::default()
+    };
     if let Some(v) = c.region_threshold {
         s.region_threshold = v;
     }
@@ -126,7 +154,8 @@ fn changefeed_config(c: &ChangefeedDef) -> ChangefeedConfig {
     if let Some(v) = c.check_balance_interval_ms {
         s.check_balance_interval_ms = v;
     }
-    s.region_count_refresh_interval_ms = duration_ms(&c.region_count_refresh_interval, s.region_count_refresh_interval_ms);
+    s.region_count_refresh_interval_ms =
+        duration_ms(&c.region_count_refresh_interval, s.region_count_refresh_interval_ms);
     if let Some(v) = c.write_key_threshold {
         s.write_key_threshold = v;
     }
@@ -177,23 +206,31 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     world.first_event_ms = scn.faults.first_event_ms;
     if opts.inject_nondeterminism {
         use rand::SeedableRng;
-        world.sim_rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ NONDETERMINISM.fetch_add(0x9E37, Ordering::Relaxed));
+        world.sim_rng =
+            rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ NONDETERMINISM.fetch_add(0x9E37, Ordering::Relaxed));
     }
     world.verbose = opts.verbose;
     world.check_retryable_after_failover = scn.invariants.no_retryable_error_after_failover;
     let mut cfg = changefeed_config(&scn.changefeed);
-    let fix_line = (!bugs.1.is_empty()).then(|| format!("fixes = [{}] (candidate fixes, not TiCDC's behaviour)", bugs.fix_names().join(", ")));
+    let fix_line = (!bugs.1.is_empty())
+        .then(|| format!("fixes = [{}] (candidate fixes, not TiCDC's behaviour)", bugs.fix_names().join(", ")));
     let mut config_lines = vec![
         format!("seed = {}", seed),
         format!("bugs = [{}]", bugs.names().join(", ")),
         format!("nodes = {}", nodes),
         format!("net.delay_ms = {:?}", scn.faults.net_delay_ms),
         format!("storage.latency_ms = {:?}", scn.faults.storage_latency_ms),
-        format!("net.loss = {}, net.duplicate = {}, net.delay_spike = {} of {:?} ms", scn.faults.loss, scn.faults.duplicate, scn.faults.delay_spike, scn.faults.delay_spike_ms),
+        format!(
+            "net.loss = {}, net.duplicate = {}, net.delay_spike = {} of {:?} ms",
+            scn.faults.loss, scn.faults.duplicate, scn.faults.delay_spike, scn.faults.delay_spike_ms
+        ),
         format!("storage.error = {}", scn.faults.storage_error),
         format!("changefeed.scheduler = {:?}", cfg.scheduler),
         format!("changefeed.sink.flush_interval_ms = {}", cfg.sink.flush_interval_ms),
-        format!("changefeed.enable_sync_point = {}, sync_point_interval_ms = {}", cfg.enable_sync_point, cfg.sync_point_interval_ms),
+        format!(
+            "changefeed.enable_sync_point = {}, sync_point_interval_ms = {}",
+            cfg.enable_sync_point, cfg.sync_point_interval_ms
+        ),
         format!("node_failure_detection_ms = {}", NODE_FAILURE_DETECTION_MS),
     ];
     if let Some(l) = fix_line {
@@ -204,7 +241,8 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         config_lines.insert(2, format!("masked findings = [{}] (the scenario applies these candidate fixes; `mask-findings = []` runs TiCDC's code as is)", names.join(", ")));
     }
     if scn.faults.collector_lag > 0.0 {
-        config_lines.push(format!("net.collector_lag = {} of {:?} ms", scn.faults.collector_lag, scn.faults.collector_lag_ms));
+        config_lines
+            .push(format!("net.collector_lag = {} of {:?} ms", scn.faults.collector_lag, scn.faults.collector_lag_ms));
     }
     if scn.faults.stream_lag > 0.0 {
         config_lines.push(format!("net.stream_lag = {} of {:?} ms", scn.faults.stream_lag, scn.faults.stream_lag_ms));
@@ -302,7 +340,13 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
                         let gen = slot.generation;
                         let st = fresh_node_state(&mut g, n);
                         g.nodes[i as usize].state = Some(st);
-                        g.record(&n.to_string(), "Node", 0, "capture started", vec![("generation".into(), gen.to_string())]);
+                        g.record(
+                            &n.to_string(),
+                            "Node",
+                            0,
+                            "capture started",
+                            vec![("generation".into(), gen.to_string())],
+                        );
                         gen
                     };
                     start_node_tasks(&w, n, gen, flush_ms);
@@ -313,7 +357,19 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         w.lock().unwrap().node_handles[i as usize] = Some(h.clone());
         handles.push(h);
     }
-    let mut d = Driver { w: w.clone(), scn: scn.clone(), handles, vars: BTreeMap::new(), tables: BTreeMap::new(), liveness: vec![], phases: vec![], flush_ms, families, values: BTreeMap::new(), dml_loops: vec![] };
+    let mut d = Driver {
+        w: w.clone(),
+        scn: scn.clone(),
+        handles,
+        vars: BTreeMap::new(),
+        tables: BTreeMap::new(),
+        liveness: vec![],
+        phases: vec![],
+        flush_ms,
+        families,
+        values: BTreeMap::new(),
+        dml_loops: vec![],
+    };
     madsim::time::sleep(Duration::from_millis(5)).await;
     notify_membership(&w);
     d.setup(&cfg);
@@ -345,10 +401,15 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     let mut violations = g.violations.clone();
     // A failed sync-diff or an assertion on a protocol value (`trace_field`) is a safety
     // failure; other failed checks are liveness failures.
-    let safety = !violations.is_empty() || checks.iter().any(|c| !c.passed && (c.check.starts_with("sync_diff") || c.check.starts_with("trace_field")));
+    let safety = !violations.is_empty()
+        || checks.iter().any(|c| !c.passed && (c.check.starts_with("sync_diff") || c.check.starts_with("trace_field")));
     violations.extend(d.liveness.iter().cloned());
     for c in checks.iter().filter(|c| !c.passed) {
-        violations.push(Violation { invariant: format!("check:{}", c.check), at_ms: g.now_ms, detail: c.detail.clone() });
+        violations.push(Violation {
+            invariant: format!("check:{}", c.check),
+            at_ms: g.now_ms,
+            detail: c.detail.clone(),
+        });
     }
     let outcome = if safety {
         Outcome::Safety
@@ -373,7 +434,15 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         checks,
         trace: g.trace.clone(),
         crash: None,
-        net: NetStats { delivered: g.net.delivered, dropped: g.net.dropped, lost: g.net.lost, duplicated: g.net.duplicated, spiked: g.net.spiked, lagged: g.net.collector.lagged + g.net.stream.lagged, storage_errors: g.storage_errors },
+        net: NetStats {
+            delivered: g.net.delivered,
+            dropped: g.net.dropped,
+            lost: g.net.lost,
+            duplicated: g.net.duplicated,
+            spiked: g.net.spiked,
+            lagged: g.net.collector.lagged + g.net.stream.lagged,
+            storage_errors: g.storage_errors,
+        },
     }
 }
 
@@ -404,13 +473,30 @@ impl Driver {
         let start = g.upstream.tso(now);
         g.start_ts = start;
         let cf = g.cf.clone();
-        g.meta.changefeeds.insert(cf.clone(), ChangefeedInfo { id: cf.clone(), config: cfg.clone(), epoch: 0, checkpoint_ts: start, state: FeedState::Normal, last_error: None, created: false });
+        g.meta.changefeeds.insert(
+            cf.clone(),
+            ChangefeedInfo {
+                id: cf.clone(),
+                config: cfg.clone(),
+                epoch: 0,
+                checkpoint_ts: start,
+                state: FeedState::Normal,
+                last_error: None,
+                created: false,
+            },
+        );
         g.persisted_checkpoint = start;
         g.data_loss.last_checkpoint = start;
         if let Some(iv) = cfg.sync_point_interval() {
             g.sync_points = Some((core_sched::syncpoint::calculate_start_sync_point_ts(start, iv, false), iv));
         }
-        g.record("-", "Scenario", 0, "create changefeed", vec![("changefeed".into(), cf.to_string()), ("start_ts".into(), start.to_string())]);
+        g.record(
+            "-",
+            "Scenario",
+            0,
+            "create changefeed",
+            vec![("changefeed".into(), cf.to_string()), ("start_ts".into(), start.to_string())],
+        );
         let gw = &mut *g;
         for t in &self.scn.tables {
             if t.rows > 0 {
@@ -438,7 +524,8 @@ impl Driver {
             self.vars.insert("maintainer".into(), m);
             return Ok(m);
         }
-        let def = self.scn.vars.iter().find(|d| d.name == v).cloned().ok_or_else(|| format!("unknown variable ${}", v))?;
+        let def =
+            self.scn.vars.iter().find(|d| d.name == v).cloned().ok_or_else(|| format!("unknown variable ${}", v))?;
         let mut except = Vec::new();
         for e in &def.except {
             except.push(self.node(e)?);
@@ -449,7 +536,13 @@ impl Driver {
             return Err(format!("no node left for ${}", v));
         }
         let n = cands[g.sim_rng.random_range(0..cands.len())];
-        g.record("-", "Scenario", 0, "choose variable", vec![("var".into(), v.to_string()), ("node".into(), n.to_string())]);
+        g.record(
+            "-",
+            "Scenario",
+            0,
+            "choose variable",
+            vec![("var".into(), v.to_string()), ("node".into(), n.to_string())],
+        );
         drop(g);
         self.vars.insert(v.to_string(), n);
         Ok(n)
@@ -531,11 +624,19 @@ impl Driver {
             Step::MoveTable { table, to } => {
                 let id = self.table(table)?;
                 let dest = self.node(to)?;
-                self.api_retry(&mut |m, ctx, _| m.api_move_table(ctx, id, dest).map(|n| format!("{} move operators", n)), "move table").await?;
+                self.api_retry(
+                    &mut |m, ctx, _| m.api_move_table(ctx, id, dest).map(|n| format!("{} move operators", n)),
+                    "move table",
+                )
+                .await?;
             }
             Step::SplitTable { table } => {
                 let id = self.table(table)?;
-                self.api_retry(&mut |m, ctx, up| m.api_split_table(ctx, id, up).map(|n| format!("split into {}", n)), "split table").await?;
+                self.api_retry(
+                    &mut |m, ctx, up| m.api_split_table(ctx, id, up).map(|n| format!("split into {}", n)),
+                    "split table",
+                )
+                .await?;
             }
             Step::MergeTable { table } => {
                 let id = self.table(table)?;
@@ -550,7 +651,9 @@ impl Driver {
                 loop {
                     match self.move_maintainer(dest)? {
                         MoveAnswer::Accepted => break,
-                        MoveAnswer::Busy if self.now() < deadline => madsim::time::sleep(Duration::from_millis(100)).await,
+                        MoveAnswer::Busy if self.now() < deadline => {
+                            madsim::time::sleep(Duration::from_millis(100)).await
+                        }
                         _ => {
                             self.trace_move_refused(dest)?;
                             break;
@@ -567,11 +670,19 @@ impl Driver {
                 let mut ok = false;
                 crate::world::step(&self.w, owner, None, StepKind::Api, |ns, ctx, _, meta| {
                     if let Some(c) = ns.coord.as_mut() {
-                        ok = if pause { c.pause_changefeed(ctx, &cf, meta) } else { c.resume_changefeed(ctx, &cf, meta) };
+                        ok = if pause {
+                            c.pause_changefeed(ctx, &cf, meta)
+                        } else {
+                            c.resume_changefeed(ctx, &cf, meta)
+                        };
                     }
                 });
                 if !ok {
-                    return Err(format!("{} changefeed refused (state {:?})", if pause { "pause" } else { "resume" }, self.w.lock().unwrap().meta.changefeeds.get(&cf).map(|i| i.state)));
+                    return Err(format!(
+                        "{} changefeed refused (state {:?})",
+                        if pause { "pause" } else { "resume" },
+                        self.w.lock().unwrap().meta.changefeeds.get(&cf).map(|i| i.state)
+                    ));
                 }
                 if !pause {
                     // Syncpoints are due from the first one at or after the checkpoint the
@@ -592,7 +703,10 @@ impl Driver {
                 let cf = g.cf.clone();
                 let info = g.meta.changefeeds.get_mut(&cf).ok_or("no changefeed")?;
                 if info.state != core_sched::messages::FeedState::Stopped {
-                    return Err(format!("update changefeed: the changefeed must be paused first (state {:?})", info.state));
+                    return Err(format!(
+                        "update changefeed: the changefeed must be paused first (state {:?})",
+                        info.state
+                    ));
                 }
                 if let Some(v) = config.enable_sync_point {
                     info.config.enable_sync_point = v;
@@ -604,7 +718,16 @@ impl Driver {
                     info.config.sync_point_retention_ms = parse_duration_ms(v)?;
                 }
                 let c = info.config.clone();
-                g.record("-", "Scenario", 0, "update changefeed", vec![("enable_sync_point".into(), c.enable_sync_point.to_string()), ("sync_point_interval_ms".into(), c.sync_point_interval_ms.to_string())]);
+                g.record(
+                    "-",
+                    "Scenario",
+                    0,
+                    "update changefeed",
+                    vec![
+                        ("enable_sync_point".into(), c.enable_sync_point.to_string()),
+                        ("sync_point_interval_ms".into(), c.sync_point_interval_ms.to_string()),
+                    ],
+                );
             }
             Step::DmlLoop { table, interval_ms, rows } => {
                 let id = self.table(table)?;
@@ -641,7 +764,13 @@ impl Driver {
                     } else {
                         g.failpoints[n.0 as usize].0.remove(name);
                     }
-                    g.record(&n.to_string(), "Failpoint", 0, if on { "enable failpoint" } else { "disable failpoint" }, vec![("name".into(), name.clone())]);
+                    g.record(
+                        &n.to_string(),
+                        "Failpoint",
+                        0,
+                        if on { "enable failpoint" } else { "disable failpoint" },
+                        vec![("name".into(), name.clone())],
+                    );
                 }
             }
             Step::Kill { node } => {
@@ -714,7 +843,9 @@ impl Driver {
     /// else is taken literally.
     fn value(&self, v: &str) -> Result<String, String> {
         match v.strip_prefix('$') {
-            Some(name) => self.values.get(name).cloned().ok_or_else(|| format!("value ${} was not captured (a trace_seen wait with capture must run first)", name)),
+            Some(name) => self.values.get(name).cloned().ok_or_else(|| {
+                format!("value ${} was not captured (a trace_seen wait with capture must run first)", name)
+            }),
             None => Ok(v.to_string()),
         }
     }
@@ -726,14 +857,22 @@ impl Driver {
     }
 
     /// Trace records matching an event name and the optional node, table and field filters.
-    fn trace_matches<'a>(&self, trace: &'a [crate::result::TraceRecord], event: &str, node: Option<NodeId>, table: Option<&str>, fields: &BTreeMap<String, String>) -> Result<Vec<&'a crate::result::TraceRecord>, String> {
+    fn trace_matches<'a>(
+        &self,
+        trace: &'a [crate::result::TraceRecord],
+        event: &str,
+        node: Option<NodeId>,
+        table: Option<&str>,
+        fields: &BTreeMap<String, String>,
+    ) -> Result<Vec<&'a crate::result::TraceRecord>, String> {
         let t = table.map(|t| self.table(t)).transpose()?.map(|t| t.to_string());
         let node = node.map(|n| n.to_string());
         let mut want = Vec::new();
         for (k, v) in fields {
             want.push((k.as_str(), self.value(v)?));
         }
-        let field = |r: &crate::result::TraceRecord, k: &str| r.fields.iter().find(|(f, _)| f == k).map(|(_, v)| v.clone());
+        let field =
+            |r: &crate::result::TraceRecord, k: &str| r.fields.iter().find(|(f, _)| f == k).map(|(_, v)| v.clone());
         Ok(trace
             .iter()
             .filter(|r| r.event == event)
@@ -746,11 +885,22 @@ impl Driver {
     /// Draw one operation every `interval` ms from the seed until `duration` is over.
     /// Scheduling calls go to the API once, without retry (the integration tests' random
     /// movers ignore failures too).
-    async fn random_workload(&mut self, duration: u64, interval: u64, ops: &[WorkloadOp], max_tables: usize, regions: u64) -> Result<(), String> {
+    async fn random_workload(
+        &mut self,
+        duration: u64,
+        interval: u64,
+        ops: &[WorkloadOp],
+        max_tables: usize,
+        regions: u64,
+    ) -> Result<(), String> {
         // `session_loss` joined the swarm families last: a seed that switches it off draws
         // from the list without it (the other families' ops are drawn and skipped), so
         // those runs keep the op stream they had before the family existed.
-        let ops: Vec<WorkloadOp> = ops.iter().copied().filter(|op| !(*op == WorkloadOp::SessionLoss && self.families.get("session_loss") == Some(&false))).collect();
+        let ops: Vec<WorkloadOp> = ops
+            .iter()
+            .copied()
+            .filter(|op| !(*op == WorkloadOp::SessionLoss && self.families.get("session_loss") == Some(&false)))
+            .collect();
         if ops.is_empty() {
             return Ok(());
         }
@@ -765,7 +915,8 @@ impl Driver {
             let (op, pick, node, n, kind) = {
                 let mut g = self.w.lock().unwrap();
                 let op = ops[g.sim_rng.random_range(0..ops.len())];
-                let live: Vec<TableId> = g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()).map(|t| t.id).collect();
+                let live: Vec<TableId> =
+                    g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()).map(|t| t.id).collect();
                 let pick = if live.is_empty() { None } else { Some(live[g.sim_rng.random_range(0..live.len())]) };
                 let node = NodeId(g.sim_rng.random_range(0..nodes));
                 let n = g.sim_rng.random_range(1..=5u64);
@@ -854,10 +1005,16 @@ impl Driver {
                     gw.upstream.dml(now, t, n, op, &mut gw.sim_rng);
                 }
                 (WorkloadOp::MoveTable, Some(t)) => {
-                    self.api(&mut |m, ctx, _| m.api_move_table(ctx, t, node).map(|n| format!("{} move operators", n)), "move table");
+                    self.api(
+                        &mut |m, ctx, _| m.api_move_table(ctx, t, node).map(|n| format!("{} move operators", n)),
+                        "move table",
+                    );
                 }
                 (WorkloadOp::SplitTable, Some(t)) => {
-                    self.api(&mut |m, ctx, up| m.api_split_table(ctx, t, up).map(|n| format!("split into {}", n)), "split table");
+                    self.api(
+                        &mut |m, ctx, up| m.api_split_table(ctx, t, up).map(|n| format!("split into {}", n)),
+                        "split table",
+                    );
                 }
                 (WorkloadOp::MergeTable, Some(t)) => {
                     self.api(&mut |m, ctx, _| m.api_merge_table(ctx, t), "merge table");
@@ -901,7 +1058,16 @@ impl Driver {
                         for c in &cuts {
                             g.net.cut.insert(*c);
                         }
-                        g.record("-", "Scenario", 0, "partition", vec![("cuts".into(), format!("{:?}", cuts)), ("heal_after_ms".into(), (1_000 * n).to_string())]);
+                        g.record(
+                            "-",
+                            "Scenario",
+                            0,
+                            "partition",
+                            vec![
+                                ("cuts".into(), format!("{:?}", cuts)),
+                                ("heal_after_ms".into(), (1_000 * n).to_string()),
+                            ],
+                        );
                     }
                     let w = self.w.clone();
                     let net = self.w.lock().unwrap().net_handle.clone().unwrap();
@@ -990,7 +1156,12 @@ impl Driver {
     fn trace_move_refused(&mut self, dest: NodeId) -> Result<(), String> {
         let owner = self.w.lock().unwrap().owner().ok_or("no owner")?;
         crate::world::step(&self.w, owner, None, StepKind::Api, |_, ctx, _, _| {
-            ctx.trace(core_sched::effects::Role::Coordinator, 0, "move maintainer refused", vec![("to", dest.to_string())]);
+            ctx.trace(
+                core_sched::effects::Role::Coordinator,
+                0,
+                "move maintainer refused",
+                vec![("to", dest.to_string())],
+            );
         });
         Ok(())
     }
@@ -1016,7 +1187,13 @@ impl Driver {
             if was_maintainer && g.failover_at_ms.is_none() {
                 g.failover_at_ms = Some(g.now_ms);
             }
-            g.record(&n.to_string(), "Node", 0, "capture killed", vec![("maintainer".into(), was_maintainer.to_string())]);
+            g.record(
+                &n.to_string(),
+                "Node",
+                0,
+                "capture killed",
+                vec![("maintainer".into(), was_maintainer.to_string())],
+            );
         }
         madsim::runtime::Handle::current().kill(self.handles[n.0 as usize].id());
         crate::world::detect_departure_later(&self.w, n);
@@ -1024,7 +1201,15 @@ impl Driver {
 
     /// Call a maintainer API handler on the current maintainer's node (one protocol
     /// step). None when there is no live maintainer.
-    fn api(&mut self, f: &mut dyn FnMut(&mut core_sched::maintainer::Maintainer, &mut core_sched::effects::Ctx, &crate::upstream::Upstream) -> Result<String, String>, what: &'static str) -> Option<Result<String, String>> {
+    fn api(
+        &mut self,
+        f: &mut dyn FnMut(
+            &mut core_sched::maintainer::Maintainer,
+            &mut core_sched::effects::Ctx,
+            &crate::upstream::Upstream,
+        ) -> Result<String, String>,
+        what: &'static str,
+    ) -> Option<Result<String, String>> {
         let m = self.w.lock().unwrap().maintainer().map(|(n, _)| n);
         let n = m?;
         let cf = self.w.lock().unwrap().cf.clone();
@@ -1045,7 +1230,15 @@ impl Driver {
 
     /// The integration tests' `*_with_retry` helpers: call the API every 500 ms until it
     /// succeeds, for at most `API_RETRY_TIMEOUT_MS`.
-    async fn api_retry(&mut self, f: &mut dyn FnMut(&mut core_sched::maintainer::Maintainer, &mut core_sched::effects::Ctx, &crate::upstream::Upstream) -> Result<String, String>, what: &'static str) -> Result<(), String> {
+    async fn api_retry(
+        &mut self,
+        f: &mut dyn FnMut(
+            &mut core_sched::maintainer::Maintainer,
+            &mut core_sched::effects::Ctx,
+            &crate::upstream::Upstream,
+        ) -> Result<String, String>,
+        what: &'static str,
+    ) -> Result<(), String> {
         let deadline = self.now() + API_RETRY_TIMEOUT_MS;
         let mut last = String::from("no live maintainer");
         loop {
@@ -1064,7 +1257,9 @@ impl Driver {
 
     fn eval(&mut self, p: &Predicate) -> Result<bool, String> {
         let on_node = match p {
-            Predicate::TableOnNode { node, .. } | Predicate::NodeExited { node } | Predicate::MaintainerOnNode { node, .. } => Some(self.node(node)?),
+            Predicate::TableOnNode { node, .. }
+            | Predicate::NodeExited { node }
+            | Predicate::MaintainerOnNode { node, .. } => Some(self.node(node)?),
             Predicate::TraceSeen { node: Some(node), .. } => Some(self.node(node)?),
             _ => None,
         };
@@ -1072,17 +1267,30 @@ impl Driver {
             let captured = {
                 let g = self.w.lock().unwrap();
                 let found = self.trace_matches(&g.trace, event, on_node, table.as_deref(), fields)?;
-                let has = |r: &crate::result::TraceRecord| contains.as_ref().is_none_or(|c| r.fields.iter().any(|(_, v)| v.contains(c.as_str())));
+                let has = |r: &crate::result::TraceRecord| {
+                    contains.as_ref().is_none_or(|c| r.fields.iter().any(|(_, v)| v.contains(c.as_str())))
+                };
                 let Some(r) = found.into_iter().find(|r| has(r)) else { return Ok(false) };
                 let mut v = Vec::new();
                 for (name, field) in capture {
-                    let Some((_, val)) = r.fields.iter().find(|(f, _)| f == field) else { return Err(format!("trace event '{}' has no field '{}' to capture as ${}", event, field, name)) };
+                    let Some((_, val)) = r.fields.iter().find(|(f, _)| f == field) else {
+                        return Err(format!(
+                            "trace event '{}' has no field '{}' to capture as ${}",
+                            event, field, name
+                        ));
+                    };
                     v.push((name.clone(), val.clone()));
                 }
                 v
             };
             for (name, val) in captured {
-                self.w.lock().unwrap().record("-", "Scenario", 0, "capture value", vec![("name".into(), name.clone()), ("value".into(), val.clone())]);
+                self.w.lock().unwrap().record(
+                    "-",
+                    "Scenario",
+                    0,
+                    "capture value",
+                    vec![("name".into(), name.clone()), ("value".into(), val.clone())],
+                );
                 self.values.insert(name, val);
             }
             return Ok(true);
@@ -1098,15 +1306,32 @@ impl Driver {
                 let id = self.table(table)?;
                 g.storage.table_exists(id, &schema_of(&g.upstream, id))
             }
-            Predicate::DatabaseExistsDownstream { database } => g.storage.database_exists(database, &tables_of_database(&g.upstream, database)),
-            Predicate::DatabaseNotExistsDownstream { database } => !g.storage.database_exists(database, &tables_of_database(&g.upstream, database)),
+            Predicate::DatabaseExistsDownstream { database } => {
+                g.storage.database_exists(database, &tables_of_database(&g.upstream, database))
+            }
+            Predicate::DatabaseNotExistsDownstream { database } => {
+                !g.storage.database_exists(database, &tables_of_database(&g.upstream, database))
+            }
             Predicate::ReplicationCount { table, op, count } => {
-                let c = m.filter(|m| m.initialized()).map(|m| m.replication_count(self.table(table).unwrap_or(-1))).unwrap_or(0);
+                let c = m
+                    .filter(|m| m.initialized())
+                    .map(|m| m.replication_count(self.table(table).unwrap_or(-1)))
+                    .unwrap_or(0);
                 cmp(*op, c, *count)
             }
             Predicate::TableNodeCount { table, op, count } => {
                 let t = self.table(table)?;
-                let c = m.filter(|m| m.initialized()).map(|m| m.sc.tasks_of_table(t).iter().filter(|r| r.state == core_sched::maintainer::span_controller::ReplicaState::Replicating).filter_map(|r| r.node).collect::<std::collections::BTreeSet<_>>().len()).unwrap_or(0);
+                let c = m
+                    .filter(|m| m.initialized())
+                    .map(|m| {
+                        m.sc.tasks_of_table(t)
+                            .iter()
+                            .filter(|r| r.state == core_sched::maintainer::span_controller::ReplicaState::Replicating)
+                            .filter_map(|r| r.node)
+                            .collect::<std::collections::BTreeSet<_>>()
+                            .len()
+                    })
+                    .unwrap_or(0);
                 cmp(*op, c, *count)
             }
             Predicate::TableScheduled { table } => {
@@ -1147,8 +1372,16 @@ impl Driver {
             Predicate::NodeExited { .. } => on_node.map(|n| !g.nodes[n.0 as usize].alive).unwrap_or(false),
             Predicate::TraceSequence { events } => trace_sequence_seen(&g.trace, events),
             Predicate::ChangefeedState { state, error } => changefeed_state_is(&g, *state, error.as_deref()).0,
-            Predicate::DownstreamSynced => g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()).all(|t| g.storage.table_rows(t.id) == t.rows),
-            Predicate::CheckpointCaughtUp => g.persisted_checkpoint >= g.upstream.resolved_ts(g.now_ms).saturating_sub(ts_from_ms(self.flush_ms + 5_000)),
+            Predicate::DownstreamSynced => g
+                .upstream
+                .tables
+                .values()
+                .filter(|t| t.dropped_ts.is_none())
+                .all(|t| g.storage.table_rows(t.id) == t.rows),
+            Predicate::CheckpointCaughtUp => {
+                g.persisted_checkpoint
+                    >= g.upstream.resolved_ts(g.now_ms).saturating_sub(ts_from_ms(self.flush_ms + 5_000))
+            }
         })
     }
 
@@ -1176,7 +1409,11 @@ impl Driver {
             }
             for (i, s) in g.nodes.iter().enumerate() {
                 if let Some(dm) = s.state.as_ref().and_then(|st| st.orch.managers.get(&g.cf)) {
-                    reason!("failed changefeed still has a dispatcher manager on {} ({} dispatchers)", NodeId(i as u32), dm.dispatchers.len());
+                    reason!(
+                        "failed changefeed still has a dispatcher manager on {} ({} dispatchers)",
+                        NodeId(i as u32),
+                        dm.dispatchers.len()
+                    );
                 }
             }
             return p;
@@ -1210,7 +1447,12 @@ impl Driver {
                     }
                     // Every live dispatcher must be one the maintainer knows about.
                     if !d.try_removing && !d.is_trigger && m.sc.get(&d.id).is_none() {
-                        reason!("dispatcher {} of table {} on {} is unknown to the maintainer", d.id, d.span.table_id, NodeId(i as u32));
+                        reason!(
+                            "dispatcher {} of table {} on {} is unknown to the maintainer",
+                            d.id,
+                            d.span.table_id,
+                            NodeId(i as u32)
+                        );
                     }
                 }
             }
@@ -1244,9 +1486,29 @@ impl Driver {
                                 NodeId(i as u32),
                                 d.state,
                                 cp,
-                                d.block.as_ref().map(|b| format!(", blocked on {} at {} ({:?})", b.event.query(), b.event.commit_ts(), b.stage)).unwrap_or_default(),
-                                if d.ddl_writing.is_some() { if d.writing_sync_point { ", writing a syncpoint" } else { ", writing a DDL" } } else { "" },
-                                if !d.progress.is_empty() { format!(", {} unflushed commit ts", d.progress.len()) } else { String::new() },
+                                d.block
+                                    .as_ref()
+                                    .map(|b| format!(
+                                        ", blocked on {} at {} ({:?})",
+                                        b.event.query(),
+                                        b.event.commit_ts(),
+                                        b.stage
+                                    ))
+                                    .unwrap_or_default(),
+                                if d.ddl_writing.is_some() {
+                                    if d.writing_sync_point {
+                                        ", writing a syncpoint"
+                                    } else {
+                                        ", writing a DDL"
+                                    }
+                                } else {
+                                    ""
+                                },
+                                if !d.progress.is_empty() {
+                                    format!(", {} unflushed commit ts", d.progress.len())
+                                } else {
+                                    String::new()
+                                },
                                 if d.try_removing { ", removing" } else { "" },
                                 if !d.registered { ", not registered" } else { "" },
                             );
@@ -1286,11 +1548,23 @@ impl Driver {
             let over = self.budget().is_err() || self.now() >= deadline;
             let p = if over { self.pending(target, true) } else { Vec::new() };
             if let Err(e) = self.budget() {
-                self.liveness.push(Violation { invariant: CONVERGES.into(), at_ms: self.now(), detail: format!("{}; pending: {}", e, p.join("; ")) });
+                self.liveness.push(Violation {
+                    invariant: CONVERGES.into(),
+                    at_ms: self.now(),
+                    detail: format!("{}; pending: {}", e, p.join("; ")),
+                });
                 return;
             }
             if self.now() >= deadline {
-                self.liveness.push(Violation { invariant: CONVERGES.into(), at_ms: self.now(), detail: format!("not converged within {} ms: {}", self.scn.limits.converge_timeout_ms, p.join("; ")) });
+                self.liveness.push(Violation {
+                    invariant: CONVERGES.into(),
+                    at_ms: self.now(),
+                    detail: format!(
+                        "not converged within {} ms: {}",
+                        self.scn.limits.converge_timeout_ms,
+                        p.join("; ")
+                    ),
+                });
                 return;
             }
             madsim::time::sleep(Duration::from_millis(WAIT_POLL_MS)).await;
@@ -1312,7 +1586,15 @@ impl Driver {
         let check = format!("sync_diff snapshot={}", ts);
         let g = self.w.lock().unwrap();
         let Some(down) = g.storage.syncpoint_snapshots.get(&ts) else {
-            return CheckResult { check, passed: false, detail: format!("no syncpoint record with primary ts {} downstream (records: {:?})", ts, g.storage.syncpoints.keys().collect::<Vec<_>>()) };
+            return CheckResult {
+                check,
+                passed: false,
+                detail: format!(
+                    "no syncpoint record with primary ts {} downstream (records: {:?})",
+                    ts,
+                    g.storage.syncpoints.keys().collect::<Vec<_>>()
+                ),
+            };
         };
         let secondary = g.storage.syncpoints.get(&ts).map(|r| r.0.secondary_ts).unwrap_or(0);
         let empty = BTreeMap::new();
@@ -1326,13 +1608,30 @@ impl Driver {
                 bad.push(format!("{}: {} rows differ or missing, {} extra", t.name, missing, extra));
             }
         }
-        CheckResult { check, passed: bad.is_empty(), detail: if bad.is_empty() { format!("upstream at {} equals downstream at secondary ts {}", ts, secondary) } else { bad.join("; ") } }
+        CheckResult {
+            check,
+            passed: bad.is_empty(),
+            detail: if bad.is_empty() {
+                format!("upstream at {} equals downstream at secondary ts {}", ts, secondary)
+            } else {
+                bad.join("; ")
+            },
+        }
     }
 
     /// `trace_field`: every matching record's field compares as asked with the value;
     /// at least one record matches.
     #[allow(clippy::too_many_arguments)]
-    fn check_trace_field(&mut self, event: &str, table: Option<&str>, node: Option<&str>, fields: &BTreeMap<String, String>, field: &str, op: FieldOp, value: &str) -> CheckResult {
+    fn check_trace_field(
+        &mut self,
+        event: &str,
+        table: Option<&str>,
+        node: Option<&str>,
+        fields: &BTreeMap<String, String>,
+        field: &str,
+        op: FieldOp,
+        value: &str,
+    ) -> CheckResult {
         let check = format!("trace_field '{}' {} {:?} {}", event, field, op, value);
         let res = (|| -> Result<(bool, String), String> {
             let node = node.map(|n| self.node(n)).transpose()?;
@@ -1344,9 +1643,14 @@ impl Driver {
                 return Ok((false, format!("no trace record '{}' matches{}", event, capped)));
             }
             for r in &found {
-                let Some((_, got)) = r.fields.iter().find(|(f, _)| f == field) else { return Ok((false, format!("record at {} ms has no field '{}'", r.at_ms, field))) };
+                let Some((_, got)) = r.fields.iter().find(|(f, _)| f == field) else {
+                    return Ok((false, format!("record at {} ms has no field '{}'", r.at_ms, field)));
+                };
                 if !compare_field(got, op, &want)? {
-                    return Ok((false, format!("record at {} ms on {}: {} = {}, want {:?} {}", r.at_ms, r.node, field, got, op, want)));
+                    return Ok((
+                        false,
+                        format!("record at {} ms on {}: {} = {}, want {:?} {}", r.at_ms, r.node, field, got, op, want),
+                    ));
                 }
             }
             Ok((true, format!("{} record(s): {} {:?} {}", found.len(), field, op, want)))
@@ -1363,8 +1667,18 @@ impl Driver {
             let c = c.into_inner();
             let r = match &c {
                 Check::ReplicationCount { table, op, count } => {
-                    let got = self.w.lock().unwrap().maintainer().map(|(_, m)| m.replication_count(self.tables.get(table).copied().unwrap_or(-1))).unwrap_or(0);
-                    CheckResult { check: format!("replication_count {} {:?} {}", table, op, count), passed: cmp(*op, got, *count), detail: format!("replication count of {} is {}", table, got) }
+                    let got = self
+                        .w
+                        .lock()
+                        .unwrap()
+                        .maintainer()
+                        .map(|(_, m)| m.replication_count(self.tables.get(table).copied().unwrap_or(-1)))
+                        .unwrap_or(0);
+                    CheckResult {
+                        check: format!("replication_count {} {:?} {}", table, op, count),
+                        passed: cmp(*op, got, *count),
+                        detail: format!("replication count of {} is {}", table, got),
+                    }
                 }
                 Check::TableExists { table } | Check::TableNotExists { table } => {
                     let want = matches!(c, Check::TableExists { .. });
@@ -1372,10 +1686,16 @@ impl Driver {
                     let id = g.upstream.table_id_any(table).unwrap_or(-1);
                     let got = g.storage.table_exists(id, &schema_of(&g.upstream, id));
                     drop(g);
-                    CheckResult { check: format!("table_{}exists {}", if want { "" } else { "not_" }, table), passed: got == want, detail: format!("table {} exists downstream: {}", table, got) }
+                    CheckResult {
+                        check: format!("table_{}exists {}", if want { "" } else { "not_" }, table),
+                        passed: got == want,
+                        detail: format!("table {} exists downstream: {}", table, got),
+                    }
                 }
                 Check::SyncDiff { snapshot: Some(snap) } => self.check_sync_diff_snapshot(snap),
-                Check::TraceField { event, table, node, fields, field, op, value } => self.check_trace_field(event, table.as_deref(), node.as_deref(), fields, field, *op, value),
+                Check::TraceField { event, table, node, fields, field, op, value } => {
+                    self.check_trace_field(event, table.as_deref(), node.as_deref(), fields, field, *op, value)
+                }
                 Check::SyncpointRecorded { ts } => {
                     let want = match ts.as_deref().map(|t| self.ts_value(t)).transpose() {
                         Ok(w) => w,
@@ -1390,7 +1710,14 @@ impl Driver {
                         Some(t) => got.contains(&t),
                         None => !got.is_empty(),
                     };
-                    CheckResult { check: format!("syncpoint_recorded {}", want.map(|t| t.to_string()).unwrap_or_else(|| "any".into())), passed, detail: format!("syncpoint records downstream: {:?}", got) }
+                    CheckResult {
+                        check: format!(
+                            "syncpoint_recorded {}",
+                            want.map(|t| t.to_string()).unwrap_or_else(|| "any".into())
+                        ),
+                        passed,
+                        detail: format!("syncpoint records downstream: {:?}", got),
+                    }
                 }
                 Check::SyncDiff { snapshot: None } => {
                     let g = self.w.lock().unwrap();
@@ -1403,19 +1730,32 @@ impl Driver {
                             bad.push(format!("{}: {} rows differ or missing, {} extra", t.name, missing, extra));
                         }
                     }
-                    CheckResult { check: "sync_diff".into(), passed: bad.is_empty(), detail: if bad.is_empty() { "downstream equals upstream".into() } else { bad.join("; ") } }
+                    CheckResult {
+                        check: "sync_diff".into(),
+                        passed: bad.is_empty(),
+                        detail: if bad.is_empty() { "downstream equals upstream".into() } else { bad.join("; ") },
+                    }
                 }
                 Check::ChangefeedState { state, error } => {
                     let g = self.w.lock().unwrap();
                     let (ok, got) = changefeed_state_is(&g, *state, error.as_deref());
-                    CheckResult { check: format!("changefeed_state {}{}", format!("{:?}", state).to_lowercase(), error.as_ref().map(|e| format!(" {}", e)).unwrap_or_default()), passed: ok, detail: got }
+                    CheckResult {
+                        check: format!(
+                            "changefeed_state {}{}",
+                            format!("{:?}", state).to_lowercase(),
+                            error.as_ref().map(|e| format!(" {}", e)).unwrap_or_default()
+                        ),
+                        passed: ok,
+                        detail: got,
+                    }
                 }
                 Check::NodeAlive { node } => {
                     let n = self.node(node);
                     let g = self.w.lock().unwrap();
                     let (ok, detail) = match n {
                         Ok(n) => {
-                            let alive = g.nodes.get(n.0 as usize).map(|s| s.alive && s.state.is_some()).unwrap_or(false);
+                            let alive =
+                                g.nodes.get(n.0 as usize).map(|s| s.alive && s.state.is_some()).unwrap_or(false);
                             (alive, format!("capture {} running: {}", n, alive))
                         }
                         Err(e) => (false, e),
@@ -1425,11 +1765,23 @@ impl Driver {
                 Check::TraceNotSeen { event } => {
                     let g = self.w.lock().unwrap();
                     let hit = g.trace.iter().find(|r| r.event == *event);
-                    CheckResult { check: format!("trace_not_seen {}", event), passed: hit.is_none(), detail: hit.map(|r| format!("seen: {}", r.line())).unwrap_or_else(|| "not seen".into()) }
+                    CheckResult {
+                        check: format!("trace_not_seen {}", event),
+                        passed: hit.is_none(),
+                        detail: hit.map(|r| format!("seen: {}", r.line())).unwrap_or_else(|| "not seen".into()),
+                    }
                 }
                 Check::NoErrorLogged => {
                     let g = self.w.lock().unwrap();
-                    CheckResult { check: "no_error_logged".into(), passed: g.errors_logged.is_empty(), detail: if g.errors_logged.is_empty() { "no error".into() } else { format!("{} errors logged, first: {}", g.errors_logged.len(), g.errors_logged[0].1) } }
+                    CheckResult {
+                        check: "no_error_logged".into(),
+                        passed: g.errors_logged.is_empty(),
+                        detail: if g.errors_logged.is_empty() {
+                            "no error".into()
+                        } else {
+                            format!("{} errors logged, first: {}", g.errors_logged.len(), g.errors_logged[0].1)
+                        },
+                    }
                 }
             };
             out.push(r);

@@ -51,7 +51,20 @@ pub struct Expect {
 impl SeedFile {
     /// The seed file that records `r`.
     pub fn of(r: &RunResult, scenario: &str, note: String) -> SeedFile {
-        SeedFile { scenario: scenario.to_string(), seed: r.seed, bugs: r.bugs.clone(), expect: Expect { outcome: r.outcome, invariant: r.violations.first().map(|v| v.invariant.clone()), also: Vec::new() }, trace_hash: r.trace_hash.clone(), note, control: None, fixed_by: Vec::new() }
+        SeedFile {
+            scenario: scenario.to_string(),
+            seed: r.seed,
+            bugs: r.bugs.clone(),
+            expect: Expect {
+                outcome: r.outcome,
+                invariant: r.violations.first().map(|v| v.invariant.clone()),
+                also: Vec::new(),
+            },
+            trace_hash: r.trace_hash.clone(),
+            note,
+            control: None,
+            fixed_by: Vec::new(),
+        }
     }
 
     /// Parse one file's text; `path` is only used in messages.
@@ -60,7 +73,13 @@ impl SeedFile {
             // serde_json appends " at line L column C"; we put the position first.
             let msg = e.to_string();
             let suffix = format!(" at line {} column {}", e.line(), e.column());
-            format!("{}: line {} column {}: {}", path.display(), e.line(), e.column(), msg.strip_suffix(&suffix).unwrap_or(&msg))
+            format!(
+                "{}: line {} column {}: {}",
+                path.display(),
+                e.line(),
+                e.column(),
+                msg.strip_suffix(&suffix).unwrap_or(&msg)
+            )
         })?;
         // A crash has no trace hash; everything else must carry one to compare against.
         let hex = f.trace_hash.len() == 16 && f.trace_hash.chars().all(|c| c.is_ascii_hexdigit());
@@ -99,7 +118,11 @@ pub fn collect(arg: &Path) -> Result<Vec<PathBuf>, String> {
         return Ok(vec![arg.to_path_buf()]);
     }
     let entries = std::fs::read_dir(arg).map_err(|e| format!("{}: cannot read directory: {}", arg.display(), e))?;
-    let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json")).collect();
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json"))
+        .collect();
     files.sort();
     Ok(files)
 }

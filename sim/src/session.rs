@@ -37,7 +37,13 @@ pub fn session_loss(w: &W, n: NodeId, notice_ms: [u64; 2]) {
         }
         let [lo, hi] = notice_ms;
         let notice = g.sim_rng.random_range(lo..=hi.max(lo));
-        g.record(&n.to_string(), "Node", 0, "capture session lost", vec![("maintainer".into(), was_maintainer.to_string()), ("notice_ms".into(), notice.to_string())]);
+        g.record(
+            &n.to_string(),
+            "Node",
+            0,
+            "capture session lost",
+            vec![("maintainer".into(), was_maintainer.to_string()), ("notice_ms".into(), notice.to_string())],
+        );
         (gen, notice)
     };
     crate::world::detect_departure_later(w, n);
@@ -59,7 +65,13 @@ async fn watchdog_fires(w: &W, n: NodeId, gen: u64) {
             return;
         }
         g.now_ms = now_ms();
-        g.record(&n.to_string(), "Node", 0, "local fence triggered", vec![("reason".into(), "etcd session done".into())]);
+        g.record(
+            &n.to_string(),
+            "Node",
+            0,
+            "local fence triggered",
+            vec![("reason".into(), "etcd session done".into())],
+        );
     }
     let ran = step(w, n, Some(gen), StepKind::Membership, |ns, ctx, _, _| {
         ns.orch.local_fence(ctx);
@@ -75,7 +87,8 @@ async fn watchdog_fires(w: &W, n: NodeId, gen: u64) {
     // The local fence cancelled the writers' contexts: hung writes return.
     let hung: Vec<(NodeId, u64, u64)> = {
         let mut g = w.lock().unwrap();
-        let (mine, rest) = std::mem::take(&mut g.hung_storage).into_iter().partition(|(m, gn, _)| *m == n && *gn == gen);
+        let (mine, rest) =
+            std::mem::take(&mut g.hung_storage).into_iter().partition(|(m, gn, _)| *m == n && *gn == gen);
         g.hung_storage = rest;
         mine
     };

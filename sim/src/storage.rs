@@ -107,7 +107,9 @@ impl Storage {
                 ObjectContent::Ddl(d) if d.kind == DdlKind::DropDatabase && d.schema_name == schema => {
                     db_dropped_at = db_dropped_at.max(Some(d.commit_ts));
                 }
-                ObjectContent::Rows(rows) if rows.first().map(|r| r.table_id == table).unwrap_or(false) => has_data = true,
+                ObjectContent::Rows(rows) if rows.first().map(|r| r.table_id == table).unwrap_or(false) => {
+                    has_data = true
+                }
                 _ => {}
             }
         }
@@ -137,7 +139,9 @@ impl Storage {
                         last = Some((d.commit_ts, d.kind));
                     }
                 }
-                ObjectContent::Rows(rows) if rows.first().map(|r| tables.contains(&r.table_id)).unwrap_or(false) => has_data = true,
+                ObjectContent::Rows(rows) if rows.first().map(|r| tables.contains(&r.table_id)).unwrap_or(false) => {
+                    has_data = true
+                }
                 _ => {}
             }
         }

@@ -122,7 +122,11 @@ impl Upstream {
             table_id: 0,
             table_name: String::new(),
             query: format!("CREATE DATABASE {}", name),
-            blocked_tables: InfluencedTables { influence_type: InfluenceType::Normal, table_ids: vec![DDL_SPAN_TABLE_ID], schema_id: sid },
+            blocked_tables: InfluencedTables {
+                influence_type: InfluenceType::Normal,
+                table_ids: vec![DDL_SPAN_TABLE_ID],
+                schema_id: sid,
+            },
             need_dropped_tables: None,
             need_added_tables: vec![],
         });
@@ -168,7 +172,22 @@ impl Upstream {
         let id = self.next_table_id;
         self.next_table_id += 2;
         let ts = self.tso(now_ms);
-        self.tables.insert(id, UTable { id, name: name.into(), schema_id: sid, schema_name: schema.into(), regions: regions.max(1), created_ts: ts, dropped_ts: None, rows: BTreeMap::new(), next_key: 1, write_rate: Vec::new(), row_bytes: 0 });
+        self.tables.insert(
+            id,
+            UTable {
+                id,
+                name: name.into(),
+                schema_id: sid,
+                schema_name: schema.into(),
+                regions: regions.max(1),
+                created_ts: ts,
+                dropped_ts: None,
+                rows: BTreeMap::new(),
+                next_key: 1,
+                write_rate: Vec::new(),
+                row_bytes: 0,
+            },
+        );
         self.ddls.push(DdlEvent {
             commit_ts: ts,
             kind: DdlKind::CreateTable,
@@ -177,7 +196,11 @@ impl Upstream {
             table_id: id,
             table_name: name.into(),
             query: format!("CREATE TABLE {}.{}", schema, name),
-            blocked_tables: InfluencedTables { influence_type: InfluenceType::Normal, table_ids: vec![DDL_SPAN_TABLE_ID], schema_id: sid },
+            blocked_tables: InfluencedTables {
+                influence_type: InfluenceType::Normal,
+                table_ids: vec![DDL_SPAN_TABLE_ID],
+                schema_id: sid,
+            },
             need_dropped_tables: None,
             need_added_tables: vec![TableRef { table_id: id, schema_id: sid, splitable: true }],
         });
@@ -197,8 +220,16 @@ impl Upstream {
             table_id: id,
             table_name: name.clone(),
             query: format!("DROP TABLE {}.{}", sname, name),
-            blocked_tables: InfluencedTables { influence_type: InfluenceType::Normal, table_ids: vec![id, DDL_SPAN_TABLE_ID], schema_id: sid },
-            need_dropped_tables: Some(InfluencedTables { influence_type: InfluenceType::Normal, table_ids: vec![id], schema_id: sid }),
+            blocked_tables: InfluencedTables {
+                influence_type: InfluenceType::Normal,
+                table_ids: vec![id, DDL_SPAN_TABLE_ID],
+                schema_id: sid,
+            },
+            need_dropped_tables: Some(InfluencedTables {
+                influence_type: InfluenceType::Normal,
+                table_ids: vec![id],
+                schema_id: sid,
+            }),
             need_added_tables: vec![],
         });
     }
@@ -217,7 +248,22 @@ impl Upstream {
         let rate = old.write_rate.last().map(|r| r.1).unwrap_or(0);
         let write_rate = if rate > 0 { vec![(now_ms, rate)] } else { Vec::new() };
         let row_bytes = old.row_bytes;
-        self.tables.insert(new_id, UTable { id: new_id, name: name.clone(), schema_id: sid, schema_name: sname.clone(), regions, created_ts: ts, dropped_ts: None, rows: BTreeMap::new(), next_key: 1, write_rate, row_bytes });
+        self.tables.insert(
+            new_id,
+            UTable {
+                id: new_id,
+                name: name.clone(),
+                schema_id: sid,
+                schema_name: sname.clone(),
+                regions,
+                created_ts: ts,
+                dropped_ts: None,
+                rows: BTreeMap::new(),
+                next_key: 1,
+                write_rate,
+                row_bytes,
+            },
+        );
         self.ddls.push(DdlEvent {
             commit_ts: ts,
             kind: DdlKind::TruncateTable,
@@ -226,8 +272,16 @@ impl Upstream {
             table_id: new_id,
             table_name: name.clone(),
             query: format!("TRUNCATE TABLE {}.{}", sname, name),
-            blocked_tables: InfluencedTables { influence_type: InfluenceType::Normal, table_ids: vec![id, DDL_SPAN_TABLE_ID], schema_id: sid },
-            need_dropped_tables: Some(InfluencedTables { influence_type: InfluenceType::Normal, table_ids: vec![id], schema_id: sid }),
+            blocked_tables: InfluencedTables {
+                influence_type: InfluenceType::Normal,
+                table_ids: vec![id, DDL_SPAN_TABLE_ID],
+                schema_id: sid,
+            },
+            need_dropped_tables: Some(InfluencedTables {
+                influence_type: InfluenceType::Normal,
+                table_ids: vec![id],
+                schema_id: sid,
+            }),
             need_added_tables: vec![TableRef { table_id: new_id, schema_id: sid, splitable: true }],
         });
         new_id
@@ -245,7 +299,11 @@ impl Upstream {
             table_id: id,
             table_name: name.clone(),
             query: format!("ALTER TABLE {}.{} ADD COLUMN c{}", sname, name, ts),
-            blocked_tables: InfluencedTables { influence_type: InfluenceType::Normal, table_ids: vec![id], schema_id: sid },
+            blocked_tables: InfluencedTables {
+                influence_type: InfluenceType::Normal,
+                table_ids: vec![id],
+                schema_id: sid,
+            },
             need_dropped_tables: None,
             need_added_tables: vec![],
         });
@@ -290,7 +348,14 @@ impl Upstream {
     /// `sync_point_interval_ms` the syncpoints in `[from, to)` (`sync_points_in`): at one
     /// ts, DDL first, then DML, then the syncpoint (`emitSyncPointEventIfNeeded` sends a
     /// syncpoint before the first event above it).
-    pub fn events_for(&self, span: &TableSpan, is_trigger: bool, from: Ts, to: Ts, sync_point_interval_ms: Option<u64>) -> Vec<UpstreamEvent> {
+    pub fn events_for(
+        &self,
+        span: &TableSpan,
+        is_trigger: bool,
+        from: Ts,
+        to: Ts,
+        sync_point_interval_ms: Option<u64>,
+    ) -> Vec<UpstreamEvent> {
         let mut evs: Vec<(Ts, u8, UpstreamEvent)> = Vec::new();
         // `ddls` is in commit-ts order (every DDL takes the next TSO).
         let first = self.ddls.partition_point(|d| d.commit_ts <= from);
@@ -298,11 +363,18 @@ impl Upstream {
             // The table trigger gets the DDLs that block the DDL span (DB/All, or table 0
             // listed: CREATE/DROP/TRUNCATE...); a single-table ALTER goes to that table only.
             let relevant = if is_trigger {
-                d.blocked_tables.influence_type != InfluenceType::Normal || d.blocked_tables.table_ids.contains(&DDL_SPAN_TABLE_ID) || d.need_dropped_tables.is_some() || !d.need_added_tables.is_empty()
+                d.blocked_tables.influence_type != InfluenceType::Normal
+                    || d.blocked_tables.table_ids.contains(&DDL_SPAN_TABLE_ID)
+                    || d.need_dropped_tables.is_some()
+                    || !d.need_added_tables.is_empty()
             } else {
                 match d.blocked_tables.influence_type {
                     InfluenceType::All => true,
-                    InfluenceType::Db => self.tables.get(&span.table_id).map(|t| t.schema_id == d.blocked_tables.schema_id).unwrap_or(false),
+                    InfluenceType::Db => self
+                        .tables
+                        .get(&span.table_id)
+                        .map(|t| t.schema_id == d.blocked_tables.schema_id)
+                        .unwrap_or(false),
                     InfluenceType::Normal => d.blocked_tables.table_ids.contains(&span.table_id),
                 }
             };
@@ -339,18 +411,29 @@ impl Upstream {
 
     /// The table's rows as of `ts` (every change at or below it applied).
     pub fn rows_at(&self, t: TableId, ts: Ts) -> BTreeMap<u64, u64> {
-        let changes = self.changes.get(&t).map(|c| c.iter().take_while(|c| c.commit_ts <= ts).collect()).unwrap_or_default();
+        let changes =
+            self.changes.get(&t).map(|c| c.iter().take_while(|c| c.commit_ts <= ts).collect()).unwrap_or_default();
         crate::storage::apply_rows(changes)
     }
 
     pub fn info(&self, t: &UTable) -> TableInfo {
-        TableInfo { table_id: t.id, schema_id: t.schema_id, schema_name: t.schema_name.clone(), name: t.name.clone(), splitable: true }
+        TableInfo {
+            table_id: t.id,
+            schema_id: t.schema_id,
+            schema_name: t.schema_name.clone(),
+            name: t.name.clone(),
+            splitable: true,
+        }
     }
 }
 
 impl SchemaView for Upstream {
     fn tables_at(&self, ts: Ts) -> Vec<TableInfo> {
-        self.tables.values().filter(|t| t.created_ts <= ts && t.dropped_ts.map(|d| d > ts).unwrap_or(true)).map(|t| self.info(t)).collect()
+        self.tables
+            .values()
+            .filter(|t| t.created_ts <= ts && t.dropped_ts.map(|d| d > ts).unwrap_or(true))
+            .map(|t| self.info(t))
+            .collect()
     }
     fn ddl_history(&self, from: Ts, to: Ts) -> Vec<DdlEvent> {
         self.ddls.iter().filter(|d| d.commit_ts > from && d.commit_ts <= to).cloned().collect()
@@ -384,7 +467,9 @@ impl TrafficView for Upstream {
             if let Some(ch) = self.changes.get(&span.table_id) {
                 let (lo, hi) = (ts_from_ms(from_ms), ts_from_ms(to_ms));
                 let start = ch.partition_point(|c| c.commit_ts <= lo);
-                let n = ch[start..].iter().take_while(|c| c.commit_ts <= hi).filter(|c| span.contains_key(c.key)).count() as u64;
+                let n =
+                    ch[start..].iter().take_while(|c| c.commit_ts <= hi).filter(|c| span.contains_key(c.key)).count()
+                        as u64;
                 bytes += n * t.row_bytes;
             }
         }

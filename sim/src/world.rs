@@ -155,7 +155,16 @@ impl World {
             bugs,
             core_rng,
             sim_rng,
-            nodes: (0..nodes).map(|_| NodeSlot { alive: false, held: false, generation: 0, state: None, session_done: false, member: false }).collect(),
+            nodes: (0..nodes)
+                .map(|_| NodeSlot {
+                    alive: false,
+                    held: false,
+                    generation: 0,
+                    state: None,
+                    session_done: false,
+                    member: false,
+                })
+                .collect(),
             failpoints: (0..nodes).map(|_| Failpoints::default()).collect(),
             meta: MetaStore::default(),
             upstream: Upstream::new(),
@@ -195,7 +204,12 @@ impl World {
     /// Captures that run with their session intact and that the cluster counts: the ones
     /// a workload may still kill or session-lose (never the last of them).
     pub fn running_members(&self) -> BTreeSet<NodeId> {
-        self.nodes.iter().enumerate().filter(|(_, s)| s.member && s.is_member()).map(|(i, _)| NodeId(i as u32)).collect()
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.member && s.is_member())
+            .map(|(i, _)| NodeId(i as u32))
+            .collect()
     }
 
     /// The captures the cluster counts (see [`NodeSlot::member`]).
@@ -224,7 +238,14 @@ impl World {
             self.hash.str(k);
             self.hash.str(v);
         }
-        let r = TraceRecord { at_ms: self.now_ms, node: node.to_string(), role: role.to_string(), epoch, event: event.to_string(), fields };
+        let r = TraceRecord {
+            at_ms: self.now_ms,
+            node: node.to_string(),
+            role: role.to_string(),
+            epoch,
+            event: event.to_string(),
+            fields,
+        };
         if self.verbose {
             eprintln!("{}", r.line());
         } else if tracing::enabled!(tracing::Level::DEBUG) {
@@ -241,7 +262,13 @@ impl World {
         if !self.seen_violation.insert(key) {
             return;
         }
-        self.record("-", "checker", 0, "INVARIANT VIOLATED", vec![("invariant".into(), inv.to_string()), ("detail".into(), detail.clone())]);
+        self.record(
+            "-",
+            "checker",
+            0,
+            "INVARIANT VIOLATED",
+            vec![("invariant".into(), inv.to_string()), ("detail".into(), detail.clone())],
+        );
         self.violations.push(Violation { invariant: inv.to_string(), at_ms: self.now_ms, detail });
     }
 
@@ -255,7 +282,9 @@ impl World {
         for (i, s) in self.nodes.iter().enumerate() {
             let Some(st) = &s.state else { continue };
             if let Some(m) = st.mm.maintainers.get(&self.cf) {
-                if m.state != core_sched::maintainer::MaintainerState::Stopped && best.map(|(_, b)| m.epoch > b.epoch).unwrap_or(true) {
+                if m.state != core_sched::maintainer::MaintainerState::Stopped
+                    && best.map(|(_, b)| m.epoch > b.epoch).unwrap_or(true)
+                {
                     best = Some((NodeId(i as u32), m));
                 }
             }
@@ -295,7 +324,13 @@ pub fn init_clock() {
 }
 
 /// Run one protocol step on node `n` (if alive and of generation `gen`).
-pub fn step(w: &W, n: NodeId, gen: Option<u64>, kind: StepKind, f: impl FnOnce(&mut NodeState, &mut Ctx, &mut Upstream, &mut MetaStore)) -> bool {
+pub fn step(
+    w: &W,
+    n: NodeId,
+    gen: Option<u64>,
+    kind: StepKind,
+    f: impl FnOnce(&mut NodeState, &mut Ctx, &mut Upstream, &mut MetaStore),
+) -> bool {
     let mut g = w.lock().unwrap();
     let wd = &mut *g;
     wd.now_ms = now_ms();
@@ -310,7 +345,14 @@ pub fn step(w: &W, n: NodeId, gen: Option<u64>, kind: StepKind, f: impl FnOnce(&
     let Some(ns) = slot.state.as_mut() else { return false };
     let mut out = Out::default();
     {
-        let mut ctx = Ctx { now_ms: wd.now_ms, node: n, rng: &mut wd.core_rng, bugs: &wd.bugs, failpoints: &wd.failpoints[n.0 as usize], out: &mut out };
+        let mut ctx = Ctx {
+            now_ms: wd.now_ms,
+            node: n,
+            rng: &mut wd.core_rng,
+            bugs: &wd.bugs,
+            failpoints: &wd.failpoints[n.0 as usize],
+            out: &mut out,
+        };
         f(ns, &mut ctx, &mut wd.upstream, &mut wd.meta);
     }
     wd.events += 1;
@@ -322,7 +364,18 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
     let node_name = if out.trace.is_empty() { String::new() } else { n.to_string() };
     let mut dispatchers_changed = kind == StepKind::Membership;
     for t in out.trace {
-        if matches!(t.kind, "create dispatcher" | "create table trigger event dispatcher" | "remove dispatcher" | "dispatcher stopped" | "dispatcher manager closed" | "stopping dispatcher manager write path" | "replace mismatched table trigger" | "dispatcher working" | "dispatcher manager owner updated") {
+        if matches!(
+            t.kind,
+            "create dispatcher"
+                | "create table trigger event dispatcher"
+                | "remove dispatcher"
+                | "dispatcher stopped"
+                | "dispatcher manager closed"
+                | "stopping dispatcher manager write path"
+                | "replace mismatched table trigger"
+                | "dispatcher working"
+                | "dispatcher manager owner updated"
+        ) {
             dispatchers_changed = true;
         }
         // Writer half of barrier-writes-once: within one maintainer generation, the
@@ -335,23 +388,42 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
             let get = |k: &str| t.fields.iter().find(|(f, _)| *f == k).map(|(_, v)| v.clone()).unwrap_or_default();
             wd.ddl_writers.remove(&(t.epoch, get("commit_ts"), get("sync_point") == "true"));
         }
-        if matches!(t.kind, "write ddl" | "write sync point") && t.fields.iter().any(|(k, v)| *k == "mode" && v == "barrier") {
+        if matches!(t.kind, "write ddl" | "write sync point")
+            && t.fields.iter().any(|(k, v)| *k == "mode" && v == "barrier")
+        {
             let get = |k: &str| t.fields.iter().find(|(f, _)| *f == k).map(|(_, v)| v.clone()).unwrap_or_default();
             note_barrier_ddl_write(wd, t.epoch, &get("commit_ts"), t.kind == "write sync point", &get("dispatcher"));
         }
         if t.kind == "block status from non-owner admitted" {
             let detail: Vec<String> = t.fields.iter().map(|(k, v)| format!("{}={}", k, v)).collect();
-            wd.violate(invariants::BARRIER_OWNER_ONLY, format!("maintainer on {} admitted a block status from a node that does not own the dispatcher: {}", n, detail.join(" ")));
+            wd.violate(
+                invariants::BARRIER_OWNER_ONLY,
+                format!(
+                    "maintainer on {} admitted a block status from a node that does not own the dispatcher: {}",
+                    n,
+                    detail.join(" ")
+                ),
+            );
         }
         if t.kind == "applied control message from older epoch" {
             let detail: Vec<String> = t.fields.iter().map(|(k, v)| format!("{}={}", k, v)).collect();
-            wd.violate(invariants::EPOCH_FENCING, format!("dispatcher manager on {} applied a control message from an older maintainer epoch: {}", n, detail.join(" ")));
+            wd.violate(
+                invariants::EPOCH_FENCING,
+                format!(
+                    "dispatcher manager on {} applied a control message from an older maintainer epoch: {}",
+                    n,
+                    detail.join(" ")
+                ),
+            );
         }
         if t.kind == "cloud storage write failed" && t.fields.iter().any(|(k, v)| *k == "escalated" && v == "true") {
             let detail: Vec<String> = t.fields.iter().map(|(k, v)| format!("{}={}", k, v)).collect();
             wd.errors_logged.push((wd.now_ms, detail.join(" ")));
             if wd.check_retryable_after_failover && wd.failover_at_ms.is_some() {
-                wd.violate(invariants::NO_RETRYABLE_ERROR_AFTER_FAILOVER, format!("retryable sink error on {} after failover: {}", n, detail.join(" ")));
+                wd.violate(
+                    invariants::NO_RETRYABLE_ERROR_AFTER_FAILOVER,
+                    format!("retryable sink error on {} after failover: {}", n, detail.join(" ")),
+                );
             }
         }
         let fields = t.fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
@@ -361,7 +433,9 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
         // Every TiCDC path that answers a bootstrap with an error logs it at Error level
         // first (`ensureBootstrapTableTriggerDispatcher`, the trigger-ID checks, "create
         // new dispatcher manager failed"), before the maintainer sees it.
-        if let Message::MaintainerBootstrapResponse { err: Some(e), .. } | Message::MaintainerPostBootstrapResponse { err: Some(e), .. } = &env.msg {
+        if let Message::MaintainerBootstrapResponse { err: Some(e), .. }
+        | Message::MaintainerPostBootstrapResponse { err: Some(e), .. } = &env.msg
+        {
             wd.errors_logged.push((wd.now_ms, format!("node={} bootstrap answered with error: {}", n, e.message)));
         }
         send(w, wd, env);
@@ -386,15 +460,27 @@ fn check(wd: &mut World, n: NodeId, kind: StepKind, dispatchers_changed: bool) {
         // `no-write-after-fence` checks), so the placement invariants look at the captures
         // the cluster still counts, session-lost ones included until their detection.
         let found = {
-            let iter = wd.nodes.iter().enumerate().filter(|(_, s)| s.alive && s.member).filter_map(|(i, s)| s.state.as_ref().map(|st| (NodeId(i as u32), st))).flat_map(|(id, st)| st.orch.managers.values().map(move |dm| (id, dm)));
+            let iter = wd
+                .nodes
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.alive && s.member)
+                .filter_map(|(i, s)| s.state.as_ref().map(|st| (NodeId(i as u32), st)))
+                .flat_map(|(id, st)| st.orch.managers.values().map(move |dm| (id, dm)));
             invariants::check_dispatchers(iter)
         };
         for (inv, d) in found {
             wd.violate(inv, d);
         }
     }
-    if matches!(kind, StepKind::Message | StepKind::Operators | StepKind::Scheduler | StepKind::Api | StepKind::Membership) {
-        let found = wd.node_state(n).map(|st| st.mm.maintainers.values().flat_map(invariants::check_maintainer).collect::<Vec<_>>()).unwrap_or_default();
+    if matches!(
+        kind,
+        StepKind::Message | StepKind::Operators | StepKind::Scheduler | StepKind::Api | StepKind::Membership
+    ) {
+        let found = wd
+            .node_state(n)
+            .map(|st| st.mm.maintainers.values().flat_map(invariants::check_maintainer).collect::<Vec<_>>())
+            .unwrap_or_default();
         for (inv, d) in found {
             wd.violate(inv, d);
         }
@@ -535,7 +621,12 @@ fn deliver(w: &W, link: (u32, u32)) {
         // Between a departed capture and the others nothing passes (their message centers
         // removed its target and refuse its streams: `handleConnect` finds no target).
         let departed = link.0 != link.1 && (!sender.member || !dest.member);
-        if !dest.alive || dest.generation != to_gen || (sender_gone && keyed_by_capture) || departed || g.net.cut.contains(&link) {
+        if !dest.alive
+            || dest.generation != to_gen
+            || (sender_gone && keyed_by_capture)
+            || departed
+            || g.net.cut.contains(&link)
+        {
             g.net.dropped += 1;
             return;
         }
@@ -581,7 +672,11 @@ fn handle_delivered(w: &W, env: Envelope, gen: Option<u64>) {
         // barrier-owner-only: look at what the maintainer holds about each dispatcher
         // reported by a node it is not bound to, before and after the request.
         let probe = match &env.msg {
-            Message::BlockStatusRequest { cf, statuses } => ns.mm.maintainers.get(cf).map(|m| (cf.clone(), invariants::nonowner_block_statuses(m, from, statuses.iter().map(|s| s.id)))),
+            Message::BlockStatusRequest { cf, statuses } => ns
+                .mm
+                .maintainers
+                .get(cf)
+                .map(|m| (cf.clone(), invariants::nonowner_block_statuses(m, from, statuses.iter().map(|s| s.id)))),
             _ => None,
         };
         handle_message(ns, ctx, up, meta, from, env.msg);
@@ -590,13 +685,25 @@ fn handle_delivered(w: &W, env: Envelope, gen: Option<u64>) {
         for (id, owner, before) in probe {
             if before.admitted_in(&invariants::barrier_view(m, id)) {
                 let owner = owner.map(|n| n.to_string()).unwrap_or_else(|| "none".into());
-                ctx.out.trace.push(TraceEvent { role: Role::Maintainer, epoch: m.epoch, kind: "block status from non-owner admitted", fields: vec![("dispatcher", id.to_string()), ("from", from.to_string()), ("owner", owner)] });
+                ctx.out.trace.push(TraceEvent {
+                    role: Role::Maintainer,
+                    epoch: m.epoch,
+                    kind: "block status from non-owner admitted",
+                    fields: vec![("dispatcher", id.to_string()), ("from", from.to_string()), ("owner", owner)],
+                });
             }
         }
     });
 }
 
-fn handle_message(ns: &mut NodeState, ctx: &mut Ctx, up: &mut Upstream, meta: &mut MetaStore, from: NodeId, msg: Message) {
+fn handle_message(
+    ns: &mut NodeState,
+    ctx: &mut Ctx,
+    up: &mut Upstream,
+    meta: &mut MetaStore,
+    from: NodeId,
+    msg: Message,
+) {
     match msg.topic() {
         Topic::Coordinator => {
             if let Some(c) = ns.coord.as_mut() {
@@ -604,7 +711,10 @@ fn handle_message(ns: &mut NodeState, ctx: &mut Ctx, up: &mut Upstream, meta: &m
             }
         }
         Topic::MaintainerManager => {
-            let schema = crate::upstream::NodeSchemaStore { up: &*up, gc_fast_fail: ctx.fp(FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL) };
+            let schema = crate::upstream::NodeSchemaStore {
+                up: &*up,
+                gc_fast_fail: ctx.fp(FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL),
+            };
             ns.mm.handle_message(ctx, from, msg, &schema)
         }
         Topic::DispatcherManagerManager | Topic::HeartbeatCollector => ns.orch.handle_message(ctx, from, msg),
@@ -628,12 +738,20 @@ fn storage_request(w: &W, wd: &mut World, n: NodeId, req: StorageRequest) {
                 g.record(&node, "Storage", 0, "delete temporary objects", vec![("paths".into(), paths.join(","))]);
             });
         }
-        StorageRequest::Put { op_id, content: ObjectContent::Rows(_), .. } if wd.failpoints[n.0 as usize].on(FP_MYSQL_SINK_HANG_LONG_TIME) => {
+        StorageRequest::Put { op_id, content: ObjectContent::Rows(_), .. }
+            if wd.failpoints[n.0 as usize].on(FP_MYSQL_SINK_HANG_LONG_TIME) =>
+        {
             // `util.Hang(ctx, time.Hour)` in the DML writer: a row write waits until the writer's context is
             // cancelled (the capture's local fence cancels it, see `session`).
             let gen = wd.nodes[n.0 as usize].generation;
             wd.hung_storage.push((n, gen, op_id));
-            wd.record(&n.to_string(), "Sink", 0, "inject MySQLSinkHangLongTime", vec![("op_id".into(), op_id.to_string())]);
+            wd.record(
+                &n.to_string(),
+                "Sink",
+                0,
+                "inject MySQLSinkHangLongTime",
+                vec![("op_id".into(), op_id.to_string())],
+            );
         }
         StorageRequest::Put { op_id, path, content } => {
             let lat = storage_latency(wd);
@@ -671,7 +789,14 @@ fn storage_fails(wd: &mut World) -> bool {
 
 /// Apply a storage operation after `lat` ms on node `n`, then hand its result back to
 /// the node's sink (if the node was not restarted meanwhile).
-fn complete_storage_later(w: &W, wd: &World, n: NodeId, op_id: u64, lat: u64, op: impl FnOnce(&mut Storage) -> Result<(), StorageError> + Send + 'static) {
+fn complete_storage_later(
+    w: &W,
+    wd: &World,
+    n: NodeId,
+    op_id: u64,
+    lat: u64,
+    op: impl FnOnce(&mut Storage) -> Result<(), StorageError> + Send + 'static,
+) {
     let w2 = w.clone();
     let gen = wd.nodes[n.0 as usize].generation;
     spawn_on(wd, n, async move {
@@ -692,10 +817,20 @@ fn complete_storage_later(w: &W, wd: &World, n: NodeId, op_id: u64, lat: u64, op
 /// `epoch`; a second writer while that barrier is still open is a violation (the world
 /// forgets the writer when the barrier finishes).
 pub fn note_barrier_ddl_write(wd: &mut World, epoch: u64, commit_ts: &str, sync_point: bool, dispatcher: &str) {
-    let prev = wd.ddl_writers.entry((epoch, commit_ts.to_string(), sync_point)).or_insert_with(|| dispatcher.to_string()).clone();
+    let prev = wd
+        .ddl_writers
+        .entry((epoch, commit_ts.to_string(), sync_point))
+        .or_insert_with(|| dispatcher.to_string())
+        .clone();
     if prev != dispatcher {
         let what = if sync_point { "syncpoint" } else { "DDL" };
-        wd.violate(invariants::BARRIER_WRITES_ONCE, format!("{} at {} written by two dispatchers in maintainer epoch {}: {} and {}", what, commit_ts, epoch, prev, dispatcher));
+        wd.violate(
+            invariants::BARRIER_WRITES_ONCE,
+            format!(
+                "{} at {} written by two dispatchers in maintainer epoch {}: {} and {}",
+                what, commit_ts, epoch, prev, dispatcher
+            ),
+        );
     }
 }
 
@@ -716,28 +851,52 @@ pub fn check_durable_ddls(wd: &mut World) {
             }
         }
         if let Some((t, ts, key)) = missing {
-            wd.violate(invariants::BARRIER_WRITES_ONCE, format!("syncpoint {} became durable before row key={} commit_ts={} of table {} was flushed", rec.primary_ts, key, ts, t));
+            wd.violate(
+                invariants::BARRIER_WRITES_ONCE,
+                format!(
+                    "syncpoint {} became durable before row key={} commit_ts={} of table {} was flushed",
+                    rec.primary_ts, key, ts, t
+                ),
+            );
         }
     }
     let ddls = std::mem::take(&mut wd.storage.new_ddls);
     for rec in ddls {
         let Some(ev) = wd.upstream.ddls.iter().find(|d| d.commit_ts == rec.commit_ts) else { continue };
         let tables: Vec<TableId> = match ev.blocked_tables.influence_type {
-            core_sched::messages::InfluenceType::Normal => ev.blocked_tables.table_ids.iter().copied().filter(|t| *t != DDL_SPAN_TABLE_ID).collect(),
-            core_sched::messages::InfluenceType::Db => wd.upstream.tables.values().filter(|t| t.schema_id == ev.blocked_tables.schema_id).map(|t| t.id).collect(),
+            core_sched::messages::InfluenceType::Normal => {
+                ev.blocked_tables.table_ids.iter().copied().filter(|t| *t != DDL_SPAN_TABLE_ID).collect()
+            }
+            core_sched::messages::InfluenceType::Db => wd
+                .upstream
+                .tables
+                .values()
+                .filter(|t| t.schema_id == ev.blocked_tables.schema_id)
+                .map(|t| t.id)
+                .collect(),
             core_sched::messages::InfluenceType::All => wd.upstream.tables.keys().copied().collect(),
         };
         let mut missing = None;
         for t in tables {
             if let Some(ch) = wd.upstream.changes.get(&t) {
-                if let Some(c) = ch.iter().find(|c| c.commit_ts > wd.start_ts && c.commit_ts < rec.commit_ts && !wd.storage.durable.contains(&(c.table_id, c.commit_ts, c.key))) {
+                if let Some(c) = ch.iter().find(|c| {
+                    c.commit_ts > wd.start_ts
+                        && c.commit_ts < rec.commit_ts
+                        && !wd.storage.durable.contains(&(c.table_id, c.commit_ts, c.key))
+                }) {
                     missing = Some((t, c.commit_ts, c.key));
                     break;
                 }
             }
         }
         if let Some((t, ts, key)) = missing {
-            wd.violate(invariants::BARRIER_WRITES_ONCE, format!("DDL '{}' at {} became durable before row key={} commit_ts={} of table {} was flushed", rec.query, rec.commit_ts, key, ts, t));
+            wd.violate(
+                invariants::BARRIER_WRITES_ONCE,
+                format!(
+                    "DDL '{}' at {} became durable before row key={} commit_ts={} of table {} was flushed",
+                    rec.query, rec.commit_ts, key, ts, t
+                ),
+            );
         }
     }
 }
@@ -749,7 +908,13 @@ pub fn check_writes_after_drop(wd: &mut World) {
     if rows.is_empty() && wd.storage.new_ddls.is_empty() {
         return;
     }
-    for (inv, d) in invariants::check_no_write_after_drop(&wd.upstream, &wd.storage, wd.persisted_checkpoint, &rows, &wd.storage.new_ddls) {
+    for (inv, d) in invariants::check_no_write_after_drop(
+        &wd.upstream,
+        &wd.storage,
+        wd.persisted_checkpoint,
+        &rows,
+        &wd.storage.new_ddls,
+    ) {
         wd.violate(inv, d);
     }
 }
@@ -825,7 +990,10 @@ pub fn notify_membership(w: &W) {
     for n in alive.iter().copied() {
         step(w, n, None, StepKind::Membership, |ns, ctx, up, meta| {
             ns.mm.coordinator = owner;
-            let schema = crate::upstream::NodeSchemaStore { up: &*up, gc_fast_fail: ctx.fp(FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL) };
+            let schema = crate::upstream::NodeSchemaStore {
+                up: &*up,
+                gc_fast_fail: ctx.fp(FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL),
+            };
             ns.mm.on_node_change(ctx, &alive, &schema);
             if Some(n) == owner {
                 let c = ns.coord.get_or_insert_with(|| Coordinator::new(n, alive.clone()));

@@ -53,7 +53,11 @@ pub fn plan_for(bug: Bug) -> ZooPlan {
         // event before it stopped and the destination starts from that watermark. The
         // status is harmful only from a second live instance of the dispatcher, which
         // only the non-atomic admission creates.
-        Bug::AcceptNonownerBlockStatus => ZooPlan { scenario: "ddl_with_random_move_table", companions: &[Bug::NonatomicOperatorAdmission], detect: Some(crate::invariants::BARRIER_OWNER_ONLY) },
+        Bug::AcceptNonownerBlockStatus => ZooPlan {
+            scenario: "ddl_with_random_move_table",
+            companions: &[Bug::NonatomicOperatorAdmission],
+            detect: Some(crate::invariants::BARRIER_OWNER_ONLY),
+        },
         // Seed 004 stack: requests of an older generation arriving after a maintainer move.
         Bug::NoEpochFencing => alone("move_maintainer_with_delayed_messages"),
         // TiCDC #3663: a span merged or moved while a syncpoint's write is held.
@@ -75,7 +79,11 @@ pub fn plan_for(bug: Bug) -> ZooPlan {
         // Since session 6 the coordinator admits a move only after the add operator saw
         // BootstrapDone, which made the companion plan on `trigger_takeover_with_delayed_messages` rarer (22 of 1,000); the
         // bug alone on the open finding is caught more often, so the zoo runs that.
-        Bug::AcceptNilTriggerBootstrap => ZooPlan { scenario: STALE_RESEND_FINDING, companions: &[], detect: Some(crate::invariants::TABLE_TRIGGER_OWNER) },
+        Bug::AcceptNilTriggerBootstrap => ZooPlan {
+            scenario: STALE_RESEND_FINDING,
+            companions: &[],
+            detect: Some(crate::invariants::TABLE_TRIGGER_OWNER),
+        },
         // Seed 004, PR #5436: a bootstrap carrying the owner's trigger ID reaches a reused
         // manager that still holds another trigger. TiCDC HEAD reaches that state only
         // through the open finding `stale_bootstrap_resend_recreates_trigger` (a departed
@@ -87,7 +95,11 @@ pub fn plan_for(bug: Bug) -> ZooPlan {
         // the DDL span once registered. Only `one-table-trigger` counts, and the same
         // seeds on the fixed core are the control (it never shows two registered
         // triggers there).
-        Bug::ReplaceMismatchedTrigger => ZooPlan { scenario: STALE_RESEND_FINDING, companions: &[], detect: Some(crate::invariants::ONE_TABLE_TRIGGER) },
+        Bug::ReplaceMismatchedTrigger => ZooPlan {
+            scenario: STALE_RESEND_FINDING,
+            companions: &[],
+            detect: Some(crate::invariants::ONE_TABLE_TRIGGER),
+        },
         // Seed 004 review: the maintainer's capture loses its etcd session while its
         // post-bootstrap request is in flight; the handler's fenced return keeps the
         // manager's fence lock, the close never finishes, the capture never exits.
@@ -115,7 +127,12 @@ pub fn resolve_scenario(bug: Bug) -> &'static str {
     let want = scenario_for(bug);
     // A path names a file from the repository root; it falls back only when the file is
     // missing (a file that does not load is reported by `run_zoo`, not replaced).
-    let exists = if load::is_path(want) { load::scenarios_dir().parent().map(|root| root.join(want)).is_some_and(|p| p.is_file()) || std::path::Path::new(want).is_file() } else { load::scenarios_dir().join(format!("{}.toml", want)).is_file() };
+    let exists = if load::is_path(want) {
+        load::scenarios_dir().parent().map(|root| root.join(want)).is_some_and(|p| p.is_file())
+            || std::path::Path::new(want).is_file()
+    } else {
+        load::scenarios_dir().join(format!("{}.toml", want)).is_file()
+    };
     if exists {
         want
     } else {
@@ -174,7 +191,13 @@ pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, String> {
         let scn = load::resolve(name).map_err(|e| format!("bug {}: scenario {}: {}", info.name, name, e))?.scenario;
         let seed_list = SeedList { range: SeedRange { start: 0, end: seeds }, shard: Shard::default() };
         let companions = plan.companions.iter().fold(Bugs::none(), |b, c| b.with(*c));
-        let c = Campaign { scenario: &scn, seeds: seed_list, bugs: companions.clone().with(info.bug), jobs, stop_after: None };
+        let c = Campaign {
+            scenario: &scn,
+            seeds: seed_list,
+            bugs: companions.clone().with(info.bug),
+            jobs,
+            stop_after: None,
+        };
         let mut bar = ProgressBar::new(&format!("zoo {}", info.name));
         let r = run_campaign(&c, &mut |p| bar.update(p));
         bar.finish();
@@ -190,7 +213,8 @@ pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, String> {
                 let r = run_campaign(&c, &mut |p| bar.update(p));
                 bar.finish();
                 // A seed the companion alone also detects is not the bug's detection.
-                let control: std::collections::BTreeSet<u64> = r.runs.iter().filter(|o| detected(o)).map(|o| o.seed).collect();
+                let control: std::collections::BTreeSet<u64> =
+                    r.runs.iter().filter(|o| detected(o)).map(|o| o.seed).collect();
                 failing.retain(|s| !control.contains(s));
                 Some(control.len() as u64)
             }
@@ -199,7 +223,14 @@ pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, String> {
         failing.sort_unstable();
         let (by_outcome, invariants) = match plan.detect {
             // Only the detecting invariant counts; the companions' own findings do not.
-            Some(inv) => (BTreeMap::new(), if failing.is_empty() { BTreeMap::new() } else { BTreeMap::from([(inv.to_string(), failing.len() as u64)]) }),
+            Some(inv) => (
+                BTreeMap::new(),
+                if failing.is_empty() {
+                    BTreeMap::new()
+                } else {
+                    BTreeMap::from([(inv.to_string(), failing.len() as u64)])
+                },
+            ),
             None => crate::fuzz::tallies(&r.runs),
         };
         rows.push(ZooRow {
@@ -237,7 +268,13 @@ pub fn format_table(z: &Zoo) -> String {
             r.invariants.iter().map(|(k, v)| format!("{} {}", k, v)).collect::<Vec<_>>().join(", ")
         };
         if !r.companions.is_empty() {
-            let _ = write!(caught, " (with {}; {} alone: {})", r.companions.join(", "), r.companions.join(", "), r.control_detections.unwrap_or(0));
+            let _ = write!(
+                caught,
+                " (with {}; {} alone: {})",
+                r.companions.join(", "),
+                r.companions.join(", "),
+                r.control_detections.unwrap_or(0)
+            );
         } else if let Some(c) = r.control_detections {
             let _ = write!(caught, " (fixed core: {})", c);
         }

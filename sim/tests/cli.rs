@@ -30,7 +30,8 @@ fn stderr(o: &Output) -> String {
 /// A fresh, empty directory under the system temp dir.
 fn temp_dir() -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
-    let d = std::env::temp_dir().join(format!("ticdc-sim-cli-{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
+    let d =
+        std::env::temp_dir().join(format!("ticdc-sim-cli-{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -136,7 +137,16 @@ fn unknown_fix_lists_valid_names_and_save_refuses_fixes() {
     assert!(err.contains("unknown fix 'no-such-fix'"), "{err}");
     assert!(err.contains("restored-remove-blocks-checkpoint") && err.contains("keep-newer-block-state"), "{err}");
     let save = d.join("saved");
-    let err = assert_bad_input(&run(&["fuzz", p.to_str().unwrap(), "--seeds", "0..2", "--fix", "keep-newer-block-state", "--save", save.to_str().unwrap()]));
+    let err = assert_bad_input(&run(&[
+        "fuzz",
+        p.to_str().unwrap(),
+        "--seeds",
+        "0..2",
+        "--fix",
+        "keep-newer-block-state",
+        "--save",
+        save.to_str().unwrap(),
+    ]));
     assert!(err.contains("--save cannot be combined with --fix"), "{err}");
 }
 
@@ -152,7 +162,16 @@ fn a_fix_is_shown_in_the_report_and_json() {
     let o = run(&["scenario", p.to_str().unwrap(), "--seed", "1", "--json", "--no-report"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(!out.contains("\"fixes\""), "no fixes field without --fix: {out}");
-    let o = run(&["scenario", p.to_str().unwrap(), "--seed", "1", "--fix", "keep-newer-block-state", "--json", "--no-report"]);
+    let o = run(&[
+        "scenario",
+        p.to_str().unwrap(),
+        "--seed",
+        "1",
+        "--fix",
+        "keep-newer-block-state",
+        "--json",
+        "--no-report",
+    ]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("\"fixes\":[\"keep-newer-block-state\"]"), "{out}");
 }
@@ -193,10 +212,24 @@ fn unknown_table_in_step_names_file_and_line() {
 fn json_report_has_required_keys() {
     let d = temp_dir();
     let p = write(&d, "minimal.toml", MINIMAL);
-    let o = run(&["scenario", p.to_str().unwrap(), "--seed", "3", "--json", "--bug", "no-epoch-fencing", "--no-report"]);
+    let o =
+        run(&["scenario", p.to_str().unwrap(), "--seed", "3", "--json", "--bug", "no-epoch-fencing", "--no-report"]);
     let out = stdout(&o);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("not one JSON object ({e}): {out}"));
-    for key in ["scenario", "seed", "bugs", "outcome", "violations", "trace_hash", "sim_time_ms", "wall_ms", "events", "config", "checks"] {
+    let v: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not one JSON object ({e}): {out}"));
+    for key in [
+        "scenario",
+        "seed",
+        "bugs",
+        "outcome",
+        "violations",
+        "trace_hash",
+        "sim_time_ms",
+        "wall_ms",
+        "events",
+        "config",
+        "checks",
+    ] {
         assert!(v.get(key).is_some(), "missing key {key}: {out}");
     }
     assert_eq!(v["seed"], 3);
@@ -224,7 +257,15 @@ fn basic_replication_is_deterministic() {
 
 #[test]
 fn injected_nondeterminism_is_caught() {
-    let o = run(&["scenario", "basic_replication", "--seed", "7", "--check-determinism", "--inject-nondeterminism", "--no-report"]);
+    let o = run(&[
+        "scenario",
+        "basic_replication",
+        "--seed",
+        "7",
+        "--check-determinism",
+        "--inject-nondeterminism",
+        "--no-report",
+    ]);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(5), "stdout: {out}\nstderr: {}", stderr(&o));
     assert!(out.contains("outcome: nondeterminism"), "{out}");
@@ -247,7 +288,19 @@ fn fuzz_small_range_passes_with_json_summary() {
     let o = run(&["fuzz", "basic_replication", "--seeds", "0..4", "--jobs", "2", "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v = json(&o);
-    for key in ["scenario", "seeds", "bugs", "runs", "passes", "failures", "by_outcome", "by_invariant", "failing_seeds", "seeds_per_sec", "sim_wall_ratio"] {
+    for key in [
+        "scenario",
+        "seeds",
+        "bugs",
+        "runs",
+        "passes",
+        "failures",
+        "by_outcome",
+        "by_invariant",
+        "failing_seeds",
+        "seeds_per_sec",
+        "sim_wall_ratio",
+    ] {
         assert!(v.get(key).is_some(), "missing key {key}: {v}");
     }
     assert_eq!((v["runs"].as_u64(), v["passes"].as_u64(), v["failures"].as_u64()), (Some(4), Some(4), Some(0)));
@@ -275,10 +328,12 @@ fn fuzz_shard_runs_the_right_seeds() {
     assert_eq!(v["runs"], 3, "{v}");
     assert_eq!(v["shard"], "1/2");
     // Which seeds: a scenario that fails on every seed lists them all as failing seeds.
-    let failing = write(&d, "fails.toml", &format!("{MINIMAL}[[checks]]\nkind = \"table_not_exists\"\ntable = \"t1\"\n"));
+    let failing =
+        write(&d, "fails.toml", &format!("{MINIMAL}[[checks]]\nkind = \"table_not_exists\"\ntable = \"t1\"\n"));
     let o = run(&["fuzz", failing.to_str().unwrap(), "--seeds", "3..9", "--shard", "1/2", "--jobs", "2", "--json"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let seeds: Vec<u64> = json(&o)["failing_seeds"].as_array().unwrap().iter().map(|f| f["seed"].as_u64().unwrap()).collect();
+    let seeds: Vec<u64> =
+        json(&o)["failing_seeds"].as_array().unwrap().iter().map(|f| f["seed"].as_u64().unwrap()).collect();
     assert_eq!(seeds, vec![4, 6, 8]);
 }
 
@@ -301,9 +356,11 @@ fn fuzz_bad_seeds_and_shard_are_usage_errors() {
 #[test]
 fn fuzz_save_reproduces_bit_identically_and_replays() {
     let d = temp_dir();
-    let failing = write(&d, "fails.toml", &format!("{MINIMAL}[[checks]]\nkind = \"table_not_exists\"\ntable = \"t1\"\n"));
+    let failing =
+        write(&d, "fails.toml", &format!("{MINIMAL}[[checks]]\nkind = \"table_not_exists\"\ntable = \"t1\"\n"));
     let save = d.join("saved");
-    let o = run(&["fuzz", failing.to_str().unwrap(), "--seeds", "0..3", "--jobs", "2", "--save", save.to_str().unwrap()]);
+    let o =
+        run(&["fuzz", failing.to_str().unwrap(), "--seeds", "0..3", "--jobs", "2", "--save", save.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stdout(&o).contains("saved 3 seed files"), "{}", stdout(&o));
     for seed in 0..3u64 {
@@ -312,7 +369,8 @@ fn fuzz_save_reproduces_bit_identically_and_replays() {
         assert_eq!(sf["expect"]["outcome"], "liveness", "{sf}");
         assert_eq!(sf["expect"]["invariant"], "check:table_not_exists t1", "{sf}");
         assert!(sf["note"].as_str().unwrap().starts_with("found by fuzz "), "{sf}");
-        let single = run(&["scenario", failing.to_str().unwrap(), "--seed", &seed.to_string(), "--json", "--no-report"]);
+        let single =
+            run(&["scenario", failing.to_str().unwrap(), "--seed", &seed.to_string(), "--json", "--no-report"]);
         assert_eq!(json(&single)["trace_hash"], sf["trace_hash"], "seed {seed}");
     }
     let o = run(&["replay", save.to_str().unwrap()]);
@@ -338,7 +396,11 @@ fn replay_good_file_exits_zero_and_changed_hash_warns() {
     let stale = write(&d, "stale.json", &seed_file("pass", "0000000000000000"));
     let o = run(&["replay", stale.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
-    assert!(stdout(&o).contains("warning: ") && stdout(&o).contains("trace hash changed (code changed?)"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("warning: ") && stdout(&o).contains("trace hash changed (code changed?)"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -366,13 +428,22 @@ fn replay_malformed_file_is_bad_input_naming_the_file() {
 fn scenario_report_writes_markdown_and_json() {
     let d = temp_dir();
     let reports = d.join("reports");
-    let o = run(&["scenario", "basic_replication", "--seed", "7", "--report", "--report-dir", reports.to_str().unwrap()]);
+    let o =
+        run(&["scenario", "basic_replication", "--seed", "7", "--report", "--report-dir", reports.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let md = std::fs::read_to_string(reports.join("basic_replication-7.md")).unwrap();
-    for part in ["# basic_replication seed 7: pass", "reproduce: `cargo run --release -- scenario basic_replication --seed 7`", "## Configuration", "## Causal slice", "## Checks", "capture started"] {
+    for part in [
+        "# basic_replication seed 7: pass",
+        "reproduce: `cargo run --release -- scenario basic_replication --seed 7`",
+        "## Configuration",
+        "## Causal slice",
+        "## Checks",
+        "capture started",
+    ] {
         assert!(md.contains(part), "missing {part:?} in:\n{md}");
     }
-    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(reports.join("basic_replication-7.json")).unwrap()).unwrap();
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(reports.join("basic_replication-7.json")).unwrap()).unwrap();
     assert_eq!(j["outcome"], "pass");
     assert!(j["causal_slice"]["lines"].as_array().is_some_and(|l| !l.is_empty()), "{j}");
 }
@@ -380,7 +451,8 @@ fn scenario_report_writes_markdown_and_json() {
 #[test]
 fn failing_scenario_writes_a_report_by_default() {
     let d = temp_dir();
-    let failing = write(&d, "fails.toml", &format!("{MINIMAL}[[checks]]\nkind = \"table_not_exists\"\ntable = \"t1\"\n"));
+    let failing =
+        write(&d, "fails.toml", &format!("{MINIMAL}[[checks]]\nkind = \"table_not_exists\"\ntable = \"t1\"\n"));
     let reports = d.join("out");
     let o = run(&["scenario", failing.to_str().unwrap(), "--seed", "2", "--report-dir", reports.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
@@ -391,12 +463,17 @@ fn failing_scenario_writes_a_report_by_default() {
 #[test]
 fn fuzz_stop_after_stops_scheduling() {
     let d = temp_dir();
-    let failing = write(&d, "fails.toml", &format!("{MINIMAL}[[checks]]\nkind = \"table_not_exists\"\ntable = \"t1\"\n"));
+    let failing =
+        write(&d, "fails.toml", &format!("{MINIMAL}[[checks]]\nkind = \"table_not_exists\"\ntable = \"t1\"\n"));
     // One worker: the cut is exact (with more, seeds already running still finish).
     let o = run(&["fuzz", failing.to_str().unwrap(), "--seeds", "0..50", "--stop-after", "2", "--jobs", "1", "--json"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let v = json(&o);
-    assert_eq!((v["runs"].as_u64(), v["failures"].as_u64(), v["stopped_early"].as_bool()), (Some(2), Some(2), Some(true)), "{v}");
+    assert_eq!(
+        (v["runs"].as_u64(), v["failures"].as_u64(), v["stopped_early"].as_bool()),
+        (Some(2), Some(2), Some(true)),
+        "{v}"
+    );
 }
 
 #[test]
@@ -417,14 +494,25 @@ fn start_step_needs_a_join_later_node() {
 fn unknown_database_is_bad_input_naming_file_and_line() {
     let d = temp_dir();
     // CREATE TABLE in a database nobody created.
-    let p = write(&d, "nodb.toml", &format!("{MINIMAL}[[steps]]\naction = \"create_table\"\ntable = \"t9\"\ndatabase = \"ghost\"\n"));
+    let p = write(
+        &d,
+        "nodb.toml",
+        &format!("{MINIMAL}[[steps]]\naction = \"create_table\"\ntable = \"t9\"\ndatabase = \"ghost\"\n"),
+    );
     let err = assert_bad_input(&run(&["scenario", p.to_str().unwrap(), "--seed", "1"]));
-    assert!(err.starts_with(&format!("error: {}:9: unknown database 'ghost' in step 'create_table'", p.display())), "{err}");
+    assert!(
+        err.starts_with(&format!("error: {}:9: unknown database 'ghost' in step 'create_table'", p.display())),
+        "{err}"
+    );
     assert!(err.contains("known databases: test"), "{err}");
     // DROP DATABASE of one that was never created.
-    let p = write(&d, "dropdb.toml", &format!("{MINIMAL}[[steps]]\naction = \"drop_database\"\ndatabase = \"ghost\"\n"));
+    let p =
+        write(&d, "dropdb.toml", &format!("{MINIMAL}[[steps]]\naction = \"drop_database\"\ndatabase = \"ghost\"\n"));
     let err = assert_bad_input(&run(&["scenario", p.to_str().unwrap(), "--seed", "1"]));
-    assert!(err.starts_with(&format!("error: {}:9: unknown database 'ghost' in step 'drop_database'", p.display())), "{err}");
+    assert!(
+        err.starts_with(&format!("error: {}:9: unknown database 'ghost' in step 'drop_database'", p.display())),
+        "{err}"
+    );
 }
 
 /// `findings` runs a finding with and without its candidate fix: the recorded seed fails
@@ -436,14 +524,32 @@ fn findings_tabulates_a_finding_with_and_without_its_fix() {
     let src = root.join("seeds/findings/restored_remove_before_bootstrap-nobug-1.json");
     std::fs::copy(&src, d.join("f.json")).unwrap();
     let reports = d.join("reports");
-    let o = Command::new(BIN).current_dir(&root).args(["findings", "--dir", d.to_str().unwrap(), "--seeds", "4", "--jobs", "1", "--report-dir", reports.to_str().unwrap()]).output().unwrap();
+    let o = Command::new(BIN)
+        .current_dir(&root)
+        .args([
+            "findings",
+            "--dir",
+            d.to_str().unwrap(),
+            "--seeds",
+            "4",
+            "--jobs",
+            "1",
+            "--report-dir",
+            reports.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
     assert!(out.contains("f.json (1/1 / 0/1)"), "the recorded seed fails, and passes with the fix: {out}");
     assert!(out.contains("| restored-remove-blocks-checkpoint | 0/4 |"), "{out}");
     assert!(reports.join("findings.md").is_file() && reports.join("findings.json").is_file());
     // Bad input: zero seeds.
-    let o = Command::new(BIN).current_dir(&root).args(["findings", "--dir", d.to_str().unwrap(), "--seeds", "0"]).output().unwrap();
+    let o = Command::new(BIN)
+        .current_dir(&root)
+        .args(["findings", "--dir", d.to_str().unwrap(), "--seeds", "0"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--seeds 0"), "{}", stderr(&o));
 }
@@ -461,7 +567,11 @@ fn mask_findings_defaults_to_the_pervasive_finding_and_rejects_unknown_names() {
         v["config"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()).collect()
     };
     let p = write(&d, "default.toml", MINIMAL);
-    assert!(config_of(&p).iter().any(|l| l.starts_with("masked findings = [fresh-status-watermark]")), "{:?}", config_of(&p));
+    assert!(
+        config_of(&p).iter().any(|l| l.starts_with("masked findings = [fresh-status-watermark]")),
+        "{:?}",
+        config_of(&p)
+    );
     let p = write(&d, "faithful.toml", &MINIMAL.replacen("[[tables]]", "mask-findings = []\n[[tables]]", 1));
     assert!(!config_of(&p).iter().any(|l| l.starts_with("masked findings")), "{:?}", config_of(&p));
     let p = write(&d, "bad.toml", &MINIMAL.replacen("[[tables]]", "mask-findings = [\"no-such-fix\"]\n[[tables]]", 1));
@@ -503,6 +613,14 @@ fn no_mask_unmasks_the_finding_and_is_kept_in_the_reproduce_command() {
     assert!(v["reproduce"].as_str().unwrap().ends_with("--seed 2 --no-mask"), "{}", v["reproduce"]);
     assert!(!v["config"].as_array().unwrap().iter().any(|l| l.as_str().unwrap().starts_with("masked findings")));
     let d = temp_dir();
-    let err = assert_bad_input(&run(&["fuzz", "ddl_with_random_move_table", "--seeds", "0..3", "--no-mask", "--save", d.to_str().unwrap()]));
+    let err = assert_bad_input(&run(&[
+        "fuzz",
+        "ddl_with_random_move_table",
+        "--seeds",
+        "0..3",
+        "--no-mask",
+        "--save",
+        d.to_str().unwrap(),
+    ]));
     assert!(err.contains("--save cannot be combined with --no-mask"), "{err}");
 }

@@ -107,7 +107,12 @@ fn kill_and_restart_happen_only_when_drawn() {
     let killed = |r: &RunResult| r.trace.iter().filter(|t| t.event == "capture killed").count();
     let on = run(&with_faults("", r#""kill_restart", "dml""#), 4, Bugs::none());
     assert!(killed(&on) > 0);
-    assert!(on.trace.iter().any(|t| t.event == "capture started" && t.fields.iter().any(|(k, v)| k == "generation" && v != "1")), "a killed capture restarts");
+    assert!(
+        on.trace
+            .iter()
+            .any(|t| t.event == "capture started" && t.fields.iter().any(|(k, v)| k == "generation" && v != "1")),
+        "a killed capture restarts"
+    );
     assert_eq!(killed(&run(&with_faults("", r#""dml""#), 4, Bugs::none())), 0);
 }
 
@@ -122,7 +127,8 @@ fn maintainer_failover_happens_only_when_the_maintainer_is_killed() {
 fn swarm_draws_the_fault_plan_from_the_seed() {
     let s = file("swarm");
     let plan = |r: &RunResult| r.config.iter().find(|l| l.starts_with("swarm families")).cloned();
-    let plans: std::collections::BTreeSet<String> = (0..8).map(|seed| plan(&run(&s, seed, Bugs::none())).expect("swarm prints its plan")).collect();
+    let plans: std::collections::BTreeSet<String> =
+        (0..8).map(|seed| plan(&run(&s, seed, Bugs::none())).expect("swarm prints its plan")).collect();
     assert!(plans.len() > 1, "different seeds draw different plans: {:?}", plans);
     assert!(plan(&run(&file("basic_replication"), 0, Bugs::none())).is_none());
 }
@@ -139,7 +145,11 @@ fn in_flight_creates_are_held_across_failover() {
 fn sink_write_race_happens_when_a_dispatcher_is_removed_during_its_flush() {
     // Moves under DML remove dispatchers while their last flush is in flight.
     let s = file("ddl_with_random_move_table");
-    let raced = |r: &RunResult| r.trace.iter().any(|t| t.event == "cloud storage write failed" && t.fields.iter().any(|(k, v)| k == "closing" && v == "true"));
+    let raced = |r: &RunResult| {
+        r.trace.iter().any(|t| {
+            t.event == "cloud storage write failed" && t.fields.iter().any(|(k, v)| k == "closing" && v == "true")
+        })
+    };
     assert!((0..6).any(|seed| raced(&run(&s, seed, Bugs::none()))), "no close/flush race in 6 seeds");
     // Without removals there is no race.
     assert!(!raced(&run(&file("basic_replication"), 0, Bugs::none())));
@@ -149,7 +159,9 @@ fn sink_write_race_happens_when_a_dispatcher_is_removed_during_its_flush() {
 fn epoch_fencing_fires_without_fencing_and_is_quiet_with_it() {
     // About one seed in twenty delivers a stale-epoch request after the move.
     let s = file("move_maintainer_with_delayed_messages");
-    let seed = (0..100u64).find(|seed| first_invariants(&run(&s, *seed, Bugs::none().with(Bug::NoEpochFencing))).contains(&EPOCH_FENCING));
+    let seed = (0..100u64).find(|seed| {
+        first_invariants(&run(&s, *seed, Bugs::none().with(Bug::NoEpochFencing))).contains(&EPOCH_FENCING)
+    });
     let seed = seed.expect("no seed of 0..100 applied a stale-epoch request without fencing");
     let fixed = run(&s, seed, Bugs::none());
     assert_eq!(fixed.outcome, Outcome::Pass, "{:?}", fixed.violations);
@@ -171,7 +183,11 @@ fn no_retryable_error_after_failover_fires_on_the_seed_000_chain_and_is_quiet_wh
     // not advance, so the changefeed restarts (in other seeds it is ignored).
     let bug = run(&s, 7, bugs);
     let inv = first_invariants(&bug);
-    assert!(inv.contains(&ONE_DISPATCHER_PER_KEY) && inv.contains(&NO_RETRYABLE_ERROR_AFTER_FAILOVER), "{:?}", bug.violations);
+    assert!(
+        inv.contains(&ONE_DISPATCHER_PER_KEY) && inv.contains(&NO_RETRYABLE_ERROR_AFTER_FAILOVER),
+        "{:?}",
+        bug.violations
+    );
     assert!(bug.trace.iter().any(|t| t.event == "changefeed retryable error, stop and restart"));
     assert!(bug.checks.iter().any(|c| c.check.starts_with("replication_count t6") && !c.passed), "t6 ends re-split");
     let fixed = run(&s, 7, Bugs::none());
@@ -200,14 +216,26 @@ timeout_ms = 3000
 fn transient_storage_errors_happen_only_when_opted_in_and_the_changefeed_recovers() {
     let on = run(&with_faults("storage-error = 0.3", r#""dml""#), 5, Bugs::none());
     assert!(on.net.storage_errors > 0, "{:?}", on.net);
-    assert!(on.trace.iter().any(|t| t.event == "changefeed retryable error, stop and restart"), "a transient sink error restarts the changefeed");
-    assert!(on.checks.iter().all(|c| c.passed) && !on.violations.iter().any(|v| v.invariant == NO_DATA_LOSS), "{:?}", on.violations);
+    assert!(
+        on.trace.iter().any(|t| t.event == "changefeed retryable error, stop and restart"),
+        "a transient sink error restarts the changefeed"
+    );
+    assert!(
+        on.checks.iter().all(|c| c.passed) && !on.violations.iter().any(|v| v.invariant == NO_DATA_LOSS),
+        "{:?}",
+        on.violations
+    );
     assert_eq!(run(&with_faults("", r#""dml""#), 5, Bugs::none()).net.storage_errors, 0);
 }
 
 #[test]
 fn workload_partitions_cut_and_heal_only_when_drawn() {
-    let cuts = |r: &RunResult| (r.trace.iter().filter(|t| t.event == "partition").count(), r.trace.iter().filter(|t| t.event == "partition healed").count());
+    let cuts = |r: &RunResult| {
+        (
+            r.trace.iter().filter(|t| t.event == "partition").count(),
+            r.trace.iter().filter(|t| t.event == "partition healed").count(),
+        )
+    };
     let s = with_faults("", r#""partition", "dml""#);
     let on = run(&s, 5, Bugs::none());
     let (cut, healed) = cuts(&on);
@@ -225,12 +253,15 @@ fn takeover_races_reach_the_stale_remove_window_with_a_same_capture_replacement(
     assert_eq!(fixed.outcome, Outcome::Pass, "{:?}", fixed.violations);
     // The maintainer moves away and back: its original capture hosts a second, newer
     // generation (a same-capture higher-epoch replacement of a reused manager).
-    let created: Vec<(String, u64)> = fixed.trace.iter().filter(|t| t.event == "maintainer created").map(|t| (t.node.clone(), t.epoch)).collect();
+    let created: Vec<(String, u64)> =
+        fixed.trace.iter().filter(|t| t.event == "maintainer created").map(|t| (t.node.clone(), t.epoch)).collect();
     assert_eq!(created.len(), 3, "{:?}", created);
     assert!(created[0].0 == created[2].0 && created[2].1 > created[0].1, "{:?}", created);
     // Both newer generations find the older generation's held removals journaled on the
     // origin and restore them.
-    let stale = |r: &RunResult| r.trace.iter().filter(|t| t.event == "include stale remove operator in bootstrap response").count();
+    let stale = |r: &RunResult| {
+        r.trace.iter().filter(|t| t.event == "include stale remove operator in bootstrap response").count()
+    };
     assert!(stale(&fixed) >= 4, "{}", stale(&fixed));
     assert!(fixed.trace.iter().any(|t| t.event == "restore remove operator"));
     // With `drop-stale-remove-operators` the entries are dropped; the removals still
@@ -276,13 +307,18 @@ fn the_in_flight_syncpoint_port_passes_and_catches_ignore_pending_block_start_ts
     // port's wait for the pending-block start ts never succeeds.
     let r = run(&s, 0, Bugs::none().with(Bug::IgnorePendingBlockStartTs));
     assert_ne!(r.outcome, Outcome::Pass);
-    assert!(r.violations.iter().any(|v| v.detail.contains("merge dispatcher uses pending block event")), "{:?}", r.violations);
+    assert!(
+        r.violations.iter().any(|v| v.detail.contains("merge dispatcher uses pending block event")),
+        "{:?}",
+        r.violations
+    );
 }
 
 #[test]
 fn swarm_draws_syncpoints_as_a_family() {
     let s = file("swarm");
-    let on = |r: &RunResult| r.config.iter().any(|l| l.starts_with("swarm families") && l.contains("\"sync_point\": true"));
+    let on =
+        |r: &RunResult| r.config.iter().any(|l| l.starts_with("swarm families") && l.contains("\"sync_point\": true"));
     let r = (0..12).map(|seed| run(&s, seed, Bugs::none())).find(on).expect("some seed in 0..12 draws syncpoints");
     assert_eq!(r.outcome, Outcome::Pass, "{:?}", r.violations);
     assert!(r.trace.iter().any(|t| t.event == "write sync point"));
@@ -294,7 +330,12 @@ fn workload_session_loss_fences_and_restarts_a_capture_only_when_drawn() {
     let on = run(&with_faults("", r#""session_loss", "dml""#), 2, Bugs::none());
     assert!(count(&on, "capture session lost") > 0, "no session loss drawn");
     assert!(count(&on, "local fence triggered") > 0 && count(&on, "server closed") > 0);
-    assert!(on.trace.iter().any(|t| t.event == "capture started" && t.fields.iter().any(|(k, v)| k == "generation" && v != "1")), "the exited capture is started again");
+    assert!(
+        on.trace
+            .iter()
+            .any(|t| t.event == "capture started" && t.fields.iter().any(|(k, v)| k == "generation" && v != "1")),
+        "the exited capture is started again"
+    );
     let off = run(&with_faults("", r#""dml""#), 2, Bugs::none());
     assert_eq!(count(&off, "capture session lost"), 0);
 }
@@ -306,7 +347,9 @@ fn swarm_draws_session_loss_as_a_family_and_a_seed_without_it_keeps_its_workload
     assert!(text.contains(r#", "session_loss"]"#), "swarm lists the op");
     let s: Scenario = toml::from_str(&text).unwrap();
     let without: Scenario = toml::from_str(&text.replace(r#", "session_loss"]"#, "]")).unwrap();
-    let family = |r: &RunResult, v: bool| r.config.iter().any(|l| l.starts_with("swarm families") && l.contains(&format!("\"session_loss\": {}", v)));
+    let family = |r: &RunResult, v: bool| {
+        r.config.iter().any(|l| l.starts_with("swarm families") && l.contains(&format!("\"session_loss\": {}", v)))
+    };
     let lost = |r: &RunResult| r.trace.iter().filter(|t| t.event == "capture session lost").count();
     let runs: Vec<(u64, RunResult)> = (0..12).map(|seed| (seed, run(&s, seed, Bugs::none()))).collect();
     let (_, on) = runs.iter().find(|(_, r)| family(r, true)).expect("some seed in 0..12 draws session loss");
@@ -326,21 +369,39 @@ fn the_drop_database_port_passes_and_drops_every_task_of_the_database_once() {
     for seed in 0..3 {
         let r = run(&s, seed, Bugs::none());
         assert_eq!(r.outcome, Outcome::Pass, "seed {}: {:?} {:?}", seed, r.violations, r.checks);
-        let drops: Vec<_> = r.trace.iter().filter(|t| t.event == "write ddl" && t.fields.iter().any(|(k, v)| k == "query" && v == "DROP DATABASE fail_over_ddl_test")).collect();
+        let drops: Vec<_> = r
+            .trace
+            .iter()
+            .filter(|t| {
+                t.event == "write ddl"
+                    && t.fields.iter().any(|(k, v)| k == "query" && v == "DROP DATABASE fail_over_ddl_test")
+            })
+            .collect();
         assert!(!drops.is_empty(), "seed {}: the DROP DATABASE is written", seed);
         // Every task of the database goes when the writer is done; no Pass is needed.
         assert!(r.trace.iter().any(|t| t.event == "remove table task by ddl"));
-        assert!(r.trace.iter().any(|t| t.event == "barrier pass" && t.fields.iter().any(|(_, v)| v.contains("no tasks left, covered"))));
+        assert!(r
+            .trace
+            .iter()
+            .any(|t| t.event == "barrier pass" && t.fields.iter().any(|(_, v)| v.contains("no tasks left, covered"))));
         assert!(r.checks.iter().any(|c| c.check == "table_not_exists test1" && c.passed));
     }
 }
 
 #[test]
 fn workload_databases_are_created_and_dropped_only_when_drawn() {
-    let count = |r: &RunResult, q: &str| r.trace.iter().filter(|t| t.event == "write ddl" && t.fields.iter().any(|(k, v)| k == "query" && v.starts_with(q))).count();
+    let count = |r: &RunResult, q: &str| {
+        r.trace
+            .iter()
+            .filter(|t| t.event == "write ddl" && t.fields.iter().any(|(k, v)| k == "query" && v.starts_with(q)))
+            .count()
+    };
     let on = run(&with_faults("", r#""create_database", "drop_database", "dml", "move_table""#), 3, Bugs::none());
     assert_eq!(on.outcome, Outcome::Pass, "{:?} {:?}", on.violations, on.checks);
-    assert!(count(&on, "CREATE DATABASE wd") > 0 && count(&on, "CREATE TABLE wd") > 0, "databases and their tables are created");
+    assert!(
+        count(&on, "CREATE DATABASE wd") > 0 && count(&on, "CREATE TABLE wd") > 0,
+        "databases and their tables are created"
+    );
     assert!(count(&on, "DROP DATABASE wd") > 0, "and dropped");
     let off = run(&with_faults("", r#""dml", "move_table""#), 3, Bugs::none());
     assert_eq!(count(&off, "CREATE DATABASE") + count(&off, "DROP DATABASE"), 0);
@@ -385,11 +446,17 @@ node = "n0"
     let r = run(&toml::from_str(text).unwrap(), 0, Bugs::none());
     assert_eq!(r.outcome, Outcome::Pass, "{:?}", r.violations);
     let killed = r.trace.iter().find(|t| t.event == "capture killed" && t.node == "8300").expect("n0 killed").at_ms;
-    let elected: Vec<(u64, &str)> = r.trace.iter().filter(|t| t.event == "campaign owner success").map(|t| (t.at_ms, t.node.as_str())).collect();
+    let elected: Vec<(u64, &str)> =
+        r.trace.iter().filter(|t| t.event == "campaign owner success").map(|t| (t.at_ms, t.node.as_str())).collect();
     assert!(elected.iter().all(|(_, n)| !n.is_empty()), "{:?}", elected);
     let next = elected.iter().find(|(at, _)| *at > killed).expect("a new owner after the kill");
     assert_ne!(next.1, "8300");
-    assert!(next.0 >= killed + 3_000, "new owner {:?} elected before n0's failure was detected (killed at {} ms)", next, killed);
+    assert!(
+        next.0 >= killed + 3_000,
+        "new owner {:?} elected before n0's failure was detected (killed at {} ms)",
+        next,
+        killed
+    );
 }
 
 /// The stale-bootstrap-resend finding: the departed generation's recreated trigger keeps
@@ -403,7 +470,12 @@ fn the_stale_resend_finding_reports_the_rejected_bootstrap_and_passes_with_a_fix
     let conv = r.violations.iter().find(|v| v.invariant == CONVERGES).expect("converges fires");
     // The last generation's bootstrap is rejected: without a trigger ID on another capture,
     // or with another ID on the stale trigger's capture.
-    assert!(conv.detail.contains("last error: bootstrap without table trigger id but a trigger exists") || conv.detail.contains("last error: table trigger event dispatcher id mismatch"), "{}", conv.detail);
+    assert!(
+        conv.detail.contains("last error: bootstrap without table trigger id but a trigger exists")
+            || conv.detail.contains("last error: table trigger event dispatcher id mismatch"),
+        "{}",
+        conv.detail
+    );
     for fix in [core_sched::bugs::Fix::CloseOlderOwnerManager, core_sched::bugs::Fix::DropBootstrapOfRemovedTrigger] {
         let fixed = run(&s, 14, Bugs::none().with_fix(fix));
         assert_eq!(fixed.outcome, Outcome::Pass, "{:?}: {:?}", fix, fixed.violations);

@@ -28,19 +28,35 @@ fn every_seed_file_replays_as_recorded() {
             Verdict::Fail(why) => failures.push(format!("{}: {}", f.display(), why.join("; "))),
         }
     }
-    assert!(failures.is_empty(), "{} of {} seed files changed behaviour:\n{}", failures.len(), files.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} seed files changed behaviour:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
 }
 
 /// A companion-bug seed file proves its bug only if the control run (the companion alone)
 /// stays clear of the invariant: a control that also violates it must fail the replay.
 #[test]
 fn a_control_run_that_shows_the_invariant_too_fails_the_replay() {
-    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/ddl_with_random_move_table-nonatomic-operator-admission+accept-nonowner-block-status-3.json"));
+    let src = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../seeds/ddl_with_random_move_table-nonatomic-operator-admission+accept-nonowner-block-status-3.json"
+    ));
     let ok = prepare(&src).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(replay(&ok), Verdict::Ok, "the committed file replays");
     // Same file, but the "control" keeps the bug under test on.
-    let text = std::fs::read_to_string(&src).unwrap().replacen("\"bugs\": [\n      \"nonatomic-operator-admission\"\n    ]", "\"bugs\": [\n      \"nonatomic-operator-admission\", \"accept-nonowner-block-status\"\n    ]", 1);
-    assert!(text.contains("\"nonatomic-operator-admission\", \"accept-nonowner-block-status\""), "the control section is where the test expects it");
+    let text = std::fs::read_to_string(&src).unwrap().replacen(
+        "\"bugs\": [\n      \"nonatomic-operator-admission\"\n    ]",
+        "\"bugs\": [\n      \"nonatomic-operator-admission\", \"accept-nonowner-block-status\"\n    ]",
+        1,
+    );
+    assert!(
+        text.contains("\"nonatomic-operator-admission\", \"accept-nonowner-block-status\""),
+        "the control section is where the test expects it"
+    );
     let dir = std::env::temp_dir().join(format!("ticdc-sim-control-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("control.json");
@@ -59,7 +75,10 @@ fn a_control_run_that_shows_the_invariant_too_fails_the_replay() {
 /// the replay fails; an unknown fix name is bad input naming the file.
 #[test]
 fn a_fixed_by_claim_that_does_not_hold_fails_the_replay() {
-    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/findings/restored_remove_before_bootstrap-nobug-1.json"));
+    let src = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../seeds/findings/restored_remove_before_bootstrap-nobug-1.json"
+    ));
     let ok = prepare(&src).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(replay(&ok), Verdict::Ok, "the committed file replays");
     let text = std::fs::read_to_string(&src).unwrap();
@@ -68,9 +87,14 @@ fn a_fixed_by_claim_that_does_not_hold_fails_the_replay() {
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("fixed_by.json");
     // The other candidate fix does not touch this finding.
-    std::fs::write(&bad, text.replacen("\"restored-remove-blocks-checkpoint\"", "\"keep-newer-block-state\"", 1)).unwrap();
+    std::fs::write(&bad, text.replacen("\"restored-remove-blocks-checkpoint\"", "\"keep-newer-block-state\"", 1))
+        .unwrap();
     let v = replay(&prepare(&bad).unwrap_or_else(|e| panic!("{e}")));
-    assert!(matches!(&v, Verdict::Fail(why) if why.iter().any(|w| w.contains("with the fixes keep-newer-block-state"))), "{:?}", v);
+    assert!(
+        matches!(&v, Verdict::Fail(why) if why.iter().any(|w| w.contains("with the fixes keep-newer-block-state"))),
+        "{:?}",
+        v
+    );
     std::fs::write(&bad, text.replacen("\"restored-remove-blocks-checkpoint\"", "\"no-such-fix\"", 1)).unwrap();
     let err = prepare(&bad).err().expect("unknown fix rejected");
     assert!(err.contains("fixed_by.json") && err.contains("no-such-fix"), "{err}");
@@ -97,7 +121,8 @@ fn every_historical_bug_has_a_failing_seed_in_the_corpus() {
             None => {}
         }
     }
-    let missing: Vec<&str> = core_sched::bugs::ALL_BUGS.iter().map(|b| b.name).filter(|n| !covered.contains(*n)).collect();
+    let missing: Vec<&str> =
+        core_sched::bugs::ALL_BUGS.iter().map(|b| b.name).filter(|n| !covered.contains(*n)).collect();
     assert!(missing.is_empty(), "no failing seed in seeds/ for: {:?}", missing);
 }
 
@@ -105,28 +130,53 @@ fn every_historical_bug_has_a_failing_seed_in_the_corpus() {
 /// the seed too (the finding) but must not show the bug's invariant.
 #[test]
 fn a_bugs_off_control_replaces_the_must_pass_check() {
-    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/stale_bootstrap_resend_recreates_trigger-replace-mismatched-trigger-14.json"));
+    let src = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../seeds/stale_bootstrap_resend_recreates_trigger-replace-mismatched-trigger-14.json"
+    ));
     let ok = prepare(&src).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(replay(&ok), Verdict::Ok, "the committed file replays");
     // The same file also claiming the finding's invariant for the bug: the fixed core shows it.
     let dir = std::env::temp_dir().join(format!("replay-bugs-off-control-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("claims-converges.json");
-    let text = std::fs::read_to_string(&src).unwrap().replacen("\"absent\": [\n      \"one-table-trigger\"", "\"absent\": [\n      \"one-table-trigger\", \"converges\"", 1);
+    let text = std::fs::read_to_string(&src).unwrap().replacen(
+        "\"absent\": [\n      \"one-table-trigger\"",
+        "\"absent\": [\n      \"one-table-trigger\", \"converges\"",
+        1,
+    );
     std::fs::write(&bad, text).unwrap();
     let p = prepare(&bad).unwrap_or_else(|e| panic!("{e}"));
     match replay(&p) {
-        Verdict::Fail(why) => assert!(why.iter().any(|w| w.contains("control run") && w.contains("converges")), "{:?}", why),
+        Verdict::Fail(why) => {
+            assert!(why.iter().any(|w| w.contains("control run") && w.contains("converges")), "{:?}", why)
+        }
         v => panic!("expected a failure, got {:?}", v),
     }
     // A bugs-off control that leaves out the file's invariant, or an empty one, is bad input.
     let empty = dir.join("empty-absent.json");
-    std::fs::write(&empty, std::fs::read_to_string(&src).unwrap().replacen("\"absent\": [\n      \"one-table-trigger\"\n    ]", "\"absent\": []", 1)).unwrap();
+    std::fs::write(
+        &empty,
+        std::fs::read_to_string(&src).unwrap().replacen(
+            "\"absent\": [\n      \"one-table-trigger\"\n    ]",
+            "\"absent\": []",
+            1,
+        ),
+    )
+    .unwrap();
     let e = prepare(&empty).err().expect("rejected");
     assert!(e.contains("must list every invariant") && e.contains("one-table-trigger"), "{e}");
     // ...and so is one on a scenario outside scenarios/findings/.
     let outside = dir.join("outside.json");
-    std::fs::write(&outside, std::fs::read_to_string(&src).unwrap().replacen("scenarios/findings/stale_bootstrap_resend_recreates_trigger.toml", "trigger_takeover_with_delayed_messages", 1)).unwrap();
+    std::fs::write(
+        &outside,
+        std::fs::read_to_string(&src).unwrap().replacen(
+            "scenarios/findings/stale_bootstrap_resend_recreates_trigger.toml",
+            "trigger_takeover_with_delayed_messages",
+            1,
+        ),
+    )
+    .unwrap();
     let e = prepare(&outside).err().expect("rejected");
     assert!(e.contains("only for a scenario under scenarios/findings/"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);

@@ -21,7 +21,8 @@ fn same_seed_same_trace_hash_and_different_seeds_differ() {
     let b = run_on_fresh_thread(&s, 11, &Bugs::none(), &RunOptions::default());
     assert_eq!(a.trace_hash, b.trace_hash);
     assert_eq!(a.trace, b.trace);
-    let hashes: std::collections::BTreeSet<String> = (20..25).map(|seed| run_on_fresh_thread(&s, seed, &Bugs::none(), &RunOptions::default()).trace_hash).collect();
+    let hashes: std::collections::BTreeSet<String> =
+        (20..25).map(|seed| run_on_fresh_thread(&s, seed, &Bugs::none(), &RunOptions::default()).trace_hash).collect();
     assert!(hashes.len() >= 4, "different seeds should usually differ: {:?}", hashes);
 }
 
@@ -52,7 +53,11 @@ fn bootstrap_retry_after_error_ends_failed_with_the_join_bootstrap_round() {
     let s = scenario("bootstrap_retry_after_error");
     let r = run_on_fresh_thread(&s, 0, &Bugs::none(), &RunOptions::default());
     assert_eq!(r.outcome, Outcome::Pass, "{:?}", r.violations);
-    let seq: Vec<String> = ["maintainer node changed", "maintainer received bootstrap response", "handle bootstrap response"].iter().map(|s| s.to_string()).collect();
+    let seq: Vec<String> =
+        ["maintainer node changed", "maintainer received bootstrap response", "handle bootstrap response"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
     assert!(ticdc_sim::runner::trace_sequence_seen(&r.trace, &seq));
     // The joined capture was not running before its `start` step.
     let started: Vec<&str> = r.trace.iter().filter(|t| t.event == "capture started").map(|t| t.node.as_str()).collect();
@@ -73,7 +78,11 @@ fn bootstrap_retry_after_error_needs_the_schema_store_failpoint() {
     s.steps.remove(0);
     let r = run_on_fresh_thread(&s, 0, &Bugs::none(), &RunOptions::default());
     assert_ne!(r.outcome, Outcome::Pass);
-    assert!(r.violations.iter().any(|v| v.invariant == "converges" && v.detail.contains("ErrSnapshotLostByGC")), "{:?}", r.violations);
+    assert!(
+        r.violations.iter().any(|v| v.invariant == "converges" && v.detail.contains("ErrSnapshotLostByGC")),
+        "{:?}",
+        r.violations
+    );
     assert!(r.trace.iter().any(|t| t.event == "maintainer bootstrap finished"));
 }
 
@@ -82,7 +91,17 @@ fn session_loss_fences_closes_and_exits_the_capture() {
     let s = scenario("capture_local_fence_on_session_done");
     let r = run_on_fresh_thread(&s, 0, &Bugs::none(), &RunOptions::default());
     assert_eq!(r.outcome, Outcome::Pass, "{:?}", r.violations);
-    let seq: Vec<String> = ["capture session lost", "local fence triggered", "dispatcher orchestrator local fence triggered", "stopping dispatcher manager write path", "dispatcher orchestrator closed", "server closed"].iter().map(|s| s.to_string()).collect();
+    let seq: Vec<String> = [
+        "capture session lost",
+        "local fence triggered",
+        "dispatcher orchestrator local fence triggered",
+        "stopping dispatcher manager write path",
+        "dispatcher orchestrator closed",
+        "server closed",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     assert!(ticdc_sim::runner::trace_sequence_seen(&r.trace, &seq));
     // The hung write returned cancelled and nothing of capture 2 reached storage after
     // its fence (the rows came from capture 1).
@@ -95,10 +114,18 @@ fn session_loss_fences_closes_and_exits_the_capture() {
 fn the_session_loss_port_fails_without_the_session_loss() {
     // Without the lease revocation capture 2 never exits: the 15 s wait times out.
     let mut s = scenario("capture_local_fence_on_session_done");
-    let i = s.steps.iter().position(|st| matches!(st.get_ref(), ticdc_sim::scenario::format::Step::SessionLoss { .. })).unwrap();
+    let i = s
+        .steps
+        .iter()
+        .position(|st| matches!(st.get_ref(), ticdc_sim::scenario::format::Step::SessionLoss { .. }))
+        .unwrap();
     s.steps.remove(i);
     let r = run_on_fresh_thread(&s, 0, &Bugs::none(), &RunOptions::default());
-    assert!(r.violations.iter().any(|v| v.invariant == "converges" && v.detail.contains("NodeExited")), "{:?}", r.violations);
+    assert!(
+        r.violations.iter().any(|v| v.invariant == "converges" && v.detail.contains("NodeExited")),
+        "{:?}",
+        r.violations
+    );
 }
 
 #[test]
@@ -108,7 +135,11 @@ fn leak_fence_lock_when_fenced_keeps_the_maintainers_capture_from_exiting() {
     // Seed 0 fences inside the post-bootstrap window (see the zoo table).
     let r = run_on_fresh_thread(&s, 0, &bug, &RunOptions::default());
     assert!(r.trace.iter().any(|t| t.event == "post bootstrap fenced return without releasing fence lock"));
-    assert!(r.violations.iter().any(|v| v.invariant == "converges" && v.detail.contains("NodeExited")), "{:?}", r.violations);
+    assert!(
+        r.violations.iter().any(|v| v.invariant == "converges" && v.detail.contains("NodeExited")),
+        "{:?}",
+        r.violations
+    );
     assert!(!r.trace.iter().any(|t| t.event == "server closed"));
     let fixed = run_on_fresh_thread(&s, 0, &Bugs::none(), &RunOptions::default());
     assert_eq!(fixed.outcome, Outcome::Pass, "{:?}", fixed.violations);
@@ -132,11 +163,15 @@ fn one_dispatcher_per_key_fires_on_overlap_and_is_quiet_on_a_partition() {
     let full = TableSpan::full(22);
     let halves = split_span_evenly(&full, 2);
     // Quiet: two halves on two nodes, plus one trigger.
-    let a = dm_with(0, &[(1, halves[0], ComponentState::Working, false), (9, TableSpan::ddl_span(), ComponentState::Working, true)]);
+    let a = dm_with(
+        0,
+        &[(1, halves[0], ComponentState::Working, false), (9, TableSpan::ddl_span(), ComponentState::Working, true)],
+    );
     let b = dm_with(1, &[(2, halves[1], ComponentState::Initializing, false)]);
     assert!(check_dispatchers([(NodeId(0), &a), (NodeId(1), &b)].into_iter()).is_empty());
     // Fire: a second full-span dispatcher on the same node (the seed-000 shape).
-    let c = dm_with(1, &[(2, halves[1], ComponentState::Initializing, false), (3, full, ComponentState::Working, false)]);
+    let c =
+        dm_with(1, &[(2, halves[1], ComponentState::Initializing, false), (3, full, ComponentState::Working, false)]);
     let v = check_dispatchers([(NodeId(0), &a), (NodeId(1), &c)].into_iter());
     assert!(v.iter().any(|(inv, _)| *inv == ONE_DISPATCHER_PER_KEY), "{:?}", v);
     // A dispatcher being removed writes nothing and does not count.
@@ -147,8 +182,20 @@ fn one_dispatcher_per_key_fires_on_overlap_and_is_quiet_on_a_partition() {
 
 #[test]
 fn one_instance_per_id_and_one_trigger_fire() {
-    let a = dm_with(0, &[(1, TableSpan::full(5), ComponentState::Working, false), (9, TableSpan::ddl_span(), ComponentState::Working, true)]);
-    let b = dm_with(1, &[(1, TableSpan::full(5), ComponentState::Working, false), (8, TableSpan::ddl_span(), ComponentState::Working, true)]);
+    let a = dm_with(
+        0,
+        &[
+            (1, TableSpan::full(5), ComponentState::Working, false),
+            (9, TableSpan::ddl_span(), ComponentState::Working, true),
+        ],
+    );
+    let b = dm_with(
+        1,
+        &[
+            (1, TableSpan::full(5), ComponentState::Working, false),
+            (8, TableSpan::ddl_span(), ComponentState::Working, true),
+        ],
+    );
     let v = check_dispatchers([(NodeId(0), &a), (NodeId(1), &b)].into_iter());
     let names: Vec<&str> = v.iter().map(|(n, _)| *n).collect();
     assert!(names.contains(&ONE_INSTANCE_PER_ID));
@@ -195,7 +242,9 @@ fn no_data_loss_fires_for_a_syncpoint_below_the_checkpoint_without_a_record() {
     assert!(DataLossChecker::default().advance(&up, &st, 0, s1, due).is_empty());
     let v = DataLossChecker::default().advance(&up, &st, 0, s1 + 1, due);
     assert!(v.iter().any(|(inv, d)| *inv == NO_DATA_LOSS && d.contains("syncpoint")), "{:?}", v);
-    let rec = |ts| ObjectContent::SyncPoint(SyncPointRecord { changefeed: "cf".into(), primary_ts: ts, secondary_ts: ts + 5 });
+    let rec = |ts| {
+        ObjectContent::SyncPoint(SyncPointRecord { changefeed: "cf".into(), primary_ts: ts, secondary_ts: ts + 5 })
+    };
     st.put("a.tmp", rec(s1)).unwrap();
     st.rename("a.tmp", "a").unwrap();
     let mut c = DataLossChecker::default();
@@ -217,15 +266,35 @@ fn the_event_service_orders_ddl_dml_then_the_syncpoint_at_one_ts() {
     up.dml(2_000, t, 1, RowOp::Insert, &mut rng);
     up.dml(2_500, t, 1, RowOp::Insert, &mut rng);
     up.add_column(3_000, t);
-    let kinds = |evs: Vec<UpstreamEvent>| evs.into_iter().map(|e| match e { UpstreamEvent::Dml(r) => format!("dml@{}", ts_to_ms(r.commit_ts)), UpstreamEvent::Ddl(d) => format!("ddl@{}", ts_to_ms(d.commit_ts)), UpstreamEvent::SyncPoint(s) => format!("sp@{}", ts_to_ms(s)), UpstreamEvent::Resolved(_) => "resolved".into() }).collect::<Vec<_>>();
+    let kinds = |evs: Vec<UpstreamEvent>| {
+        evs.into_iter()
+            .map(|e| match e {
+                UpstreamEvent::Dml(r) => format!("dml@{}", ts_to_ms(r.commit_ts)),
+                UpstreamEvent::Ddl(d) => format!("ddl@{}", ts_to_ms(d.commit_ts)),
+                UpstreamEvent::SyncPoint(s) => format!("sp@{}", ts_to_ms(s)),
+                UpstreamEvent::Resolved(_) => "resolved".into(),
+            })
+            .collect::<Vec<_>>()
+    };
     let span = TableSpan::full(t);
-    assert_eq!(kinds(up.events_for(&span, false, ts_from_ms(1_500), ts_from_ms(3_000) + 1, Some(1_000))), vec!["dml@2000", "sp@2000", "dml@2500", "ddl@3000", "sp@3000"]);
+    assert_eq!(
+        kinds(up.events_for(&span, false, ts_from_ms(1_500), ts_from_ms(3_000) + 1, Some(1_000))),
+        vec!["dml@2000", "sp@2000", "dml@2500", "ddl@3000", "sp@3000"]
+    );
     // The syncpoint at a window's resolved ts waits for the next window.
-    assert_eq!(kinds(up.events_for(&span, false, ts_from_ms(1_500), ts_from_ms(3_000), Some(1_000))), vec!["dml@2000", "sp@2000", "dml@2500", "ddl@3000"]);
+    assert_eq!(
+        kinds(up.events_for(&span, false, ts_from_ms(1_500), ts_from_ms(3_000), Some(1_000))),
+        vec!["dml@2000", "sp@2000", "dml@2500", "ddl@3000"]
+    );
     assert_eq!(kinds(up.events_for(&span, false, ts_from_ms(3_000), ts_from_ms(3_500), Some(1_000))), vec!["sp@3000"]);
     // The trigger gets syncpoints too; without syncpoints nobody does.
-    assert_eq!(kinds(up.events_for(&TableSpan::ddl_span(), true, ts_from_ms(1_500), ts_from_ms(2_500), Some(1_000))), vec!["sp@2000"]);
-    assert!(kinds(up.events_for(&span, false, ts_from_ms(1_500), ts_from_ms(3_000) + 1, None)).iter().all(|k| !k.starts_with("sp")));
+    assert_eq!(
+        kinds(up.events_for(&TableSpan::ddl_span(), true, ts_from_ms(1_500), ts_from_ms(2_500), Some(1_000))),
+        vec!["sp@2000"]
+    );
+    assert!(kinds(up.events_for(&span, false, ts_from_ms(1_500), ts_from_ms(3_000) + 1, None))
+        .iter()
+        .all(|k| !k.starts_with("sp")));
 }
 
 #[test]
@@ -237,11 +306,28 @@ fn span_partition_fires_on_overlap_and_holes_and_is_quiet_on_a_partition() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
     let (bugs, fps, mut out) = (Bugs::none(), Failpoints::default(), Out::default());
     let mut ctx = Ctx { now_ms: 0, node: NodeId(0), rng: &mut rng, bugs: &bugs, failpoints: &fps, out: &mut out };
-    let mut m = Maintainer::new(&mut ctx, ChangefeedId("cf".into()), Default::default(), 10, 1, true, [NodeId(0)].into_iter().collect());
+    let mut m = Maintainer::new(
+        &mut ctx,
+        ChangefeedId("cf".into()),
+        Default::default(),
+        10,
+        1,
+        true,
+        [NodeId(0)].into_iter().collect(),
+    );
     m.state = MaintainerState::Working;
     m.bootstrapped = true;
     m.post_bootstrap_done = true;
-    let task = |id: u64, span: TableSpan| SpanReplication { id: DispatcherId(id), span, schema_id: 1, node: Some(NodeId(0)), state: ReplicaState::Replicating, checkpoint_ts: 10, last_state: None, block_state: None };
+    let task = |id: u64, span: TableSpan| SpanReplication {
+        id: DispatcherId(id),
+        span,
+        schema_id: 1,
+        node: Some(NodeId(0)),
+        state: ReplicaState::Replicating,
+        checkpoint_ts: 10,
+        last_state: None,
+        block_state: None,
+    };
     let halves = split_span_evenly(&TableSpan::full(7), 2);
     m.sc.insert(task(1, halves[0]));
     m.sc.insert(task(2, halves[1]));
@@ -271,7 +357,11 @@ fn barrier_writes_once_fires_on_an_early_ddl_or_a_second_writer_and_is_quiet_oth
     };
     // Fire: the DDL is durable while the rows before it are not.
     put_ddl(&mut w);
-    assert!(w.violations.iter().any(|v| v.invariant == BARRIER_WRITES_ONCE && v.detail.contains("before row")), "{:?}", w.violations);
+    assert!(
+        w.violations.iter().any(|v| v.invariant == BARRIER_WRITES_ONCE && v.detail.contains("before row")),
+        "{:?}",
+        w.violations
+    );
     // Quiet: rows durable first.
     let mut w2 = World::new(1, Bugs::none(), 2, [1, 2]);
     w2.upstream = std::mem::take(&mut w.upstream);
@@ -290,7 +380,9 @@ fn barrier_writes_once_fires_on_an_early_ddl_or_a_second_writer_and_is_quiet_oth
     note_barrier_ddl_write(&mut w2, 7, "100", false, "cc");
     assert!(w2.violations.iter().any(|v| v.invariant == BARRIER_WRITES_ONCE && v.detail.contains("two dispatchers")));
     note_barrier_ddl_write(&mut w2, 7, "100", true, "ee");
-    assert!(w2.violations.iter().any(|v| v.invariant == BARRIER_WRITES_ONCE && v.detail.contains("syncpoint at 100 written by two dispatchers")));
+    assert!(w2.violations.iter().any(
+        |v| v.invariant == BARRIER_WRITES_ONCE && v.detail.contains("syncpoint at 100 written by two dispatchers")
+    ));
 }
 
 #[test]
@@ -307,13 +399,22 @@ fn barrier_writes_once_fires_on_a_syncpoint_written_before_the_rows_at_or_below_
     let changes = w.upstream.changes[&t].clone();
     let put_sp = |w: &mut World, ms: u64| {
         let ts = ts_from_ms(ms);
-        w.storage.put("sp.tmp", ObjectContent::SyncPoint(SyncPointRecord { changefeed: "cf".into(), primary_ts: ts, secondary_ts: ts })).unwrap();
+        w.storage
+            .put(
+                "sp.tmp",
+                ObjectContent::SyncPoint(SyncPointRecord { changefeed: "cf".into(), primary_ts: ts, secondary_ts: ts }),
+            )
+            .unwrap();
         w.storage.rename("sp.tmp", &format!("sp{}", ms)).unwrap();
         check_durable_ddls(w);
     };
     // Fire: the row at the syncpoint's ts (part of its snapshot) is not durable.
     put_sp(&mut w, 2_000);
-    assert!(w.violations.iter().any(|v| v.invariant == BARRIER_WRITES_ONCE && v.detail.contains("syncpoint")), "{:?}", w.violations);
+    assert!(
+        w.violations.iter().any(|v| v.invariant == BARRIER_WRITES_ONCE && v.detail.contains("syncpoint")),
+        "{:?}",
+        w.violations
+    );
     // Quiet: the rows at or below it durable; a later row does not matter.
     let mut w2 = World::new(1, Bugs::none(), 2, [1, 2]);
     w2.upstream = std::mem::take(&mut w.upstream);
@@ -331,7 +432,18 @@ fn checkpoint_monotonic_fires_when_the_persisted_checkpoint_goes_back() {
     use ticdc_sim::world::{check_persisted_checkpoint, World};
     let mut w = World::new(1, Bugs::none(), 1, [1, 2]);
     let cf = w.cf.clone();
-    w.meta.changefeeds.insert(cf.clone(), ChangefeedInfo { id: cf.clone(), config: Default::default(), epoch: 1, checkpoint_ts: 100, state: FeedState::Normal, last_error: None, created: true });
+    w.meta.changefeeds.insert(
+        cf.clone(),
+        ChangefeedInfo {
+            id: cf.clone(),
+            config: Default::default(),
+            epoch: 1,
+            checkpoint_ts: 100,
+            state: FeedState::Normal,
+            last_error: None,
+            created: true,
+        },
+    );
     check_persisted_checkpoint(&mut w);
     w.meta.changefeeds.get_mut(&cf).unwrap().checkpoint_ts = 150;
     check_persisted_checkpoint(&mut w);
@@ -357,7 +469,13 @@ fn balance_scheduler_refills_a_restarted_capture() {
     };
     let mut s = scenario("fail_over");
     assert!(balanced(&s) > 0, "no seed of fail_over rebalanced after the restart");
-    s.steps.insert(0, toml::Spanned::new(0..0, ticdc_sim::scenario::Step::EnableFailpoint { name: "StopBalanceScheduler".into(), node: "all".into() }));
+    s.steps.insert(
+        0,
+        toml::Spanned::new(
+            0..0,
+            ticdc_sim::scenario::Step::EnableFailpoint { name: "StopBalanceScheduler".into(), node: "all".into() },
+        ),
+    );
     assert_eq!(balanced(&s), 0);
 }
 
@@ -408,13 +526,28 @@ fn no_write_after_drop_fires_for_a_data_file_after_a_passed_drop_database_and_is
     // Fire: the same late write once the checkpoint passed the drop.
     w.persisted_checkpoint = d;
     put_rows(&mut w, rows.clone(), "db/t1/c");
-    assert!(w.violations.iter().any(|v| v.invariant == NO_WRITE_AFTER_DROP && v.detail.contains(&format!("table {}", t))), "{:?}", w.violations);
+    assert!(
+        w.violations.iter().any(|v| v.invariant == NO_WRITE_AFTER_DROP && v.detail.contains(&format!("table {}", t))),
+        "{:?}",
+        w.violations
+    );
     // Fire: a table-level DDL before the drop written late (e.g. by a zombie dispatcher).
     let (mut w, t, _, d) = setup(&mut rng);
     w.persisted_checkpoint = d + 5;
-    let alter = core_sched::upstream::DdlRecord { commit_ts: d - 1, kind: core_sched::upstream::DdlKind::AddColumn, schema_name: "db".into(), table_id: t, table_name: "t1".into(), query: "ALTER TABLE db.t1 ADD COLUMN c".into() };
+    let alter = core_sched::upstream::DdlRecord {
+        commit_ts: d - 1,
+        kind: core_sched::upstream::DdlKind::AddColumn,
+        schema_name: "db".into(),
+        table_id: t,
+        table_name: "t1".into(),
+        query: "ALTER TABLE db.t1 ADD COLUMN c".into(),
+    };
     put_ddl(&mut w, alter);
-    assert!(w.violations.iter().any(|v| v.invariant == NO_WRITE_AFTER_DROP && v.detail.contains("ALTER TABLE")), "{:?}", w.violations);
+    assert!(
+        w.violations.iter().any(|v| v.invariant == NO_WRITE_AFTER_DROP && v.detail.contains("ALTER TABLE")),
+        "{:?}",
+        w.violations
+    );
     // Quiet: the drop itself is not durable yet (nothing was dropped downstream).
     let mut w = World::new(1, Bugs::none(), 2, [1, 2]);
     let t = w.upstream.create_table(1, "test", "t1", 1);
@@ -460,6 +593,10 @@ fn the_downstream_drops_a_databases_tables_with_it() {
     let rec = w.upstream.ddls.last().unwrap().record();
     put_ddl(&mut w, rec);
     assert!(t2 != t && w.upstream.tables[&t2].schema_id == sid && sid != w.upstream.tables[&t].schema_id);
-    assert!(w.storage.database_exists("db", &[t, t2]) && w.storage.table_exists(t2, "db") && !w.storage.table_exists(t, "db"));
+    assert!(
+        w.storage.database_exists("db", &[t, t2])
+            && w.storage.table_exists(t2, "db")
+            && !w.storage.table_exists(t, "db")
+    );
     assert!(w.violations.is_empty(), "{:?}", w.violations);
 }

@@ -104,7 +104,14 @@ pub struct Dispatcher {
 }
 
 impl Dispatcher {
-    pub fn new(id: DispatcherId, span: TableSpan, schema_id: SchemaId, start_ts: Ts, is_trigger: bool, skip_dml: bool) -> Self {
+    pub fn new(
+        id: DispatcherId,
+        span: TableSpan,
+        schema_id: SchemaId,
+        start_ts: Ts,
+        is_trigger: bool,
+        skip_dml: bool,
+    ) -> Self {
         Dispatcher {
             id,
             span,
@@ -171,7 +178,12 @@ impl Dispatcher {
     }
 
     pub fn status(&self) -> TableSpanStatus {
-        TableSpanStatus { id: self.id, state: self.state, checkpoint_ts: self.checkpoint_ts(), event_size_per_second: 0 }
+        TableSpanStatus {
+            id: self.id,
+            state: self.state,
+            checkpoint_ts: self.checkpoint_ts(),
+            event_size_per_second: 0,
+        }
     }
 
     /// Whether `TryClose` may succeed (progress empty, no add-table blocker, no DDL write).
@@ -207,7 +219,10 @@ impl Dispatcher {
 
     /// Process queued events until the queue is empty or the dispatcher must wait.
     pub fn handle_events(&mut self, now_ms: u64, sink_has_buffered: bool, fx: &mut DispatcherEffects) {
-        if self.try_removing || self.merging || matches!(self.state, ComponentState::Preparing | ComponentState::MergeReady) {
+        if self.try_removing
+            || self.merging
+            || matches!(self.state, ComponentState::Preparing | ComponentState::MergeReady)
+        {
             return;
         }
         while let Some(ev) = self.queue.front() {
@@ -235,7 +250,8 @@ impl Dispatcher {
                 }
                 UpstreamEvent::Ddl(d) => {
                     let d = d.clone();
-                    if d.commit_ts <= self.start_ts && !(self.skip_dml_as_start_ts && d.commit_ts == self.start_ts + 1) {
+                    if d.commit_ts <= self.start_ts && !(self.skip_dml_as_start_ts && d.commit_ts == self.start_ts + 1)
+                    {
                         self.queue.pop_front();
                         continue;
                     }
@@ -246,14 +262,17 @@ impl Dispatcher {
                     }
                     self.mark_working(fx);
                     if self.is_trigger {
-                        let blocking = matches!(d.blocked_tables.influence_type, InfluenceType::All | InfluenceType::Db) || d.blocked_tables.table_ids.iter().any(|t| *t != DDL_SPAN_TABLE_ID);
+                        let blocking =
+                            matches!(d.blocked_tables.influence_type, InfluenceType::All | InfluenceType::Db)
+                                || d.blocked_tables.table_ids.iter().any(|t| *t != DDL_SPAN_TABLE_ID);
                         if !blocking {
                             // Non-blocking (e.g. CREATE TABLE): write first, report after.
                             self.queue.pop_front();
                             let needs_schedule = d.need_dropped_tables.is_some() || !d.need_added_tables.is_empty();
                             if needs_schedule {
                                 self.add_table_blockers.insert(d.commit_ts);
-                                self.nonblocking_written = Some(self.block_state(&BlockEvent::Ddl(d.clone()), BlockStage::None, false));
+                                self.nonblocking_written =
+                                    Some(self.block_state(&BlockEvent::Ddl(d.clone()), BlockStage::None, false));
                             }
                             self.ddl_writing = Some(d.commit_ts);
                             self.writing_sync_point = false;
@@ -261,7 +280,9 @@ impl Dispatcher {
                             return;
                         }
                         // A DB/All event waits while non-blocking reports are unacknowledged.
-                        if matches!(d.blocked_tables.influence_type, InfluenceType::All | InfluenceType::Db) && !self.pending_acks.is_empty() {
+                        if matches!(d.blocked_tables.influence_type, InfluenceType::All | InfluenceType::Db)
+                            && !self.pending_acks.is_empty()
+                        {
                             return;
                         }
                     } else if !self.should_block(&d) {
@@ -306,7 +327,15 @@ impl Dispatcher {
     /// `reportBlockedEventToMaintainer`: the event is pending in WAITING and reported.
     fn report_waiting(&mut self, ev: BlockEvent, now_ms: u64, fx: &mut DispatcherEffects) {
         let st = self.block_state(&ev, BlockStage::Waiting, true);
-        self.block = Some(PendingBlock { event: ev, stage: BlockStage::Waiting, last_report_ms: now_ms, acked: false, last_ignored_resend_ms: 0, ignored_resend_deferred: false, action_key: None });
+        self.block = Some(PendingBlock {
+            event: ev,
+            stage: BlockStage::Waiting,
+            last_report_ms: now_ms,
+            acked: false,
+            last_ignored_resend_ms: 0,
+            ignored_resend_deferred: false,
+            action_key: None,
+        });
         fx.block_statuses.push(st);
     }
 
@@ -329,7 +358,11 @@ impl Dispatcher {
         // the dispatcher's progress includes the event itself now, so a span restarted from
         // its checkpoint (move, merge) does not execute a DDL a second time.
         self.resolved_ts = self.resolved_ts.max(commit_ts);
-        let writing = self.block.as_ref().filter(|b| b.event.key() == (commit_ts, is_sync_point) && b.stage == BlockStage::Writing).map(|b| (b.event.clone(), b.action_key));
+        let writing = self
+            .block
+            .as_ref()
+            .filter(|b| b.event.key() == (commit_ts, is_sync_point) && b.stage == BlockStage::Writing)
+            .map(|b| (b.event.clone(), b.action_key));
         if let Some((ev, action_key)) = writing {
             let st = Self::done_state(&ev, action_key);
             self.block = None;
@@ -353,7 +386,15 @@ impl Dispatcher {
     /// executed (`offerDoneBlockStatus(actionCommitTs, actionIsSyncPoint)`).
     fn done_state(ev: &BlockEvent, action_key: Option<(Ts, bool)>) -> BlockState {
         let (ts, sp) = action_key.unwrap_or_else(|| ev.key());
-        BlockState { is_blocked: true, block_ts: ts, block_tables: None, need_dropped_tables: None, need_added_tables: vec![], is_sync_point: sp, stage: BlockStage::Done }
+        BlockState {
+            is_blocked: true,
+            block_ts: ts,
+            block_tables: None,
+            need_dropped_tables: None,
+            need_added_tables: vec![],
+            is_sync_point: sp,
+            stage: BlockStage::Done,
+        }
     }
 
     /// Handle a barrier action for the pending block event (`HandleDispatcherStatus`).
@@ -385,7 +426,15 @@ impl Dispatcher {
                 Some((key, _)) => action_key > key,
             };
             if !future {
-                fx.block_statuses.push(BlockState { is_blocked: true, block_ts: action.commit_ts, block_tables: None, need_dropped_tables: None, need_added_tables: vec![], is_sync_point: action.is_sync_point, stage: BlockStage::Done });
+                fx.block_statuses.push(BlockState {
+                    is_blocked: true,
+                    block_ts: action.commit_ts,
+                    block_tables: None,
+                    need_dropped_tables: None,
+                    need_added_tables: vec![],
+                    is_sync_point: action.is_sync_point,
+                    stage: BlockStage::Done,
+                });
             }
             return;
         }
@@ -394,7 +443,16 @@ impl Dispatcher {
             ActionKind::Write => (0, "Write"),
             ActionKind::Pass => (1, "Pass"),
         };
-        fx.notes.push(("pending event get the action", vec![("action", name.to_string()), ("innerAction", inner.to_string()), ("actionIsSyncPoint", action.is_sync_point.to_string()), ("pendingEventCommitTs", b.event.commit_ts().to_string()), ("pendingIsSyncPoint", b.event.is_sync_point().to_string())]));
+        fx.notes.push((
+            "pending event get the action",
+            vec![
+                ("action", name.to_string()),
+                ("innerAction", inner.to_string()),
+                ("actionIsSyncPoint", action.is_sync_point.to_string()),
+                ("pendingEventCommitTs", b.event.commit_ts().to_string()),
+                ("pendingIsSyncPoint", b.event.is_sync_point().to_string()),
+            ],
+        ));
         b.action_key = Some((action.commit_ts, action.is_sync_point));
         match action.action {
             ActionKind::Write => {
@@ -431,7 +489,10 @@ impl Dispatcher {
     pub fn resend_block_statuses(&mut self, now_ms: u64, out: &mut Vec<BlockState>) {
         if let Some(b) = &mut self.block {
             let deferred = b.ignored_resend_deferred && now_ms >= b.last_ignored_resend_ms + IGNORED_RESEND_MIN_MS;
-            if b.stage == BlockStage::Waiting && !b.acked && (deferred || now_ms >= b.last_report_ms + BLOCK_STATUS_RESEND_MS) {
+            if b.stage == BlockStage::Waiting
+                && !b.acked
+                && (deferred || now_ms >= b.last_report_ms + BLOCK_STATUS_RESEND_MS)
+            {
                 if deferred {
                     b.last_ignored_resend_ms = now_ms;
                 } else {

@@ -219,7 +219,10 @@ impl DispatcherManager {
     }
 
     pub fn fence_locked(&self) -> bool {
-        !self.blocked_creates.is_empty() || self.fence_leaked || self.post_bootstrap_in_flight.is_some() || self.bootstrap_in_flight.is_some()
+        !self.blocked_creates.is_empty()
+            || self.fence_leaked
+            || self.post_bootstrap_in_flight.is_some()
+            || self.bootstrap_in_flight.is_some()
     }
 
     /// `IsMaintainerRequestAllowed`: exact owner and epoch (epoch 0 = compatibility).
@@ -228,7 +231,8 @@ impl DispatcherManager {
             return true;
         }
         if epoch == 0 {
-            return self.maintainer_epoch == 0 && (self.maintainer_id == NodeId::default() || self.maintainer_id == from);
+            return self.maintainer_epoch == 0
+                && (self.maintainer_id == NodeId::default() || self.maintainer_id == from);
         }
         epoch == self.maintainer_epoch && from == self.maintainer_id
     }
@@ -252,7 +256,16 @@ impl DispatcherManager {
     /// invariant watches for this event.
     fn note_if_stale(&self, ctx: &mut Ctx, what: &str, from: NodeId, epoch: Epoch) {
         if epoch != 0 && epoch < self.maintainer_epoch {
-            self.trace(ctx, "applied control message from older epoch", vec![("message", what.to_string()), ("from", from.to_string()), ("epoch", epoch.to_string()), ("current_epoch", self.maintainer_epoch.to_string())]);
+            self.trace(
+                ctx,
+                "applied control message from older epoch",
+                vec![
+                    ("message", what.to_string()),
+                    ("from", from.to_string()),
+                    ("epoch", epoch.to_string()),
+                    ("current_epoch", self.maintainer_epoch.to_string()),
+                ],
+            );
         }
     }
 
@@ -291,19 +304,44 @@ impl DispatcherManager {
             }
             Message::HeartBeatResponse { statuses, maintainer_epoch, .. } => {
                 if !self.request_allowed(ctx, from, maintainer_epoch) {
-                    trace_ev!(ctx, Role::DispatcherManager, self.maintainer_epoch, "drop stale heartbeat response", from = from, epoch = maintainer_epoch);
+                    trace_ev!(
+                        ctx,
+                        Role::DispatcherManager,
+                        self.maintainer_epoch,
+                        "drop stale heartbeat response",
+                        from = from,
+                        epoch = maintainer_epoch
+                    );
                     return None;
                 }
                 self.note_if_stale(ctx, "HeartBeatResponse", from, maintainer_epoch);
                 self.handle_heartbeat_response(ctx, statuses);
                 None
             }
-            Message::MaintainerBootstrapRequest { start_ts, table_trigger_event_dispatcher_id, maintainer_epoch, config, .. } => self.handle_bootstrap(ctx, from, maintainer_epoch, start_ts, table_trigger_event_dispatcher_id, config),
-            Message::MaintainerPostBootstrapRequest { table_trigger_event_dispatcher_id, maintainer_epoch, .. } => self.handle_post_bootstrap(ctx, from, maintainer_epoch, table_trigger_event_dispatcher_id),
+            Message::MaintainerBootstrapRequest {
+                start_ts,
+                table_trigger_event_dispatcher_id,
+                maintainer_epoch,
+                config,
+                ..
+            } => {
+                self.handle_bootstrap(ctx, from, maintainer_epoch, start_ts, table_trigger_event_dispatcher_id, config)
+            }
+            Message::MaintainerPostBootstrapRequest { table_trigger_event_dispatcher_id, maintainer_epoch, .. } => {
+                self.handle_post_bootstrap(ctx, from, maintainer_epoch, table_trigger_event_dispatcher_id)
+            }
             Message::MaintainerCloseRequest { maintainer_epoch, .. } => self.handle_close(ctx, from, maintainer_epoch),
             Message::MergeDispatcherRequest { req, .. } => {
                 if !self.request_allowed(ctx, from, req.maintainer_epoch) {
-                    self.trace(ctx, "drop stale merge dispatcher request", vec![("dispatcher", req.merged_dispatcher_id.to_string()), ("from", from.to_string()), ("epoch", req.maintainer_epoch.to_string())]);
+                    self.trace(
+                        ctx,
+                        "drop stale merge dispatcher request",
+                        vec![
+                            ("dispatcher", req.merged_dispatcher_id.to_string()),
+                            ("from", from.to_string()),
+                            ("epoch", req.maintainer_epoch.to_string()),
+                        ],
+                    );
                     return None;
                 }
                 self.note_if_stale(ctx, "MergeDispatcherRequest", from, req.maintainer_epoch);
@@ -349,7 +387,15 @@ impl DispatcherManager {
             return;
         }
         if !self.request_allowed(ctx, from, req.maintainer_epoch) {
-            self.trace(ctx, "drop stale schedule request", vec![("dispatcher", id.to_string()), ("from", from.to_string()), ("epoch", req.maintainer_epoch.to_string())]);
+            self.trace(
+                ctx,
+                "drop stale schedule request",
+                vec![
+                    ("dispatcher", id.to_string()),
+                    ("from", from.to_string()),
+                    ("epoch", req.maintainer_epoch.to_string()),
+                ],
+            );
             return;
         }
         self.note_if_stale(ctx, "ScheduleDispatcherRequest", from, req.maintainer_epoch);
@@ -365,11 +411,26 @@ impl DispatcherManager {
                 if self.dispatchers.contains_key(&id) {
                     return;
                 }
-                self.current_operator_map.insert(id, JournalEntry { req: req.clone(), from, epoch: req.maintainer_epoch });
-                self.trace(ctx, "store current working add operator", vec![("dispatcher", id.to_string()), ("table", req.config.span.table_id.to_string()), ("span", req.config.span.to_string()), ("op", format!("{:?}", req.operator_type)), ("epoch", req.maintainer_epoch.to_string())]);
+                self.current_operator_map
+                    .insert(id, JournalEntry { req: req.clone(), from, epoch: req.maintainer_epoch });
+                self.trace(
+                    ctx,
+                    "store current working add operator",
+                    vec![
+                        ("dispatcher", id.to_string()),
+                        ("table", req.config.span.table_id.to_string()),
+                        ("span", req.config.span.to_string()),
+                        ("op", format!("{:?}", req.operator_type)),
+                        ("epoch", req.maintainer_epoch.to_string()),
+                    ],
+                );
                 if self.write_path_closed {
                     // `newEventDispatchers` refuses; the add operator stays journaled.
-                    self.trace(ctx, "dispatcher manager write path closed, keep add operators", vec![("dispatcher", id.to_string())]);
+                    self.trace(
+                        ctx,
+                        "dispatcher manager write path closed, keep add operators",
+                        vec![("dispatcher", id.to_string())],
+                    );
                     return;
                 }
                 if ctx.fp(FP_BLOCK_CREATE_DISPATCHER) {
@@ -380,7 +441,8 @@ impl DispatcherManager {
             }
             ScheduleAction::Remove => {
                 if self.dispatchers.contains_key(&id) {
-                    self.current_operator_map.insert(id, JournalEntry { req: req.clone(), from, epoch: req.maintainer_epoch });
+                    self.current_operator_map
+                        .insert(id, JournalEntry { req: req.clone(), from, epoch: req.maintainer_epoch });
                 }
                 self.remove_dispatcher(ctx, id);
             }
@@ -398,7 +460,17 @@ impl DispatcherManager {
         d.traffic_since_ms = ctx.now_ms;
         d.events_from_ms = self.first_events_at(ctx);
         self.add_dispatcher(ctx.now_ms, d);
-        self.trace(ctx, "create dispatcher", vec![("dispatcher", c.dispatcher_id.to_string()), ("table", c.span.table_id.to_string()), ("span", c.span.to_string()), ("start_ts", c.start_ts.to_string()), ("op", format!("{:?}", req.operator_type))]);
+        self.trace(
+            ctx,
+            "create dispatcher",
+            vec![
+                ("dispatcher", c.dispatcher_id.to_string()),
+                ("table", c.span.table_id.to_string()),
+                ("span", c.span.to_string()),
+                ("start_ts", c.start_ts.to_string()),
+                ("op", format!("{:?}", req.operator_type)),
+            ],
+        );
     }
 
     /// `removeDispatcher`: detach from the event collector, close its sink writer, and
@@ -422,12 +494,19 @@ impl DispatcherManager {
                 // The writer's last flush and its cleanup race (see `close_dispatcher`);
                 // TryClose waits until the table progress has drained either way.
                 self.sink.close_dispatcher(id, &mut *ctx.rng, &mut ctx.out.storage);
-                self.trace(ctx, "remove dispatcher", vec![("dispatcher", id.to_string()), ("table", self.dispatchers[&id].span.table_id.to_string())]);
+                self.trace(
+                    ctx,
+                    "remove dispatcher",
+                    vec![("dispatcher", id.to_string()), ("table", self.dispatchers[&id].span.table_id.to_string())],
+                );
             }
             None => {
                 self.current_operator_map.remove(&id);
                 let seq = self.seq;
-                self.send_status_change(TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: 0, event_size_per_second: 0 }, seq);
+                self.send_status_change(
+                    TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: 0, event_size_per_second: 0 },
+                    seq,
+                );
             }
         }
     }
@@ -445,7 +524,15 @@ impl DispatcherManager {
         }
     }
 
-    fn handle_bootstrap(&mut self, ctx: &mut Ctx, from: NodeId, epoch: Epoch, start_ts: Ts, trigger: Option<DispatcherId>, config: ChangefeedConfig) -> Option<Message> {
+    fn handle_bootstrap(
+        &mut self,
+        ctx: &mut Ctx,
+        from: NodeId,
+        epoch: Epoch,
+        start_ts: Ts,
+        trigger: Option<DispatcherId>,
+        config: ChangefeedConfig,
+    ) -> Option<Message> {
         if !self.can_update_maintainer(ctx, from, epoch) {
             self.trace(ctx, "reject stale bootstrap", vec![("from", from.to_string()), ("epoch", epoch.to_string())]);
             return None;
@@ -455,8 +542,12 @@ impl DispatcherManager {
         let mut err = None;
         if let Some(cur) = self.trigger_id {
             match trigger {
-                None if !ctx.bug(Bug::AcceptNilTriggerBootstrap) => err = Some("bootstrap without table trigger id but a trigger exists"),
-                Some(t) if t != cur && !ctx.bug(Bug::ReplaceMismatchedTrigger) => err = Some("table trigger event dispatcher id mismatch"),
+                None if !ctx.bug(Bug::AcceptNilTriggerBootstrap) => {
+                    err = Some("bootstrap without table trigger id but a trigger exists")
+                }
+                Some(t) if t != cur && !ctx.bug(Bug::ReplaceMismatchedTrigger) => {
+                    err = Some("table trigger event dispatcher id mismatch")
+                }
                 Some(t) if t != cur => {
                     // `replace-mismatched-trigger`: the bootstrap owner's trigger replaces the
                     // manager's trigger slot (`SetTableTriggerEventDispatcher`) and is added
@@ -470,7 +561,11 @@ impl DispatcherManager {
                     // manager with a trigger created none and answered the bootstrap (the
                     // post-bootstrap request then failed on the ID mismatch). The switch
                     // models the in-place replacement the PR names as the hazard.
-                    self.trace(ctx, "replace mismatched table trigger", vec![("old", cur.to_string()), ("new", t.to_string())]);
+                    self.trace(
+                        ctx,
+                        "replace mismatched table trigger",
+                        vec![("old", cur.to_string()), ("new", t.to_string())],
+                    );
                     self.trigger_id = None;
                 }
                 _ => {}
@@ -483,7 +578,11 @@ impl DispatcherManager {
         // Candidate fix: a departed generation's delayed resend, before it changes anything.
         if let (Some(t), None) = (trigger, self.trigger_id) {
             if self.removed_triggers.contains(&t) && ctx.fix(crate::bugs::Fix::DropBootstrapOfRemovedTrigger) {
-                self.trace(ctx, "drop bootstrap of a removed table trigger", vec![("dispatcher", t.to_string()), ("from", from.to_string()), ("epoch", epoch.to_string())]);
+                self.trace(
+                    ctx,
+                    "drop bootstrap of a removed table trigger",
+                    vec![("dispatcher", t.to_string()), ("from", from.to_string()), ("epoch", epoch.to_string())],
+                );
                 return None;
             }
         }
@@ -492,7 +591,11 @@ impl DispatcherManager {
         self.maintainer_epoch = epoch;
         self.config = config;
         if changed {
-            self.trace(ctx, "dispatcher manager owner updated", vec![("maintainer", from.to_string()), ("epoch", epoch.to_string())]);
+            self.trace(
+                ctx,
+                "dispatcher manager owner updated",
+                vec![("maintainer", from.to_string()), ("epoch", epoch.to_string())],
+            );
         }
         let reused = !std::mem::replace(&mut self.fresh, false);
         if !reused {
@@ -506,7 +609,11 @@ impl DispatcherManager {
             if reused && hi > 0 && !self.write_path_closed {
                 let ready_at_ms = ctx.now_ms + rand::Rng::random_range(&mut *ctx.rng, lo..=hi.max(lo));
                 self.bootstrap_in_flight = Some(BootstrapInFlight { from, epoch, trigger: t, start_ts, ready_at_ms });
-                self.trace(ctx, "creating table trigger event dispatcher", vec![("dispatcher", t.to_string()), ("ready_at_ms", ready_at_ms.to_string())]);
+                self.trace(
+                    ctx,
+                    "creating table trigger event dispatcher",
+                    vec![("dispatcher", t.to_string()), ("ready_at_ms", ready_at_ms.to_string())],
+                );
                 return None;
             }
             if !self.create_trigger(ctx, t, start_ts) {
@@ -527,7 +634,11 @@ impl DispatcherManager {
         d.traffic_since_ms = ctx.now_ms;
         self.add_dispatcher(ctx.now_ms, d);
         self.trigger_id = Some(t);
-        self.trace(ctx, "create table trigger event dispatcher", vec![("dispatcher", t.to_string()), ("start_ts", start_ts.to_string())]);
+        self.trace(
+            ctx,
+            "create table trigger event dispatcher",
+            vec![("dispatcher", t.to_string()), ("start_ts", start_ts.to_string())],
+        );
         true
     }
 
@@ -538,11 +649,26 @@ impl DispatcherManager {
     /// maintainer reports as a changefeed error (warning, cascade stop, restart).
     fn write_path_closed_response(&mut self, ctx: &mut Ctx, t: DispatcherId, epoch: Epoch) -> Option<Message> {
         if ctx.bug(Bug::WritePathClosedIsError) {
-            self.trace(ctx, "failed to create table trigger dispatcher", vec![("dispatcher", t.to_string()), ("error", ErrorCode::DispatcherManagerWritePathClosed.rfc().to_string())]);
+            self.trace(
+                ctx,
+                "failed to create table trigger dispatcher",
+                vec![
+                    ("dispatcher", t.to_string()),
+                    ("error", ErrorCode::DispatcherManagerWritePathClosed.rfc().to_string()),
+                ],
+            );
             let code = ErrorCode::DispatcherManagerWritePathClosed;
-            return Some(self.bootstrap_error(epoch, code, format!("[{}] dispatcher manager write path is closed", code.rfc())));
+            return Some(self.bootstrap_error(
+                epoch,
+                code,
+                format!("[{}] dispatcher manager write path is closed", code.rfc()),
+            ));
         }
-        self.trace(ctx, "dispatcher manager write path closed while creating table trigger dispatcher", vec![("dispatcher", t.to_string())]);
+        self.trace(
+            ctx,
+            "dispatcher manager write path closed while creating table trigger dispatcher",
+            vec![("dispatcher", t.to_string())],
+        );
         None
     }
 
@@ -558,7 +684,11 @@ impl DispatcherManager {
             _ => return replies,
         }
         let b = self.bootstrap_in_flight.take().unwrap();
-        let reply = if self.create_trigger(ctx, b.trigger, b.start_ts) { Some(self.bootstrap_response(ctx, b.epoch)) } else { self.write_path_closed_response(ctx, b.trigger, b.epoch) };
+        let reply = if self.create_trigger(ctx, b.trigger, b.start_ts) {
+            Some(self.bootstrap_response(ctx, b.epoch))
+        } else {
+            self.write_path_closed_response(ctx, b.trigger, b.epoch)
+        };
         if let Some(r) = reply {
             replies.push((b.from, r));
         }
@@ -586,7 +716,14 @@ impl DispatcherManager {
             // dispatcher being removed stays Working until its `TryClose` succeeds and it
             // leaves the map, exactly as TiCDC reports it. The cleanup intent of such a
             // dispatcher travels only in the operator journal below.
-            .map(|d| BootstrapTableSpan { id: d.id, schema_id: d.schema_id, span: d.span, state: d.state, checkpoint_ts: d.checkpoint_ts(), block_state: d.pending_block_state() })
+            .map(|d| BootstrapTableSpan {
+                id: d.id,
+                schema_id: d.schema_id,
+                span: d.span,
+                state: d.state,
+                checkpoint_ts: d.checkpoint_ts(),
+                block_state: d.pending_block_state(),
+            })
             .collect::<Vec<_>>();
         // Operators: only the current owner's, plus stale Removes whose dispatcher is reported.
         let mut operators = Vec::new();
@@ -594,27 +731,52 @@ impl DispatcherManager {
         for e in self.current_operator_map.values() {
             if e.from == self.maintainer_id && e.epoch == self.maintainer_epoch {
                 operators.push(e.req.clone());
-            } else if e.req.action == ScheduleAction::Remove && !ctx.bug(Bug::DropStaleRemoveOperators) && spans.iter().any(|s| s.id == e.req.config.dispatcher_id) {
+            } else if e.req.action == ScheduleAction::Remove
+                && !ctx.bug(Bug::DropStaleRemoveOperators)
+                && spans.iter().any(|s| s.id == e.req.config.dispatcher_id)
+            {
                 operators.push(e.req.clone());
                 stale_removes.push((e.req.config.dispatcher_id, e.from, e.epoch));
             }
         }
         for (id, from, epoch) in stale_removes {
-            self.trace(ctx, "include stale remove operator in bootstrap response", vec![("dispatcher", id.to_string()), ("from", from.to_string()), ("epoch", epoch.to_string())]);
+            self.trace(
+                ctx,
+                "include stale remove operator in bootstrap response",
+                vec![("dispatcher", id.to_string()), ("from", from.to_string()), ("epoch", epoch.to_string())],
+            );
         }
         // The merge journal is reported whatever the request's epoch (`GetMergeOperators`).
         let merge_operators = self.merge_operator_map.values().map(|(r, _, _)| r.clone()).collect();
         let checkpoint_ts = self.trigger_id.and_then(|t| self.dispatchers.get(&t)).map(|d| d.start_ts).unwrap_or(0);
-        Message::MaintainerBootstrapResponse { cf: self.cf.clone(), spans, checkpoint_ts, operators, merge_operators, err: None, maintainer_epoch: epoch }
+        Message::MaintainerBootstrapResponse {
+            cf: self.cf.clone(),
+            spans,
+            checkpoint_ts,
+            operators,
+            merge_operators,
+            err: None,
+            maintainer_epoch: epoch,
+        }
     }
 
     /// `handlePostBootstrapRequest` up to the trigger initialisation: the handler takes
     /// `MaintainerFenceMu` (a message arriving while it is held waits in
     /// `fence_waiters`), checks the owner, and starts initialising the trigger's schema
     /// store, which takes a drawn time; [`Self::finish_post_bootstrap`] runs the rest.
-    fn handle_post_bootstrap(&mut self, ctx: &mut Ctx, from: NodeId, epoch: Epoch, trigger: DispatcherId) -> Option<Message> {
+    fn handle_post_bootstrap(
+        &mut self,
+        ctx: &mut Ctx,
+        from: NodeId,
+        epoch: Epoch,
+        trigger: DispatcherId,
+    ) -> Option<Message> {
         if !self.request_allowed(ctx, from, epoch) {
-            self.trace(ctx, "drop stale maintainer post bootstrap request", vec![("from", from.to_string()), ("epoch", epoch.to_string())]);
+            self.trace(
+                ctx,
+                "drop stale maintainer post bootstrap request",
+                vec![("from", from.to_string()), ("epoch", epoch.to_string())],
+            );
             return None;
         }
         self.note_if_stale(ctx, "MaintainerPostBootstrapRequest", from, epoch);
@@ -626,17 +788,36 @@ impl DispatcherManager {
         let held = self.trigger_id.or(if self.write_path_closed { self.fenced_trigger } else { None });
         let reason = match held {
             None => Some("receive post bootstrap request but there is no table trigger event dispatcher"),
-            Some(t) if t != trigger => Some("receive post bootstrap request but the table trigger event dispatcher id is not match"),
+            Some(t) if t != trigger => {
+                Some("receive post bootstrap request but the table trigger event dispatcher id is not match")
+            }
             Some(_) => None,
         };
         if let Some(reason) = reason {
-            self.trace(ctx, "post bootstrap rejected", vec![("dispatcher", trigger.to_string()), ("reason", reason.to_string())]);
-            let err = RunningError { node: self.node, code: ErrorCode::InitTableTriggerDispatcherFailed, message: reason.to_string() };
-            return Some(Message::MaintainerPostBootstrapResponse { cf: self.cf.clone(), table_trigger_event_dispatcher_id: trigger, err: Some(err), maintainer_epoch: epoch });
+            self.trace(
+                ctx,
+                "post bootstrap rejected",
+                vec![("dispatcher", trigger.to_string()), ("reason", reason.to_string())],
+            );
+            let err = RunningError {
+                node: self.node,
+                code: ErrorCode::InitTableTriggerDispatcherFailed,
+                message: reason.to_string(),
+            };
+            return Some(Message::MaintainerPostBootstrapResponse {
+                cf: self.cf.clone(),
+                table_trigger_event_dispatcher_id: trigger,
+                err: Some(err),
+                maintainer_epoch: epoch,
+            });
         }
         // `InitalizeTableTriggerEventDispatcher` on a closed write path: a clean stop.
         if self.write_path_closed {
-            self.trace(ctx, "dispatcher manager write path closed while initializing table trigger event dispatcher", vec![]);
+            self.trace(
+                ctx,
+                "dispatcher manager write path closed while initializing table trigger event dispatcher",
+                vec![],
+            );
             return None;
         }
         let first_init = self.dispatchers.get(&trigger).map(|d| d.is_trigger && !d.registered).unwrap_or(false);
@@ -646,11 +827,20 @@ impl DispatcherManager {
         // the whole handler runs in this step.
         if !first_init || hi == 0 {
             self.register_trigger(ctx, trigger);
-            return Some(Message::MaintainerPostBootstrapResponse { cf: self.cf.clone(), table_trigger_event_dispatcher_id: trigger, err: None, maintainer_epoch: epoch });
+            return Some(Message::MaintainerPostBootstrapResponse {
+                cf: self.cf.clone(),
+                table_trigger_event_dispatcher_id: trigger,
+                err: None,
+                maintainer_epoch: epoch,
+            });
         }
         let ready_at_ms = ctx.now_ms + rand::Rng::random_range(&mut *ctx.rng, lo..=hi.max(lo));
         self.post_bootstrap_in_flight = Some(PostBootstrapInFlight { from, epoch, trigger, ready_at_ms });
-        self.trace(ctx, "initializing table trigger event dispatcher", vec![("dispatcher", trigger.to_string()), ("ready_at_ms", ready_at_ms.to_string())]);
+        self.trace(
+            ctx,
+            "initializing table trigger event dispatcher",
+            vec![("dispatcher", trigger.to_string()), ("ready_at_ms", ready_at_ms.to_string())],
+        );
         None
     }
 
@@ -671,13 +861,25 @@ impl DispatcherManager {
         if orchestrator_fenced {
             if ctx.bug(Bug::LeakFenceLockWhenFenced) {
                 self.fence_leaked = true;
-                self.trace(ctx, "post bootstrap fenced return without releasing fence lock", vec![("dispatcher", p.trigger.to_string())]);
+                self.trace(
+                    ctx,
+                    "post bootstrap fenced return without releasing fence lock",
+                    vec![("dispatcher", p.trigger.to_string())],
+                );
                 return replies;
             }
             self.local_fence(ctx);
             return replies;
         }
-        replies.push((p.from, Message::MaintainerPostBootstrapResponse { cf: self.cf.clone(), table_trigger_event_dispatcher_id: p.trigger, err: None, maintainer_epoch: p.epoch }));
+        replies.push((
+            p.from,
+            Message::MaintainerPostBootstrapResponse {
+                cf: self.cf.clone(),
+                table_trigger_event_dispatcher_id: p.trigger,
+                err: None,
+                maintainer_epoch: p.epoch,
+            },
+        ));
         self.release_fence_waiters(ctx, &mut replies);
         replies
     }
@@ -707,13 +909,23 @@ impl DispatcherManager {
     fn handle_close(&mut self, ctx: &mut Ctx, from: NodeId, epoch: Epoch) -> Option<Message> {
         // Candidate fix `close-older-owner-manager`: a newer generation's close also
         // closes a manager that never accepted that generation's bootstrap.
-        let newer = epoch > self.maintainer_epoch && self.maintainer_epoch != 0 && ctx.fix(crate::bugs::Fix::CloseOlderOwnerManager);
+        let newer = epoch > self.maintainer_epoch
+            && self.maintainer_epoch != 0
+            && ctx.fix(crate::bugs::Fix::CloseOlderOwnerManager);
         if newer {
-            self.trace(ctx, "close dispatcher manager of an older maintainer epoch", vec![("from", from.to_string()), ("epoch", epoch.to_string())]);
+            self.trace(
+                ctx,
+                "close dispatcher manager of an older maintainer epoch",
+                vec![("from", from.to_string()), ("epoch", epoch.to_string())],
+            );
         }
         if !newer && !self.request_allowed(ctx, from, epoch) {
             // A stale owner is answered Success without closing.
-            return Some(Message::MaintainerCloseResponse { cf: self.cf.clone(), success: true, maintainer_epoch: epoch });
+            return Some(Message::MaintainerCloseResponse {
+                cf: self.cf.clone(),
+                success: true,
+                maintainer_epoch: epoch,
+            });
         }
         self.note_if_stale(ctx, "MaintainerCloseRequest", from, epoch);
         let success = self.try_close(ctx);
@@ -764,7 +976,9 @@ impl DispatcherManager {
         for st in statuses {
             let ids: Vec<DispatcherId> = match &st.influenced {
                 InfluencedDispatchers::Normal(v) => v.clone(),
-                InfluencedDispatchers::Db(s) => self.dispatchers.values().filter(|d| d.schema_id == *s || d.is_trigger).map(|d| d.id).collect(),
+                InfluencedDispatchers::Db(s) => {
+                    self.dispatchers.values().filter(|d| d.schema_id == *s || d.is_trigger).map(|d| d.id).collect()
+                }
                 InfluencedDispatchers::All => self.dispatchers.keys().copied().collect(),
             };
             for id in ids {
@@ -826,7 +1040,11 @@ impl DispatcherManager {
                 _ => false,
             };
             if !ok {
-                self.trace(ctx, "merge dispatcher failed", vec![("dispatcher", merged.to_string()), ("source", id.to_string())]);
+                self.trace(
+                    ctx,
+                    "merge dispatcher failed",
+                    vec![("dispatcher", merged.to_string()), ("source", id.to_string())],
+                );
                 return false;
             }
             start = start.min(self.dispatchers[id].checkpoint_ts());
@@ -840,8 +1058,20 @@ impl DispatcherManager {
         for id in &req.dispatcher_ids {
             self.dispatchers.get_mut(id).unwrap().state = ComponentState::WaitingMerge;
         }
-        self.merge_tasks.insert(merged, MergeTask { sources: req.dispatcher_ids.clone(), next_check_ms: ctx.now_ms + MERGE_CHECK_INTERVAL_MS });
-        self.trace(ctx, "new dispatcher created(merge dispatcher)", vec![("dispatcher", merged.to_string()), ("table", span.table_id.to_string()), ("span", span.to_string()), ("sources", format!("{:?}", req.dispatcher_ids.iter().map(|d| d.to_string()).collect::<Vec<_>>()))]);
+        self.merge_tasks.insert(
+            merged,
+            MergeTask { sources: req.dispatcher_ids.clone(), next_check_ms: ctx.now_ms + MERGE_CHECK_INTERVAL_MS },
+        );
+        self.trace(
+            ctx,
+            "new dispatcher created(merge dispatcher)",
+            vec![
+                ("dispatcher", merged.to_string()),
+                ("table", span.table_id.to_string()),
+                ("span", span.to_string()),
+                ("sources", format!("{:?}", req.dispatcher_ids.iter().map(|d| d.to_string()).collect::<Vec<_>>())),
+            ],
+        );
         true
     }
 
@@ -855,7 +1085,8 @@ impl DispatcherManager {
     /// merged start ts follows `resolveMergedDispatcherStartTs` (see
     /// [`merged_start_ts_candidate`]).
     fn run_merge_checks(&mut self, ctx: &mut Ctx) {
-        let due: Vec<DispatcherId> = self.merge_tasks.iter().filter(|(_, t)| ctx.now_ms >= t.next_check_ms).map(|(id, _)| *id).collect();
+        let due: Vec<DispatcherId> =
+            self.merge_tasks.iter().filter(|(_, t)| ctx.now_ms >= t.next_check_ms).map(|(id, _)| *id).collect();
         for merged in due {
             let sources = self.merge_tasks[&merged].sources.clone();
             self.merge_tasks.get_mut(&merged).unwrap().next_check_ms = ctx.now_ms + MERGE_CHECK_INTERVAL_MS;
@@ -882,7 +1113,11 @@ impl DispatcherManager {
                         d.registered = true;
                     }
                 }
-                self.trace(ctx, "abort merge", vec![("dispatcher", merged.to_string()), ("reason", reason.to_string())]);
+                self.trace(
+                    ctx,
+                    "abort merge",
+                    vec![("dispatcher", merged.to_string()), ("reason", reason.to_string())],
+                );
                 if self.dispatchers.contains_key(&merged) {
                     self.remove_dispatcher(ctx, merged);
                 }
@@ -914,10 +1149,26 @@ impl DispatcherManager {
                 continue;
             }
             self.merge_tasks.remove(&merged);
-            let c = if ctx.bug(Bug::IgnorePendingBlockStartTs) { MergedStartTs { start_ts: min_cp, skip_dml_as_start_ts: false, pending: None } } else { merged_start_ts_candidate(min_cp, &pending) };
+            let c = if ctx.bug(Bug::IgnorePendingBlockStartTs) {
+                MergedStartTs { start_ts: min_cp, skip_dml_as_start_ts: false, pending: None }
+            } else {
+                merged_start_ts_candidate(min_cp, &pending)
+            };
             let table = self.dispatchers[&merged].span.table_id;
             if let Some((ts, sp)) = c.pending {
-                self.trace(ctx, "merge dispatcher uses pending block event to calculate start ts", vec![("dispatcher", merged.to_string()), ("table", table.to_string()), ("pendingCommitTs", ts.to_string()), ("pendingIsSyncPoint", sp.to_string()), ("startTs", c.start_ts.to_string()), ("skipDMLAsStartTs", c.skip_dml_as_start_ts.to_string()), ("minCheckpointTs", min_cp.to_string())]);
+                self.trace(
+                    ctx,
+                    "merge dispatcher uses pending block event to calculate start ts",
+                    vec![
+                        ("dispatcher", merged.to_string()),
+                        ("table", table.to_string()),
+                        ("pendingCommitTs", ts.to_string()),
+                        ("pendingIsSyncPoint", sp.to_string()),
+                        ("startTs", c.start_ts.to_string()),
+                        ("skipDMLAsStartTs", c.skip_dml_as_start_ts.to_string()),
+                        ("minCheckpointTs", min_cp.to_string()),
+                    ],
+                );
             }
             let events_from = self.first_events_at(ctx);
             let d = self.dispatchers.get_mut(&merged).unwrap();
@@ -928,7 +1179,15 @@ impl DispatcherManager {
             d.state = ComponentState::Initializing;
             d.registered = true;
             d.events_from_ms = events_from;
-            self.trace(ctx, "merge dispatcher commit", vec![("dispatcher", merged.to_string()), ("table", table.to_string()), ("start_ts", c.start_ts.to_string())]);
+            self.trace(
+                ctx,
+                "merge dispatcher commit",
+                vec![
+                    ("dispatcher", merged.to_string()),
+                    ("table", table.to_string()),
+                    ("start_ts", c.start_ts.to_string()),
+                ],
+            );
             for s in &sources {
                 self.remove_dispatcher(ctx, *s);
             }
@@ -957,7 +1216,8 @@ impl DispatcherManager {
 
     /// `cleanupFinishedMergeOperators`, run with every heartbeat.
     fn cleanup_finished_merge_operators(&mut self) {
-        let done: Vec<DispatcherId> = self.merge_operator_map.iter().filter(|(_, (r, _, _))| self.merge_finished(r)).map(|(id, _)| *id).collect();
+        let done: Vec<DispatcherId> =
+            self.merge_operator_map.iter().filter(|(_, (r, _, _))| self.merge_finished(r)).map(|(id, _)| *id).collect();
         for id in done {
             self.merge_operator_map.remove(&id);
         }
@@ -967,7 +1227,11 @@ impl DispatcherManager {
 
     /// Dispatchers registered with the event collector: (id, span, fed_ts, is_trigger, queue len).
     pub fn event_cursors(&self, now_ms: u64) -> Vec<(DispatcherId, TableSpan, Ts, bool, usize)> {
-        self.dispatchers.values().filter(|d| d.registered && !d.try_removing && now_ms >= d.events_from_ms).map(|d| (d.id, d.span, d.fed_ts, d.is_trigger, d.queue.len())).collect()
+        self.dispatchers
+            .values()
+            .filter(|d| d.registered && !d.try_removing && now_ms >= d.events_from_ms)
+            .map(|d| (d.id, d.span, d.fed_ts, d.is_trigger, d.queue.len()))
+            .collect()
     }
 
     /// When a new table dispatcher may get its first events (`first_event_ms`).
@@ -1023,7 +1287,12 @@ impl DispatcherManager {
             // The failpoint sits in `ExecuteBlockEventDDL`, the write of a barrier's Write
             // action; non-blocking DDLs (written before they are reported) and DDLs a
             // dispatcher writes alone take another path and are not held.
-            let barrier_write = self.dispatchers.get(&id).and_then(|d| d.block.as_ref()).map(|b| b.stage == BlockStage::Writing && b.event.key() == ev.key()).unwrap_or(false);
+            let barrier_write = self
+                .dispatchers
+                .get(&id)
+                .and_then(|d| d.block.as_ref())
+                .map(|b| b.stage == BlockStage::Writing && b.event.key() == ev.key())
+                .unwrap_or(false);
             if barrier_write && ctx.fp(FP_BLOCK_OR_WAIT_BEFORE_WRITE) {
                 // The block-event executor waits before the sink write; the dispatcher
                 // stays in its writing state (its checkpoint below the event).
@@ -1031,7 +1300,15 @@ impl DispatcherManager {
                     BlockEvent::Ddl(d) => ("block before write ddl", d.table_id),
                     BlockEvent::SyncPoint(_) => ("block before write sync point", span.table_id),
                 };
-                self.trace(ctx, kind, vec![("dispatcher", id.to_string()), ("table", table.to_string()), ("commit_ts", ev.commit_ts().to_string())]);
+                self.trace(
+                    ctx,
+                    kind,
+                    vec![
+                        ("dispatcher", id.to_string()),
+                        ("table", table.to_string()),
+                        ("commit_ts", ev.commit_ts().to_string()),
+                    ],
+                );
                 self.blocked_writes.push((id, ev));
             } else {
                 self.write_block(ctx, id, &schema, ev);
@@ -1040,7 +1317,11 @@ impl DispatcherManager {
         if fx.became_working {
             let st = self.dispatchers[&id].status();
             let seq = self.dispatchers[&id].seq;
-            self.trace(ctx, "dispatcher working", vec![("dispatcher", id.to_string()), ("table", span.table_id.to_string())]);
+            self.trace(
+                ctx,
+                "dispatcher working",
+                vec![("dispatcher", id.to_string()), ("table", span.table_id.to_string())],
+            );
             self.send_status_change(st, seq);
         }
         if !fx.block_statuses.is_empty() {
@@ -1060,10 +1341,27 @@ impl DispatcherManager {
     /// The trigger writes the syncpoint record (`SendSyncPointEvent`; see
     /// [`crate::syncpoint`]): the secondary ts is the writer's clock.
     fn write_sync_point(&mut self, ctx: &mut Ctx, id: DispatcherId, ts: Ts) {
-        let rec = crate::syncpoint::SyncPointRecord { changefeed: self.cf.to_string(), primary_ts: ts, secondary_ts: ts_from_ms(ctx.now_ms) };
+        let rec = crate::syncpoint::SyncPointRecord {
+            changefeed: self.cf.to_string(),
+            primary_ts: ts,
+            secondary_ts: ts_from_ms(ctx.now_ms),
+        };
         self.sink.write_sync_point(id, rec, &mut *ctx.rng, &mut ctx.out.storage);
-        let barrier = self.dispatchers.get(&id).and_then(|d| d.block.as_ref()).map(|b| b.event.key() == (ts, true) && b.stage == BlockStage::Writing).unwrap_or(false);
-        self.trace(ctx, "write sync point", vec![("dispatcher", id.to_string()), ("commit_ts", ts.to_string()), ("mode", if barrier { "barrier" } else { "self" }.to_string())]);
+        let barrier = self
+            .dispatchers
+            .get(&id)
+            .and_then(|d| d.block.as_ref())
+            .map(|b| b.event.key() == (ts, true) && b.stage == BlockStage::Writing)
+            .unwrap_or(false);
+        self.trace(
+            ctx,
+            "write sync point",
+            vec![
+                ("dispatcher", id.to_string()),
+                ("commit_ts", ts.to_string()),
+                ("mode", if barrier { "barrier" } else { "self" }.to_string()),
+            ],
+        );
     }
 
     fn write_ddl(&mut self, ctx: &mut Ctx, id: DispatcherId, schema: &str, ev: crate::upstream::DdlEvent) {
@@ -1075,8 +1373,23 @@ impl DispatcherManager {
         // `barrier`: the barrier chose this dispatcher as the writer (Write action);
         // `self`: a DDL only this dispatcher sees (single-table on a full span, or the
         // trigger's non-blocking events), which a restarted span may write again.
-        let barrier = self.dispatchers.get(&id).and_then(|d| d.block.as_ref()).map(|b| b.event.key() == (ev.commit_ts, false) && b.stage == BlockStage::Writing).unwrap_or(false);
-        self.trace(ctx, "write ddl", vec![("dispatcher", id.to_string()), ("table", ev.table_id.to_string()), ("commit_ts", ev.commit_ts.to_string()), ("query", ev.query.clone()), ("mode", if barrier { "barrier" } else { "self" }.to_string())]);
+        let barrier = self
+            .dispatchers
+            .get(&id)
+            .and_then(|d| d.block.as_ref())
+            .map(|b| b.event.key() == (ev.commit_ts, false) && b.stage == BlockStage::Writing)
+            .unwrap_or(false);
+        self.trace(
+            ctx,
+            "write ddl",
+            vec![
+                ("dispatcher", id.to_string()),
+                ("table", ev.table_id.to_string()),
+                ("commit_ts", ev.commit_ts.to_string()),
+                ("query", ev.query.clone()),
+                ("mode", if barrier { "barrier" } else { "self" }.to_string()),
+            ],
+        );
     }
 
     /// Periodic sink flush (`flush-interval`).
@@ -1113,7 +1426,16 @@ impl DispatcherManager {
             }
             FlushOutcome::Failed { dispatcher, error, closing } => {
                 let escalate = !closing || ctx.bug(Bug::EscalateClosingWriterError);
-                self.trace(ctx, "cloud storage write failed", vec![("dispatcher", dispatcher.to_string()), ("error", error.to_string()), ("closing", closing.to_string()), ("escalated", escalate.to_string())]);
+                self.trace(
+                    ctx,
+                    "cloud storage write failed",
+                    vec![
+                        ("dispatcher", dispatcher.to_string()),
+                        ("error", error.to_string()),
+                        ("closing", closing.to_string()),
+                        ("escalated", escalate.to_string()),
+                    ],
+                );
                 if let Some(d) = self.dispatchers.get_mut(&dispatcher) {
                     // Abandoned rows: keep the checkpoint below them, release progress so
                     // the close can finish.
@@ -1127,7 +1449,11 @@ impl DispatcherManager {
                     }
                 }
                 if escalate {
-                    self.errors.push(RunningError { node: self.node, code: ErrorCode::ChangefeedRetryable, message: format!("ErrS3StorageAPI: {}", error) });
+                    self.errors.push(RunningError {
+                        node: self.node,
+                        code: ErrorCode::ChangefeedRetryable,
+                        message: format!("ErrS3StorageAPI: {}", error),
+                    });
                 }
             }
         }
@@ -1156,7 +1482,13 @@ impl DispatcherManager {
             // message parks its handler goroutine forever and the capture's shutdown,
             // which waits for those handlers, cannot finish. Modelled as "the close
             // cannot finish while the lock is held", a handler in flight included.
-            if self.closing && !self.close_finished && self.sink.inflight_count() == 0 && !self.fence_leaked && self.post_bootstrap_in_flight.is_none() && self.bootstrap_in_flight.is_none() {
+            if self.closing
+                && !self.close_finished
+                && self.sink.inflight_count() == 0
+                && !self.fence_leaked
+                && self.post_bootstrap_in_flight.is_none()
+                && self.bootstrap_in_flight.is_none()
+            {
                 self.close_finished = true;
                 self.trace(ctx, "event dispatcher manager closed", vec![]);
             }
@@ -1175,13 +1507,23 @@ impl DispatcherManager {
             // or not: a request with the error and no watermark.
             if !task_due {
                 if let (Some(err), Some(to)) = (self.error_to_send(ctx.now_ms), self.report_target()) {
-                    ctx.send(to, Message::HeartBeatRequest { cf: self.cf.clone(), watermark: Watermark::default(), statuses: vec![], complete_status: false, err: Some(err) });
+                    ctx.send(
+                        to,
+                        Message::HeartBeatRequest {
+                            cf: self.cf.clone(),
+                            watermark: Watermark::default(),
+                            statuses: vec![],
+                            complete_status: false,
+                            err: Some(err),
+                        },
+                    );
                 }
             }
             return;
         }
         let not_ready = ctx.fp(FP_NOT_READY_TO_CLOSE_DISPATCHER);
-        let closable: Vec<DispatcherId> = self.dispatchers.values().filter(|d| d.try_removing && !not_ready && d.can_close()).map(|d| d.id).collect();
+        let closable: Vec<DispatcherId> =
+            self.dispatchers.values().filter(|d| d.try_removing && !not_ready && d.can_close()).map(|d| d.id).collect();
         let mut statuses = Vec::new();
         // `getDispatcherStatus`: a dispatcher whose `TryClose` succeeds contributes the
         // watermark it closed with to this heartbeat (the one reporting it Stopped), so
@@ -1195,8 +1537,21 @@ impl DispatcherManager {
                 self.trigger_id = None;
                 self.removed_triggers.insert(id);
             }
-            self.trace(ctx, "dispatcher stopped", vec![("dispatcher", id.to_string()), ("table", d.span.table_id.to_string()), ("checkpoint_ts", d.checkpoint_ts().to_string())]);
-            statuses.push(TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: d.checkpoint_ts(), event_size_per_second: 0 });
+            self.trace(
+                ctx,
+                "dispatcher stopped",
+                vec![
+                    ("dispatcher", id.to_string()),
+                    ("table", d.span.table_id.to_string()),
+                    ("checkpoint_ts", d.checkpoint_ts().to_string()),
+                ],
+            );
+            statuses.push(TableSpanStatus {
+                id,
+                state: ComponentState::Stopped,
+                checkpoint_ts: d.checkpoint_ts(),
+                event_size_per_second: 0,
+            });
         }
         self.cleanup_finished_merge_operators();
         self.last_heartbeat_ms = ctx.now_ms;
@@ -1205,7 +1560,8 @@ impl DispatcherManager {
             self.last_complete_ms = ctx.now_ms;
             let now = ctx.now_ms;
             for d in self.dispatchers.values_mut() {
-                if d.state != ComponentState::Initializing && !d.try_removing && !statuses.iter().any(|s| s.id == d.id) {
+                if d.state != ComponentState::Initializing && !d.try_removing && !statuses.iter().any(|s| s.id == d.id)
+                {
                     statuses.push(d.complete_status(now, traffic));
                 }
             }
@@ -1216,7 +1572,10 @@ impl DispatcherManager {
         wm.resolved_ts = wm.resolved_ts.min(closed_floor);
         self.latest_watermark = wm;
         let Some(to) = self.report_target() else { return };
-        ctx.send(to, Message::HeartBeatRequest { cf: self.cf.clone(), watermark: wm, statuses, complete_status: complete, err });
+        ctx.send(
+            to,
+            Message::HeartBeatRequest { cf: self.cf.clone(), watermark: wm, statuses, complete_status: complete, err },
+        );
     }
 
     /// The first error, due now and every `ERROR_RESEND_MS` after (`collectErrors`).
@@ -1259,7 +1618,8 @@ impl DispatcherManager {
     /// start ts of the dispatchers it creates.
     fn init_watermark(&mut self, start_ts: Ts) {
         if self.latest_watermark.checkpoint_ts == 0 {
-            self.latest_watermark = Watermark { checkpoint_ts: start_ts, resolved_ts: start_ts, seq: self.latest_watermark.seq };
+            self.latest_watermark =
+                Watermark { checkpoint_ts: start_ts, resolved_ts: start_ts, seq: self.latest_watermark.seq };
         }
     }
 
@@ -1303,15 +1663,43 @@ impl DispatcherManager {
         }
         // The report claims more than the node has when a dispatcher added under its seq
         // or before is behind it (the finding's first step, shown in timelines).
-        let behind: Vec<String> = self.dispatchers.values().filter(|d| d.seq <= wm.seq && !matches!(d.state, ComponentState::Preparing | ComponentState::MergeReady) && d.checkpoint_ts() < wm.checkpoint_ts).map(|d| d.id.to_string()).collect();
+        let behind: Vec<String> = self
+            .dispatchers
+            .values()
+            .filter(|d| {
+                d.seq <= wm.seq
+                    && !matches!(d.state, ComponentState::Preparing | ComponentState::MergeReady)
+                    && d.checkpoint_ts() < wm.checkpoint_ts
+            })
+            .map(|d| d.id.to_string())
+            .collect();
         if !behind.is_empty() {
             let node_cp = fresh.checkpoint_ts;
             let ids: Vec<String> = batch.iter().map(|(st, _)| st.id.to_string()).collect();
-            self.trace(ctx, "status heartbeat claims more than the node has", vec![("dispatcher", ids.join(",")), ("seq", wm.seq.to_string()), ("checkpoint_ts", wm.checkpoint_ts.to_string()), ("node_checkpoint_ts", node_cp.to_string()), ("behind_dispatchers", behind.join(","))]);
+            self.trace(
+                ctx,
+                "status heartbeat claims more than the node has",
+                vec![
+                    ("dispatcher", ids.join(",")),
+                    ("seq", wm.seq.to_string()),
+                    ("checkpoint_ts", wm.checkpoint_ts.to_string()),
+                    ("node_checkpoint_ts", node_cp.to_string()),
+                    ("behind_dispatchers", behind.join(",")),
+                ],
+            );
         }
         if let Some(to) = self.report_target() {
             let statuses = batch.into_iter().map(|(st, _)| st).collect();
-            ctx.send(to, Message::HeartBeatRequest { cf: self.cf.clone(), watermark: wm, statuses, complete_status: false, err: None });
+            ctx.send(
+                to,
+                Message::HeartBeatRequest {
+                    cf: self.cf.clone(),
+                    watermark: wm,
+                    statuses,
+                    complete_status: false,
+                    err: None,
+                },
+            );
         }
         self.status_snapshot = self.latest_watermark;
     }

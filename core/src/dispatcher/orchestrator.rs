@@ -64,14 +64,18 @@ struct Initializing {
 /// it queues; `None` for the messages it does not handle.
 pub fn pending_kind(msg: &Message) -> Option<std::mem::Discriminant<Message>> {
     match msg {
-        Message::MaintainerBootstrapRequest { .. } | Message::MaintainerPostBootstrapRequest { .. } | Message::MaintainerCloseRequest { .. } => Some(std::mem::discriminant(msg)),
+        Message::MaintainerBootstrapRequest { .. }
+        | Message::MaintainerPostBootstrapRequest { .. }
+        | Message::MaintainerCloseRequest { .. } => Some(std::mem::discriminant(msg)),
         _ => None,
     }
 }
 
 fn pending_epoch(msg: &Message) -> Epoch {
     match msg {
-        Message::MaintainerBootstrapRequest { maintainer_epoch, .. } | Message::MaintainerPostBootstrapRequest { maintainer_epoch, .. } | Message::MaintainerCloseRequest { maintainer_epoch, .. } => *maintainer_epoch,
+        Message::MaintainerBootstrapRequest { maintainer_epoch, .. }
+        | Message::MaintainerPostBootstrapRequest { maintainer_epoch, .. }
+        | Message::MaintainerCloseRequest { maintainer_epoch, .. } => *maintainer_epoch,
         _ => 0,
     }
 }
@@ -82,7 +86,10 @@ pub fn replaces(old: &Message, new: &Message) -> bool {
         return true;
     }
     match (old, new) {
-        (Message::MaintainerCloseRequest { removed: false, maintainer_epoch: o, .. }, Message::MaintainerCloseRequest { removed: true, maintainer_epoch: n, .. }) => n >= o,
+        (
+            Message::MaintainerCloseRequest { removed: false, maintainer_epoch: o, .. },
+            Message::MaintainerCloseRequest { removed: true, maintainer_epoch: n, .. },
+        ) => n >= o,
         _ => false,
     }
 }
@@ -135,7 +142,15 @@ impl DispatcherOrchestrator {
         if let Some(init) = self.initializing.get_mut(&cf) {
             let what = msg.name();
             if !init.enqueue(from, msg) {
-                trace_ev!(ctx, Role::Orchestrator, 0, "drop message while dispatcher manager is created", changefeed = cf, message = what, from = from);
+                trace_ev!(
+                    ctx,
+                    Role::Orchestrator,
+                    0,
+                    "drop message while dispatcher manager is created",
+                    changefeed = cf,
+                    message = what,
+                    from = from
+                );
             }
             return;
         }
@@ -150,13 +165,27 @@ impl DispatcherOrchestrator {
         if let Message::MaintainerBootstrapRequest { maintainer_epoch, config, .. } = &msg {
             if let Some(&closed) = self.closed_maintainer_epochs.get(&cf) {
                 if *maintainer_epoch <= closed && *maintainer_epoch != 0 && !ctx.bug(Bug::NoEpochFencing) {
-                    trace_ev!(ctx, Role::Orchestrator, *maintainer_epoch, "ignore bootstrap of closed generation", changefeed = cf, closed_epoch = closed);
+                    trace_ev!(
+                        ctx,
+                        Role::Orchestrator,
+                        *maintainer_epoch,
+                        "ignore bootstrap of closed generation",
+                        changefeed = cf,
+                        closed_epoch = closed
+                    );
                     return;
                 }
             }
             if !self.managers.contains_key(&cf) && may_delay && ctx.fp(FP_NEW_DISPATCHER_MANAGER_DELAY) {
                 let ready_at_ms = ctx.now_ms + NEW_DISPATCHER_MANAGER_DELAY_MS;
-                trace_ev!(ctx, Role::Orchestrator, *maintainer_epoch, "new dispatcher manager delayed", changefeed = cf, ready_at_ms = ready_at_ms);
+                trace_ev!(
+                    ctx,
+                    Role::Orchestrator,
+                    *maintainer_epoch,
+                    "new dispatcher manager delayed",
+                    changefeed = cf,
+                    ready_at_ms = ready_at_ms
+                );
                 self.initializing.insert(cf, Initializing { ready_at_ms, running: (from, msg), queue: vec![] });
                 return;
             }
@@ -239,11 +268,19 @@ impl DispatcherOrchestrator {
     /// too; TiCDC's shards would still handle them (each failing to register). No
     /// scenario closes a capture without fencing it first.
     fn finish_initializing(&mut self, ctx: &mut Ctx) {
-        let due: Vec<ChangefeedId> = self.initializing.iter().filter(|(_, i)| ctx.now_ms >= i.ready_at_ms).map(|(cf, _)| cf.clone()).collect();
+        let due: Vec<ChangefeedId> =
+            self.initializing.iter().filter(|(_, i)| ctx.now_ms >= i.ready_at_ms).map(|(cf, _)| cf.clone()).collect();
         for cf in due {
             let init = self.initializing.remove(&cf).unwrap();
             if self.fenced || self.closing {
-                trace_ev!(ctx, Role::Orchestrator, 0, "dispatcher manager write path closed while creating dispatcher manager", changefeed = cf, dropped = init.queue.len());
+                trace_ev!(
+                    ctx,
+                    Role::Orchestrator,
+                    0,
+                    "dispatcher manager write path closed while creating dispatcher manager",
+                    changefeed = cf,
+                    dropped = init.queue.len()
+                );
                 continue;
             }
             let (from, msg) = init.running;
@@ -261,7 +298,11 @@ impl DispatcherOrchestrator {
     /// Whether a handler admitted before the fence is still running: `Close` waits for
     /// every shard's current message (`shard.Wait()`), a manager being created included.
     pub fn in_flight(&self) -> bool {
-        !self.initializing.is_empty() || self.managers.values().any(|dm| dm.post_bootstrap_in_flight.is_some() || dm.bootstrap_in_flight.is_some())
+        !self.initializing.is_empty()
+            || self
+                .managers
+                .values()
+                .any(|dm| dm.post_bootstrap_in_flight.is_some() || dm.bootstrap_in_flight.is_some())
     }
 
     /// `LocalFence`: set `fenced`, deregister the handler, local-fence every manager, wait
@@ -273,7 +314,13 @@ impl DispatcherOrchestrator {
     pub fn local_fence(&mut self, ctx: &mut Ctx) {
         if !self.fenced {
             self.fenced = true;
-            trace_ev!(ctx, Role::Orchestrator, 0, "dispatcher orchestrator local fence triggered", managers = self.managers.len());
+            trace_ev!(
+                ctx,
+                Role::Orchestrator,
+                0,
+                "dispatcher orchestrator local fence triggered",
+                managers = self.managers.len()
+            );
         }
         for dm in self.managers.values_mut() {
             dm.local_fence(ctx);

@@ -55,7 +55,23 @@ pub struct BarrierEvent {
 
 impl BarrierEvent {
     fn new(key: EventKey, st: &BlockState) -> Self {
-        BarrierEvent { commit_ts: key.0, is_sync_point: key.1, block_tables: st.block_tables.clone(), need_dropped: st.need_dropped_tables.clone(), need_added: st.need_added_tables.clone(), reported: BTreeSet::new(), last_reporter: None, selected: false, writer: None, writer_advanced: false, done: BTreeSet::new(), last_resend_ms: 0, last_status_ms: 0, pass_sent: false, covered: false }
+        BarrierEvent {
+            commit_ts: key.0,
+            is_sync_point: key.1,
+            block_tables: st.block_tables.clone(),
+            need_dropped: st.need_dropped_tables.clone(),
+            need_added: st.need_added_tables.clone(),
+            reported: BTreeSet::new(),
+            last_reporter: None,
+            selected: false,
+            writer: None,
+            writer_advanced: false,
+            done: BTreeSet::new(),
+            last_resend_ms: 0,
+            last_status_ms: 0,
+            pass_sent: false,
+            covered: false,
+        }
     }
     pub fn need_schedule(&self) -> bool {
         self.need_dropped.is_some() || !self.need_added.is_empty()
@@ -91,10 +107,20 @@ pub struct Barrier {
 }
 
 fn ack(ts: Ts, sp: bool, id: DispatcherId) -> DispatcherStatus {
-    DispatcherStatus { influenced: InfluencedDispatchers::Normal(vec![id]), action: None, ack: Some(AckEvent { commit_ts: ts, is_sync_point: sp }), ignored_block_status: None }
+    DispatcherStatus {
+        influenced: InfluencedDispatchers::Normal(vec![id]),
+        action: None,
+        ack: Some(AckEvent { commit_ts: ts, is_sync_point: sp }),
+        ignored_block_status: None,
+    }
 }
 fn action(kind: ActionKind, ts: Ts, sp: bool, infl: InfluencedDispatchers) -> DispatcherStatus {
-    DispatcherStatus { influenced: infl, action: Some(DispatcherAction { action: kind, commit_ts: ts, is_sync_point: sp }), ack: None, ignored_block_status: None }
+    DispatcherStatus {
+        influenced: infl,
+        action: Some(DispatcherAction { action: kind, commit_ts: ts, is_sync_point: sp }),
+        ack: None,
+        ignored_block_status: None,
+    }
 }
 
 /// Context the barrier needs from the maintainer.
@@ -146,7 +172,9 @@ impl Barrier {
     /// span belongs to no schema), otherwise the related tasks.
     fn past_check_tasks(&self, ev: &BarrierEvent, sc: &SpanController) -> Vec<DispatcherId> {
         match &ev.block_tables {
-            Some(bt) if bt.influence_type == InfluenceType::Db => sc.tasks_of_schema(bt.schema_id).iter().map(|r| r.id).collect(),
+            Some(bt) if bt.influence_type == InfluenceType::Db => {
+                sc.tasks_of_schema(bt.schema_id).iter().map(|r| r.id).collect()
+            }
             _ => self.related_tasks(ev, sc),
         }
     }
@@ -176,7 +204,13 @@ impl Barrier {
     }
 
     /// `HandleStatus` for one block status from node `from`.
-    pub fn handle_status(&mut self, from: NodeId, st: &TableSpanBlockStatus, bc: &mut BarrierCtx, out: &mut BarrierOut) {
+    pub fn handle_status(
+        &mut self,
+        from: NodeId,
+        st: &TableSpanBlockStatus,
+        bc: &mut BarrierCtx,
+        out: &mut BarrierOut,
+    ) {
         let id = st.id;
         let s = &st.state;
         let key = (s.block_ts, s.is_sync_point);
@@ -184,11 +218,22 @@ impl Barrier {
         if !is_ddl_span {
             let Some(task) = bc.sc.get(&id) else { return };
             if !bc.accept_nonowner && task.node != Some(from) {
-                out.notes.push(("ignore block status from non-owner", format!("dispatcher={} from={} owner={:?}", id, from, task.node)));
+                out.notes.push((
+                    "ignore block status from non-owner",
+                    format!("dispatcher={} from={} owner={:?}", id, from, task.node),
+                ));
                 return;
             }
             if task.state != ReplicaState::Replicating {
-                out.push(from, DispatcherStatus { influenced: InfluencedDispatchers::Normal(vec![id]), action: None, ack: None, ignored_block_status: Some(AckEvent { commit_ts: s.block_ts, is_sync_point: s.is_sync_point }) });
+                out.push(
+                    from,
+                    DispatcherStatus {
+                        influenced: InfluencedDispatchers::Normal(vec![id]),
+                        action: None,
+                        ack: None,
+                        ignored_block_status: Some(AckEvent { commit_ts: s.block_ts, is_sync_point: s.is_sync_point }),
+                    },
+                );
                 return;
             }
         }
@@ -229,9 +274,13 @@ impl Barrier {
                 // The trigger's DB/All report builds the event's task snapshot: while a
                 // schedule-requiring event is still pending (its tables not added or dropped
                 // yet) it is dropped without ACK, and the trigger's resend brings it back.
-                let db_all = s.block_tables.as_ref().map(|b| b.influence_type != InfluenceType::Normal).unwrap_or(false);
+                let db_all =
+                    s.block_tables.as_ref().map(|b| b.influence_type != InfluenceType::Normal).unwrap_or(false);
                 if is_ddl_span && db_all && !self.pending_events.is_empty() {
-                    out.notes.push(("discard db/all block event from ddl dispatcher due to pending schedule events", format!("commit_ts={} sync_point={} pending={}", key.0, key.1, self.pending_events.len())));
+                    out.notes.push((
+                        "discard db/all block event from ddl dispatcher due to pending schedule events",
+                        format!("commit_ts={} sync_point={} pending={}", key.0, key.1, self.pending_events.len()),
+                    ));
                     return;
                 }
                 ev.reported.insert(id);
@@ -247,7 +296,9 @@ impl Barrier {
         let related = self.related_tasks(ev, sc);
         let ev = self.events.get_mut(&key).unwrap();
         // Purge reporters whose task vanished or stopped replicating.
-        ev.reported.retain(|id| sc.get(id).map(|r| r.state == ReplicaState::Replicating || *id == sc.ddl_span_id).unwrap_or(false));
+        ev.reported.retain(|id| {
+            sc.get(id).map(|r| r.state == ReplicaState::Replicating || *id == sc.ddl_span_id).unwrap_or(false)
+        });
         !related.is_empty() && related.iter().all(|id| ev.reported.contains(id))
     }
 
@@ -260,7 +311,11 @@ impl Barrier {
         let db_all = ev.block_tables.as_ref().map(|b| b.influence_type != InfluenceType::Normal).unwrap_or(false);
         // After a bootstrap rebuild nobody has re-reported yet: any reporter of the
         // event's tables can write it (never the trigger of a Normal event it does not see).
-        let writer = if db_all || ev.reported.contains(&ddl) { ddl } else { ev.last_reporter.or_else(|| ev.reported.iter().copied().find(|id| *id != ddl)).unwrap_or(ddl) };
+        let writer = if db_all || ev.reported.contains(&ddl) {
+            ddl
+        } else {
+            ev.last_reporter.or_else(|| ev.reported.iter().copied().find(|id| *id != ddl)).unwrap_or(ddl)
+        };
         ev.selected = true;
         ev.writer = Some(writer);
         ev.last_resend_ms = bc.now;
@@ -273,7 +328,14 @@ impl Barrier {
         out.notes.push(("barrier select writer", format!("commit_ts={} writer={}", key.0, writer)));
     }
 
-    fn handle_done(&mut self, from: NodeId, id: DispatcherId, key: EventKey, bc: &mut BarrierCtx, out: &mut BarrierOut) {
+    fn handle_done(
+        &mut self,
+        from: NodeId,
+        id: DispatcherId,
+        key: EventKey,
+        bc: &mut BarrierCtx,
+        out: &mut BarrierOut,
+    ) {
         if let Some(ev) = self.events.get_mut(&key) {
             if ev.selected {
                 ev.last_status_ms = bc.now;
@@ -312,7 +374,10 @@ impl Barrier {
             return;
         }
         let related = self.related_tasks(ev, sc);
-        if related.iter().all(|id| ev.done.contains(id) || sc.get(id).map(|r| forward_barrier_event(r, key)).unwrap_or(true)) {
+        if related
+            .iter()
+            .all(|id| ev.done.contains(id) || sc.get(id).map(|r| forward_barrier_event(r, key)).unwrap_or(true))
+        {
             self.events.remove(&key);
             self.finished.push(key);
         }
@@ -324,7 +389,10 @@ impl Barrier {
         if ev.is_all() {
             // All: to every alive node; each manager applies it to all its dispatchers.
             for n in bc.alive.iter().copied() {
-                out.notes.push(("barrier pass", format!("commit_ts={} sync_point={} node={} dispatchers=all", key.0, key.1, n)));
+                out.notes.push((
+                    "barrier pass",
+                    format!("commit_ts={} sync_point={} node={} dispatchers=all", key.0, key.1, n),
+                ));
                 out.push(n, action(ActionKind::Pass, key.0, key.1, InfluencedDispatchers::All));
             }
             return;
@@ -338,7 +406,8 @@ impl Barrier {
             if tasks.is_empty() {
                 // The schema's tables are gone (dropped by this event): covered.
                 self.events.get_mut(&key).unwrap().covered = true;
-                out.notes.push(("barrier pass", format!("commit_ts={} schema={} no tasks left, covered", key.0, schema)));
+                out.notes
+                    .push(("barrier pass", format!("commit_ts={} schema={} no tasks left, covered", key.0, schema)));
                 return;
             }
             let mut nodes: BTreeSet<NodeId> = tasks.iter().filter_map(|r| r.node).collect();
@@ -363,7 +432,15 @@ impl Barrier {
             }
         }
         for (n, ids) in by_node {
-            out.notes.push(("barrier pass", format!("commit_ts={} node={} dispatchers={:?}", key.0, n, ids.iter().map(|i| i.to_string()).collect::<Vec<_>>())));
+            out.notes.push((
+                "barrier pass",
+                format!(
+                    "commit_ts={} node={} dispatchers={:?}",
+                    key.0,
+                    n,
+                    ids.iter().map(|i| i.to_string()).collect::<Vec<_>>()
+                ),
+            ));
             out.push(n, action(ActionKind::Pass, key.0, key.1, InfluencedDispatchers::Normal(ids)));
         }
     }
@@ -372,7 +449,11 @@ impl Barrier {
     fn schedule_block_event(&mut self, ev: &BarrierEvent, bc: &mut BarrierCtx, out: &mut BarrierOut) {
         if let Some(d) = &ev.need_dropped {
             let ids: Vec<DispatcherId> = match d.influence_type {
-                InfluenceType::Normal => d.table_ids.iter().flat_map(|t| bc.sc.tasks_of_table(*t).iter().map(|r| r.id).collect::<Vec<_>>()).collect(),
+                InfluenceType::Normal => d
+                    .table_ids
+                    .iter()
+                    .flat_map(|t| bc.sc.tasks_of_table(*t).iter().map(|r| r.id).collect::<Vec<_>>())
+                    .collect(),
                 InfluenceType::Db => bc.sc.tasks_of_schema(d.schema_id).iter().map(|r| r.id).collect(),
                 InfluenceType::All => vec![],
             };
@@ -380,7 +461,13 @@ impl Barrier {
                 let r = bc.sc.get(&id).cloned().unwrap();
                 bc.oc.on_task_removed(&id, bc.sc);
                 if let Some(n) = r.node {
-                    let op = Operator::Remove(RemoveDispatcherOperator::new(id, r.span, n, OperatorType::Remove, RemovePostFinish::None));
+                    let op = Operator::Remove(RemoveDispatcherOperator::new(
+                        id,
+                        r.span,
+                        n,
+                        OperatorType::Remove,
+                        RemovePostFinish::None,
+                    ));
                     bc.oc.admission_insert(op, bc.sc, bc.alive, bc.now);
                 }
                 bc.sc.remove(&id);
@@ -388,7 +475,13 @@ impl Barrier {
             }
         }
         for t in &ev.need_added {
-            let info = TableInfo { table_id: t.table_id, schema_id: t.schema_id, schema_name: String::new(), name: String::new(), splitable: t.splitable };
+            let info = TableInfo {
+                table_id: t.table_id,
+                schema_id: t.schema_id,
+                schema_name: String::new(),
+                name: String::new(),
+                splitable: t.splitable,
+            };
             if bc.sc.is_table_exists(t.table_id) {
                 out.notes.push(("table already add, ignore", format!("table={}", t.table_id)));
                 continue;
@@ -410,7 +503,12 @@ impl Barrier {
             let (selected, advanced, writer) = (ev.selected, ev.writer_advanced, ev.writer);
             // DB/All passes fan out to many nodes: while DONE statuses keep arriving after
             // the previous broadcast, wait for them to settle (the resend clock stays).
-            if selected && advanced && ev.pass_sent && ev.is_db_all() && bc.now < ev.last_status_ms + FANOUT_PASS_QUIET_MS {
+            if selected
+                && advanced
+                && ev.pass_sent
+                && ev.is_db_all()
+                && bc.now < ev.last_status_ms + FANOUT_PASS_QUIET_MS
+            {
                 self.maybe_finish(key, bc.sc);
                 continue;
             }
@@ -418,7 +516,8 @@ impl Barrier {
             if !selected {
                 // Someone already past the event: it was written (`checkBlockedDispatchers`).
                 let related = self.past_check_tasks(self.events.get(&key).unwrap(), bc.sc);
-                let past = related.iter().any(|id| bc.sc.get(id).map(|r| forward_barrier_event(r, key)).unwrap_or(false));
+                let past =
+                    related.iter().any(|id| bc.sc.get(id).map(|r| forward_barrier_event(r, key)).unwrap_or(false));
                 if past {
                     let ev = self.events.get_mut(&key).unwrap();
                     ev.selected = true;
@@ -433,7 +532,11 @@ impl Barrier {
                     // Only a Normal event's writer can vanish (split/merge of its table);
                     // a DB/All event is always written by the table trigger.
                     let ev = self.events.get(&key).unwrap();
-                    w = if ev.is_db_all() { Some(bc.sc.ddl_span_id) } else { self.related_tasks(ev, bc.sc).first().copied() };
+                    w = if ev.is_db_all() {
+                        Some(bc.sc.ddl_span_id)
+                    } else {
+                        self.related_tasks(ev, bc.sc).first().copied()
+                    };
                     self.events.get_mut(&key).unwrap().writer = w;
                 }
                 if let Some(w) = w {

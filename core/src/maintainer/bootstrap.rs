@@ -10,18 +10,31 @@ use crate::upstream::{DdlKind, SchemaView};
 
 impl Maintainer {
     pub(crate) fn finish_bootstrap(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
-        let responses: Vec<(NodeId, Message)> = self.bootstrap_responses.iter().filter_map(|(n, r)| r.clone().map(|r| (*n, r))).collect();
+        let responses: Vec<(NodeId, Message)> =
+            self.bootstrap_responses.iter().filter_map(|(n, r)| r.clone().map(|r| (*n, r))).collect();
         // 1. startTs = max of the responses' trigger start ts.
         let mut start_ts = 0;
         for (n, r) in &responses {
             if let Message::MaintainerBootstrapResponse { checkpoint_ts, spans, .. } = r {
-                self.trace(ctx, "handle bootstrap response", vec![("node", n.to_string()), ("checkpoint_ts", checkpoint_ts.to_string()), ("spans", spans.len().to_string())]);
+                self.trace(
+                    ctx,
+                    "handle bootstrap response",
+                    vec![
+                        ("node", n.to_string()),
+                        ("checkpoint_ts", checkpoint_ts.to_string()),
+                        ("spans", spans.len().to_string()),
+                    ],
+                );
                 start_ts = start_ts.max(*checkpoint_ts);
             }
         }
         if start_ts == 0 {
             self.trace(ctx, "bootstrap failed: no table trigger start ts", vec![]);
-            self.handle_error(ctx, ErrorCode::InitTableTriggerDispatcherFailed, "ErrChangefeedInitTableTriggerDispatcherFailed".into());
+            self.handle_error(
+                ctx,
+                ErrorCode::InitTableTriggerDispatcherFailed,
+                "ErrChangefeedInitTableTriggerDispatcherFailed".into(),
+            );
             return;
         }
         let ddl_id = self.sc.ddl_span_id;
@@ -34,12 +47,17 @@ impl Maintainer {
         let tables = match schema.get_all_physical_tables(start_ts) {
             Ok(t) => t,
             Err(e) => {
-                self.trace(ctx, "load table from scheme store failed", vec![("start_ts", start_ts.to_string()), ("error", e.to_string())]);
+                self.trace(
+                    ctx,
+                    "load table from scheme store failed",
+                    vec![("start_ts", start_ts.to_string()), ("error", e.to_string())],
+                );
                 self.handle_error(ctx, e.code(), e.to_string());
                 return;
             }
         };
-        let table_set: BTreeMap<TableId, &crate::upstream::TableInfo> = tables.iter().map(|t| (t.table_id, t)).collect();
+        let table_set: BTreeMap<TableId, &crate::upstream::TableInfo> =
+            tables.iter().map(|t| (t.table_id, t)).collect();
         // 3. Working task map: every reported span, by table.
         let mut working: BTreeMap<TableId, Vec<SpanReplication>> = BTreeMap::new();
         let mut node_spans: BTreeMap<NodeId, BTreeMap<DispatcherId, BootstrapTableSpan>> = BTreeMap::new();
@@ -49,10 +67,29 @@ impl Maintainer {
                 node_spans.entry(*n).or_default().insert(s.id, s.clone());
                 // Merge targets not yet committed (Preparing/MergeReady) are abortable and
                 // overlap their sources: the merge journal decides about them below.
-                if s.id.is_zero() || s.id == ddl_id || s.span.table_id == DDL_SPAN_TABLE_ID || matches!(s.state, ComponentState::Stopped | ComponentState::Removed | ComponentState::Preparing | ComponentState::MergeReady) {
+                if s.id.is_zero()
+                    || s.id == ddl_id
+                    || s.span.table_id == DDL_SPAN_TABLE_ID
+                    || matches!(
+                        s.state,
+                        ComponentState::Stopped
+                            | ComponentState::Removed
+                            | ComponentState::Preparing
+                            | ComponentState::MergeReady
+                    )
+                {
                     continue;
                 }
-                working.entry(s.span.table_id).or_default().push(SpanReplication { id: s.id, span: s.span, schema_id: s.schema_id, node: Some(*n), state: ReplicaState::Replicating, checkpoint_ts: s.checkpoint_ts.max(1), last_state: Some(s.state), block_state: s.block_state.clone() });
+                working.entry(s.span.table_id).or_default().push(SpanReplication {
+                    id: s.id,
+                    span: s.span,
+                    schema_id: s.schema_id,
+                    node: Some(*n),
+                    state: ReplicaState::Replicating,
+                    checkpoint_ts: s.checkpoint_ts.max(1),
+                    last_state: Some(s.state),
+                    block_state: s.block_state.clone(),
+                });
             }
         }
         // 3b. Restore in-flight schedule requests (§4.3).
@@ -65,15 +102,37 @@ impl Maintainer {
                 match req.action {
                     ScheduleAction::Create => {
                         if !table_set.contains_key(&req.config.span.table_id) {
-                            self.trace(ctx, "skip stale bootstrap create for dropped table", vec![("dispatcher", id.to_string())]);
+                            self.trace(
+                                ctx,
+                                "skip stale bootstrap create for dropped table",
+                                vec![("dispatcher", id.to_string())],
+                            );
                             continue;
                         }
                         if reported.is_some() || self.sc.get(&id).map(|t| t.node.is_some()).unwrap_or(false) {
                             continue;
                         }
-                        self.sc.insert(SpanReplication { id, span: req.config.span, schema_id: req.config.schema_id, node: None, state: ReplicaState::Absent, checkpoint_ts: req.config.start_ts.max(1), last_state: None, block_state: None });
+                        self.sc.insert(SpanReplication {
+                            id,
+                            span: req.config.span,
+                            schema_id: req.config.schema_id,
+                            node: None,
+                            state: ReplicaState::Absent,
+                            checkpoint_ts: req.config.start_ts.max(1),
+                            last_state: None,
+                            block_state: None,
+                        });
                         restored_ops.push(Operator::Add(AddDispatcherOperator::new(id, *n, OperatorType::Add)));
-                        self.trace(ctx, "restore create operator", vec![("dispatcher", id.to_string()), ("table", req.config.span.table_id.to_string()), ("node", n.to_string()), ("op", format!("{:?}", req.operator_type))]);
+                        self.trace(
+                            ctx,
+                            "restore create operator",
+                            vec![
+                                ("dispatcher", id.to_string()),
+                                ("table", req.config.span.table_id.to_string()),
+                                ("node", n.to_string()),
+                                ("op", format!("{:?}", req.operator_type)),
+                            ],
+                        );
                     }
                     ScheduleAction::Remove => {
                         let Some(rep) = reported else { continue };
@@ -82,11 +141,22 @@ impl Maintainer {
                             if let Some(v) = working.get_mut(&rep.span.table_id) {
                                 v.retain(|s| s.id != id);
                             }
-                            self.sc.insert(SpanReplication { id, span: rep.span, schema_id: rep.schema_id, node: Some(*n), state: ReplicaState::Replicating, checkpoint_ts: rep.checkpoint_ts.max(1), last_state: Some(rep.state), block_state: rep.block_state.clone() });
+                            self.sc.insert(SpanReplication {
+                                id,
+                                span: rep.span,
+                                schema_id: rep.schema_id,
+                                node: Some(*n),
+                                state: ReplicaState::Replicating,
+                                checkpoint_ts: rep.checkpoint_ts.max(1),
+                                last_state: Some(rep.state),
+                                block_state: rep.block_state.clone(),
+                            });
                         }
                         let post = match req.operator_type {
                             OperatorType::Move | OperatorType::Split => RemovePostFinish::MarkAbsent,
-                            _ if table_set.contains_key(&rep.span.table_id) => RemovePostFinish::RemoveTaskAndRepair { start_ts, schema_id: rep.schema_id },
+                            _ if table_set.contains_key(&rep.span.table_id) => {
+                                RemovePostFinish::RemoveTaskAndRepair { start_ts, schema_id: rep.schema_id }
+                            }
                             _ => RemovePostFinish::RemoveTask,
                         };
                         if !table_set.contains_key(&rep.span.table_id) {
@@ -96,9 +166,18 @@ impl Maintainer {
                         let mut op = RemoveDispatcherOperator::new(id, rep.span, *n, req.operator_type, post);
                         // Candidate fix (not TiCDC): a restored removal whose span stays
                         // (placed again or repaired) blocks the checkpoint meanwhile.
-                        op.blocks_checkpoint = ctx.fix(Fix::RestoredRemoveBlocksCheckpoint) && !matches!(op.post, RemovePostFinish::RemoveTask);
+                        op.blocks_checkpoint = ctx.fix(Fix::RestoredRemoveBlocksCheckpoint)
+                            && !matches!(op.post, RemovePostFinish::RemoveTask);
                         restored_ops.push(Operator::Remove(op));
-                        self.trace(ctx, "restore remove operator", vec![("dispatcher", id.to_string()), ("node", n.to_string()), ("op", format!("{:?}", req.operator_type))]);
+                        self.trace(
+                            ctx,
+                            "restore remove operator",
+                            vec![
+                                ("dispatcher", id.to_string()),
+                                ("node", n.to_string()),
+                                ("op", format!("{:?}", req.operator_type)),
+                            ],
+                        );
                     }
                 }
             }
@@ -122,7 +201,15 @@ impl Maintainer {
                     self.sc.add_new_table(t, self.start_checkpoint, regions, &mut new_id)
                 };
                 if ids.len() > 1 {
-                    self.trace(ctx, "split span by region count", vec![("table", t.table_id.to_string()), ("spans", ids.len().to_string()), ("regions", regions.to_string())]);
+                    self.trace(
+                        ctx,
+                        "split span by region count",
+                        vec![
+                            ("table", t.table_id.to_string()),
+                            ("spans", ids.len().to_string()),
+                            ("regions", regions.to_string()),
+                        ],
+                    );
                 }
             }
         }
@@ -147,15 +234,32 @@ impl Maintainer {
             };
             match admitted {
                 Ok(()) => self.trace(ctx, "add operator", vec![("operator", d)]),
-                Err(e) => self.trace(ctx, "add restored operator failed", vec![("operator", d), ("reason", format!("{:?}", e))]),
+                Err(e) => self.trace(
+                    ctx,
+                    "add restored operator failed",
+                    vec![("operator", d), ("reason", format!("{:?}", e))],
+                ),
             }
         }
         for (sources, merged, n, committed) in merges {
             let table = self.sc.get(&merged).map(|r| r.span.table_id).unwrap_or_default();
             match self.oc.add_restored_merge_operator(sources.clone(), merged, &mut self.sc, &self.alive, ctx.now_ms) {
-                Ok(()) => self.trace(ctx, "restore merge operator", vec![("dispatcher", merged.to_string()), ("table", table.to_string()), ("node", n.to_string()), ("sources", format!("{:?}", sources.iter().map(|s| s.to_string()).collect::<Vec<_>>()))]),
+                Ok(()) => self.trace(
+                    ctx,
+                    "restore merge operator",
+                    vec![
+                        ("dispatcher", merged.to_string()),
+                        ("table", table.to_string()),
+                        ("node", n.to_string()),
+                        ("sources", format!("{:?}", sources.iter().map(|s| s.to_string()).collect::<Vec<_>>())),
+                    ],
+                ),
                 Err(e) => {
-                    self.trace(ctx, "restore merge operator failed", vec![("dispatcher", merged.to_string()), ("reason", e)]);
+                    self.trace(
+                        ctx,
+                        "restore merge operator failed",
+                        vec![("dispatcher", merged.to_string()), ("reason", e)],
+                    );
                     if let Some(op) = self.reconcile_unrestorable_merge(merged, n, committed, &sources) {
                         let _ = self.oc.add_operator(op, &mut self.sc, &self.alive, ctx.now_ms);
                     }
@@ -164,7 +268,15 @@ impl Maintainer {
         }
         self.state = MaintainerState::Working;
         self.bootstrapped = true;
-        self.trace(ctx, "maintainer bootstrap finished", vec![("start_ts", start_ts.to_string()), ("tables", tables.len().to_string()), ("tasks", self.sc.tasks.len().to_string())]);
+        self.trace(
+            ctx,
+            "maintainer bootstrap finished",
+            vec![
+                ("start_ts", start_ts.to_string()),
+                ("tables", tables.len().to_string()),
+                ("tasks", self.sc.tasks.len().to_string()),
+            ],
+        );
         self.send_post_bootstrap(ctx, schema);
     }
 
@@ -177,7 +289,15 @@ impl Maintainer {
     /// (Preparing/MergeReady) gets a cleanup operator. Otherwise the merged task is
     /// created (Scheduling on the node) and a restored merge operator is queued.
     /// Returns the merges to admit as `(sources, merged, node, target committed)`.
-    fn restore_merge_operators(&mut self, ctx: &mut Ctx, responses: &[(NodeId, Message)], node_spans: &BTreeMap<NodeId, BTreeMap<DispatcherId, BootstrapTableSpan>>, table_set: &BTreeMap<TableId, &crate::upstream::TableInfo>, restored_ops: &mut Vec<Operator>, merges: &mut Vec<(Vec<DispatcherId>, DispatcherId, NodeId, bool)>) {
+    fn restore_merge_operators(
+        &mut self,
+        ctx: &mut Ctx,
+        responses: &[(NodeId, Message)],
+        node_spans: &BTreeMap<NodeId, BTreeMap<DispatcherId, BootstrapTableSpan>>,
+        table_set: &BTreeMap<TableId, &crate::upstream::TableInfo>,
+        restored_ops: &mut Vec<Operator>,
+        merges: &mut Vec<(Vec<DispatcherId>, DispatcherId, NodeId, bool)>,
+    ) {
         let empty = BTreeMap::new();
         for (n, r) in responses {
             let Message::MaintainerBootstrapResponse { merge_operators, .. } = r else { continue };
@@ -208,7 +328,16 @@ impl Maintainer {
                                 skip = true;
                                 break;
                             }
-                            self.sc.insert(SpanReplication { id: *id, span: b.span, schema_id: b.schema_id, node: Some(*n), state: ReplicaState::Replicating, checkpoint_ts: b.checkpoint_ts.max(1), last_state: Some(b.state), block_state: b.block_state.clone() });
+                            self.sc.insert(SpanReplication {
+                                id: *id,
+                                span: b.span,
+                                schema_id: b.schema_id,
+                                node: Some(*n),
+                                state: ReplicaState::Replicating,
+                                checkpoint_ts: b.checkpoint_ts.max(1),
+                                last_state: Some(b.state),
+                                block_state: b.block_state.clone(),
+                            });
                             created.push(*id);
                             sources.push(*id);
                         }
@@ -225,9 +354,16 @@ impl Maintainer {
                     }
                     continue;
                 }
-                let committed = minfo.as_ref().map(|m| matches!(m.state, ComponentState::Initializing | ComponentState::Working)).unwrap_or(false);
+                let committed = minfo
+                    .as_ref()
+                    .map(|m| matches!(m.state, ComponentState::Initializing | ComponentState::Working))
+                    .unwrap_or(false);
                 if restored_ops.iter().any(|o| o.id() == merged || sources.contains(&o.id())) {
-                    self.trace(ctx, "merge journal conflicts with a restored operator", vec![("dispatcher", merged.to_string())]);
+                    self.trace(
+                        ctx,
+                        "merge journal conflicts with a restored operator",
+                        vec![("dispatcher", merged.to_string())],
+                    );
                     if let Some(op) = self.reconcile_unrestorable_merge_info(merged, *n, minfo.as_ref(), &sources) {
                         restored_ops.push(op);
                     }
@@ -238,7 +374,11 @@ impl Maintainer {
                     for s in &sources {
                         self.sc.remove(s);
                     }
-                    self.trace(ctx, "merge already finished before bootstrap", vec![("dispatcher", merged.to_string())]);
+                    self.trace(
+                        ctx,
+                        "merge already finished before bootstrap",
+                        vec![("dispatcher", merged.to_string())],
+                    );
                     continue;
                 }
                 if !complete || sources.len() < 2 {
@@ -259,10 +399,23 @@ impl Maintainer {
                         Some(m) => self.ensure_merged_task(merged, *n, m, ReplicaState::Scheduling),
                         None => {
                             let reps: Vec<&SpanReplication> = sources.iter().filter_map(|s| self.sc.get(s)).collect();
-                            let span = TableSpan { table_id: reps[0].span.table_id, start: reps[0].span.start, end: reps[reps.len() - 1].span.end };
+                            let span = TableSpan {
+                                table_id: reps[0].span.table_id,
+                                start: reps[0].span.start,
+                                end: reps[reps.len() - 1].span.end,
+                            };
                             let cp = reps.iter().map(|r| r.checkpoint_ts).min().unwrap_or(1);
                             let schema_id = reps[0].schema_id;
-                            self.sc.insert(SpanReplication { id: merged, span, schema_id, node: Some(*n), state: ReplicaState::Scheduling, checkpoint_ts: cp, last_state: Some(ComponentState::Preparing), block_state: None });
+                            self.sc.insert(SpanReplication {
+                                id: merged,
+                                span,
+                                schema_id,
+                                node: Some(*n),
+                                state: ReplicaState::Scheduling,
+                                checkpoint_ts: cp,
+                                last_state: Some(ComponentState::Preparing),
+                                block_state: None,
+                            });
                         }
                     }
                 }
@@ -274,15 +427,36 @@ impl Maintainer {
     fn ensure_merged_task(&mut self, merged: DispatcherId, n: NodeId, m: &BootstrapTableSpan, state: ReplicaState) {
         match self.sc.get_mut(&merged) {
             Some(t) => t.state = state,
-            None => self.sc.insert(SpanReplication { id: merged, span: m.span, schema_id: m.schema_id, node: Some(n), state, checkpoint_ts: m.checkpoint_ts.max(1), last_state: Some(m.state), block_state: m.block_state.clone() }),
+            None => self.sc.insert(SpanReplication {
+                id: merged,
+                span: m.span,
+                schema_id: m.schema_id,
+                node: Some(n),
+                state,
+                checkpoint_ts: m.checkpoint_ts.max(1),
+                last_state: Some(m.state),
+                block_state: m.block_state.clone(),
+            }),
         }
     }
 
     /// `reconcileUnrestorableBootstrapMerge` with the target's reported span.
-    fn reconcile_unrestorable_merge_info(&mut self, merged: DispatcherId, n: NodeId, minfo: Option<&BootstrapTableSpan>, sources: &[DispatcherId]) -> Option<Operator> {
-        let committed = minfo.map(|m| matches!(m.state, ComponentState::Initializing | ComponentState::Working)).unwrap_or(false);
+    fn reconcile_unrestorable_merge_info(
+        &mut self,
+        merged: DispatcherId,
+        n: NodeId,
+        minfo: Option<&BootstrapTableSpan>,
+        sources: &[DispatcherId],
+    ) -> Option<Operator> {
+        let committed =
+            minfo.map(|m| matches!(m.state, ComponentState::Initializing | ComponentState::Working)).unwrap_or(false);
         if let Some(m) = minfo {
-            self.ensure_merged_task(merged, n, m, if committed { ReplicaState::Replicating } else { ReplicaState::Scheduling });
+            self.ensure_merged_task(
+                merged,
+                n,
+                m,
+                if committed { ReplicaState::Replicating } else { ReplicaState::Scheduling },
+            );
         }
         self.reconcile_unrestorable_merge(merged, n, committed, sources)
     }
@@ -290,7 +464,13 @@ impl Maintainer {
     /// The merge commit point picks the survivor: a committed target stays and the
     /// sources' tasks go; an abortable target gets a cleanup Remove (its task stays as
     /// temporary coverage until the target has stopped).
-    fn reconcile_unrestorable_merge(&mut self, merged: DispatcherId, n: NodeId, committed: bool, sources: &[DispatcherId]) -> Option<Operator> {
+    fn reconcile_unrestorable_merge(
+        &mut self,
+        merged: DispatcherId,
+        n: NodeId,
+        committed: bool,
+        sources: &[DispatcherId],
+    ) -> Option<Operator> {
         let span = self.sc.get(&merged)?.span;
         if committed {
             self.sc.mark_replicating(&merged);
@@ -301,14 +481,29 @@ impl Maintainer {
             }
             return None;
         }
-        Some(Operator::Remove(RemoveDispatcherOperator::new(merged, span, n, OperatorType::Remove, RemovePostFinish::RemoveTask)))
+        Some(Operator::Remove(RemoveDispatcherOperator::new(
+            merged,
+            span,
+            n,
+            OperatorType::Remove,
+            RemovePostFinish::RemoveTask,
+        )))
     }
 
     fn fill_holes(&mut self, ctx: &mut Ctx, table: TableId, schema_id: SchemaId, start_ts: Ts) {
         let spans: Vec<TableSpan> = self.sc.tasks_of_table(table).iter().map(|r| r.span).collect();
         for h in find_holes(table, &spans) {
             let id = ctx.new_dispatcher_id();
-            self.sc.insert(SpanReplication { id, span: h, schema_id, node: None, state: ReplicaState::Absent, checkpoint_ts: start_ts.max(1), last_state: None, block_state: None });
+            self.sc.insert(SpanReplication {
+                id,
+                span: h,
+                schema_id,
+                node: None,
+                state: ReplicaState::Absent,
+                checkpoint_ts: start_ts.max(1),
+                last_state: None,
+                block_state: None,
+            });
         }
     }
 
@@ -330,11 +525,19 @@ impl Maintainer {
     /// and nothing would re-add it once the replayed CREATE has been skipped.
     /// A dispatcher whose table has no adding DDL in the history (it cannot be valid)
     /// gets a cleanup Remove operator, keeping its task as coverage until it stops.
-    fn handle_remaining_working_tasks(&mut self, ctx: &mut Ctx, working: BTreeMap<TableId, Vec<SpanReplication>>, start_ts: Ts, schema: &dyn SchemaView, ops: &mut Vec<Operator>) {
+    fn handle_remaining_working_tasks(
+        &mut self,
+        ctx: &mut Ctx,
+        working: BTreeMap<TableId, Vec<SpanReplication>>,
+        start_ts: Ts,
+        schema: &dyn SchemaView,
+        ops: &mut Vec<Operator>,
+    ) {
         if working.is_empty() {
             return;
         }
-        let history = if ctx.bug(Bug::IgnoreUnknownWorkingTable) { vec![] } else { schema.ddl_history(start_ts, u64::MAX) };
+        let history =
+            if ctx.bug(Bug::IgnoreUnknownWorkingTable) { vec![] } else { schema.ddl_history(start_ts, u64::MAX) };
         for (table, spans) in working {
             // A table whose only reported span went to a restored Remove (step 3b) has
             // nothing left to adopt or clean up.
@@ -343,16 +546,36 @@ impl Maintainer {
             }
             if ctx.bug(Bug::IgnoreUnknownWorkingTable) {
                 for s in &spans {
-                    self.trace(ctx, "found a working table that is not in initial table map, just ignore it", vec![("table", table.to_string()), ("dispatcher", s.id.to_string()), ("node", s.node.map(|n| n.to_string()).unwrap_or_default())]);
+                    self.trace(
+                        ctx,
+                        "found a working table that is not in initial table map, just ignore it",
+                        vec![
+                            ("table", table.to_string()),
+                            ("dispatcher", s.id.to_string()),
+                            ("node", s.node.map(|n| n.to_string()).unwrap_or_default()),
+                        ],
+                    );
                 }
                 continue;
             }
-            let adder = history.iter().find(|d| matches!(d.kind, DdlKind::CreateTable | DdlKind::TruncateTable) && d.need_added_tables.iter().any(|t| t.table_id == table));
+            let adder = history.iter().find(|d| {
+                matches!(d.kind, DdlKind::CreateTable | DdlKind::TruncateTable)
+                    && d.need_added_tables.iter().any(|t| t.table_id == table)
+            });
             match adder {
                 Some(ddl) => {
                     let schema_id = spans[0].schema_id;
                     for s in spans {
-                        self.trace(ctx, "adopt working dispatcher of table created after start ts", vec![("table", table.to_string()), ("dispatcher", s.id.to_string()), ("node", s.node.map(|n| n.to_string()).unwrap_or_default()), ("create_ts", ddl.commit_ts.to_string())]);
+                        self.trace(
+                            ctx,
+                            "adopt working dispatcher of table created after start ts",
+                            vec![
+                                ("table", table.to_string()),
+                                ("dispatcher", s.id.to_string()),
+                                ("node", s.node.map(|n| n.to_string()).unwrap_or_default()),
+                                ("create_ts", ddl.commit_ts.to_string()),
+                            ],
+                        );
                         if self.sc.get(&s.id).is_none() {
                             self.sc.insert(s);
                         }
@@ -362,10 +585,20 @@ impl Maintainer {
                 }
                 None => {
                     for s in spans {
-                        self.trace(ctx, "cleanup working dispatcher of unknown table", vec![("table", table.to_string()), ("dispatcher", s.id.to_string())]);
+                        self.trace(
+                            ctx,
+                            "cleanup working dispatcher of unknown table",
+                            vec![("table", table.to_string()), ("dispatcher", s.id.to_string())],
+                        );
                         let (id, span, node) = (s.id, s.span, s.node.unwrap_or(self.node));
                         self.sc.insert(s);
-                        ops.push(Operator::Remove(RemoveDispatcherOperator::new(id, span, node, OperatorType::Remove, RemovePostFinish::RemoveTask)));
+                        ops.push(Operator::Remove(RemoveDispatcherOperator::new(
+                            id,
+                            span,
+                            node,
+                            OperatorType::Remove,
+                            RemovePostFinish::RemoveTask,
+                        )));
                     }
                 }
             }

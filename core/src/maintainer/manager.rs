@@ -41,9 +41,19 @@ impl MaintainerManager {
     pub fn handle_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Message, schema: &dyn SchemaView) {
         // `onDispatchMaintainerRequest`: add/remove requests only from the current
         // coordinator (an old owner may still act until it notices its lost session).
-        if let Message::AddMaintainerRequest { cf, maintainer_epoch, .. } | Message::RemoveMaintainerRequest { cf, maintainer_epoch, .. } = &msg {
+        if let Message::AddMaintainerRequest { cf, maintainer_epoch, .. }
+        | Message::RemoveMaintainerRequest { cf, maintainer_epoch, .. } = &msg
+        {
             if self.coordinator != Some(from) {
-                trace_ev!(ctx, Role::Maintainer, *maintainer_epoch, "ignore maintainer request from non-current coordinator", changefeed = cf, from = from, coordinator = self.coordinator.map(|c| c.to_string()).unwrap_or_default());
+                trace_ev!(
+                    ctx,
+                    Role::Maintainer,
+                    *maintainer_epoch,
+                    "ignore maintainer request from non-current coordinator",
+                    changefeed = cf,
+                    from = from,
+                    coordinator = self.coordinator.map(|c| c.to_string()).unwrap_or_default()
+                );
                 return;
             }
         }
@@ -52,11 +62,26 @@ impl MaintainerManager {
                 if let Some(m) = self.maintainers.get(&cf) {
                     // Replace only a fully stopped maintainer, and only with a newer epoch.
                     if m.state != MaintainerState::Stopped || maintainer_epoch <= m.epoch || maintainer_epoch == 0 {
-                        trace_ev!(ctx, Role::Maintainer, m.epoch, "reject add maintainer", changefeed = cf, epoch = maintainer_epoch);
+                        trace_ev!(
+                            ctx,
+                            Role::Maintainer,
+                            m.epoch,
+                            "reject add maintainer",
+                            changefeed = cf,
+                            epoch = maintainer_epoch
+                        );
                         return;
                     }
                 }
-                let m = Maintainer::new(ctx, cf.clone(), config, checkpoint_ts, maintainer_epoch, is_new_changefeed, self.alive.clone());
+                let m = Maintainer::new(
+                    ctx,
+                    cf.clone(),
+                    config,
+                    checkpoint_ts,
+                    maintainer_epoch,
+                    is_new_changefeed,
+                    self.alive.clone(),
+                );
                 self.maintainers.insert(cf, m);
             }
             Message::RemoveMaintainerRequest { cf, cascade, removed, maintainer_epoch } => {
@@ -74,8 +99,21 @@ impl MaintainerManager {
                     // starts a maintainer just to close every manager) is not modelled.
                     None if !cascade => {
                         if let Some(c) = self.coordinator {
-                            trace_ev!(ctx, Role::Maintainer, maintainer_epoch, "ignore remove maintainer request, since the maintainer not found", changefeed = cf);
-                            let st = MaintainerStatus { changefeed: cf, checkpoint_ts: 0, bootstrap_done: false, errors: vec![], maintainer_epoch, removed: true };
+                            trace_ev!(
+                                ctx,
+                                Role::Maintainer,
+                                maintainer_epoch,
+                                "ignore remove maintainer request, since the maintainer not found",
+                                changefeed = cf
+                            );
+                            let st = MaintainerStatus {
+                                changefeed: cf,
+                                checkpoint_ts: 0,
+                                bootstrap_done: false,
+                                errors: vec![],
+                                maintainer_epoch,
+                                removed: true,
+                            };
                             ctx.send(c, Message::MaintainerHeartbeat { statuses: vec![st] });
                         }
                     }
@@ -110,4 +148,3 @@ impl MaintainerManager {
         self.maintainers.retain(|_, m| m.state != MaintainerState::Stopped);
     }
 }
-

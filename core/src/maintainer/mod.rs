@@ -25,7 +25,10 @@ use crate::messages::*;
 use crate::types::*;
 use crate::upstream::SchemaView;
 use barrier::{Barrier, BarrierCtx, BarrierOut};
-use operator::{MoveDispatcherOperator, Operator, OperatorController, RemoveDispatcherOperator, RemovePostFinish, SplitDispatcherOperator};
+use operator::{
+    MoveDispatcherOperator, Operator, OperatorController, RemoveDispatcherOperator, RemovePostFinish,
+    SplitDispatcherOperator,
+};
 use span_controller::{ReplicaState, SpanController};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -121,7 +124,15 @@ impl DefaultSpanTraffic {
 }
 
 impl Maintainer {
-    pub fn new(ctx: &mut Ctx, cf: ChangefeedId, config: ChangefeedConfig, checkpoint: Ts, epoch: Epoch, is_new: bool, alive: BTreeSet<NodeId>) -> Self {
+    pub fn new(
+        ctx: &mut Ctx,
+        cf: ChangefeedId,
+        config: ChangefeedConfig,
+        checkpoint: Ts,
+        epoch: Epoch,
+        is_new: bool,
+        alive: BTreeSet<NodeId>,
+    ) -> Self {
         let ddl_id = ctx.new_dispatcher_id();
         let mut sc = SpanController::new(ddl_id, ctx.node, checkpoint, config.scheduler.clone());
         sc.ignore_pending_block_start_ts = ctx.bug(Bug::IgnorePendingBlockStartTs);
@@ -157,7 +168,11 @@ impl Maintainer {
             default_traffic: BTreeMap::new(),
             late_bootstrap: BTreeSet::new(),
         };
-        m.trace(ctx, "maintainer created", vec![("checkpoint_ts", checkpoint.to_string()), ("table_trigger", ddl_id.to_string())]);
+        m.trace(
+            ctx,
+            "maintainer created",
+            vec![("checkpoint_ts", checkpoint.to_string()), ("table_trigger", ddl_id.to_string())],
+        );
         for n in alive {
             m.bootstrap_responses.insert(n, None);
             m.send_bootstrap(ctx, n);
@@ -198,7 +213,14 @@ impl Maintainer {
     }
 
     pub fn status(&mut self) -> MaintainerStatus {
-        MaintainerStatus { changefeed: self.cf.clone(), checkpoint_ts: self.committed_checkpoint, bootstrap_done: self.bootstrapped, errors: std::mem::take(&mut self.errors), maintainer_epoch: self.epoch, removed: self.state == MaintainerState::Stopped }
+        MaintainerStatus {
+            changefeed: self.cf.clone(),
+            checkpoint_ts: self.committed_checkpoint,
+            bootstrap_done: self.bootstrapped,
+            errors: std::mem::take(&mut self.errors),
+            maintainer_epoch: self.epoch,
+            removed: self.state == MaintainerState::Stopped,
+        }
     }
 
     // ------------------------------------------------------------------ messages
@@ -216,7 +238,11 @@ impl Maintainer {
                 // `onMaintainerBootstrapResponse`: an error goes to the coordinator in any
                 // state, and the node stays unanswered (the bootstrapper keeps resending).
                 if let Message::MaintainerBootstrapResponse { err: Some(e), .. } = &msg {
-                    self.trace(ctx, "bootstrap response error", vec![("node", from.to_string()), ("error", e.message.clone())]);
+                    self.trace(
+                        ctx,
+                        "bootstrap response error",
+                        vec![("node", from.to_string()), ("error", e.message.clone())],
+                    );
                     self.errors.push(e.clone());
                     return;
                 }
@@ -241,11 +267,22 @@ impl Maintainer {
                     // the coordinator with the next status; the resends go on.
                     // Candidate fix `ignore-post-bootstrap-error-when-removing`: once a move
                     // removes this generation's trigger, its post-bootstrap is moot.
-                    Some(e) if self.state == MaintainerState::Removing && ctx.fix(crate::bugs::Fix::IgnorePostBootstrapErrorWhenRemoving) => {
-                        self.trace(ctx, "ignore post bootstrap error while removing", vec![("node", from.to_string()), ("error", e.message.clone())]);
+                    Some(e)
+                        if self.state == MaintainerState::Removing
+                            && ctx.fix(crate::bugs::Fix::IgnorePostBootstrapErrorWhenRemoving) =>
+                    {
+                        self.trace(
+                            ctx,
+                            "ignore post bootstrap error while removing",
+                            vec![("node", from.to_string()), ("error", e.message.clone())],
+                        );
                     }
                     Some(e) => {
-                        self.trace(ctx, "post bootstrap failed", vec![("node", from.to_string()), ("error", e.message.clone())]);
+                        self.trace(
+                            ctx,
+                            "post bootstrap failed",
+                            vec![("node", from.to_string()), ("error", e.message.clone())],
+                        );
                         self.errors.push(e);
                     }
                     None if !self.post_bootstrap_done => {
@@ -269,18 +306,34 @@ impl Maintainer {
                     // TiCDC returns silently; the trace names the terminal statuses lost
                     // this way (a one-shot Stopped report is never sent again).
                     for st in statuses.iter().filter(|st| st.state != ComponentState::Working) {
-                        self.trace(ctx, "ignore heartbeat before bootstrap", vec![("dispatcher", st.id.to_string()), ("node", from.to_string()), ("state", format!("{:?}", st.state)), ("checkpoint_ts", st.checkpoint_ts.to_string())]);
+                        self.trace(
+                            ctx,
+                            "ignore heartbeat before bootstrap",
+                            vec![
+                                ("dispatcher", st.id.to_string()),
+                                ("node", from.to_string()),
+                                ("state", format!("{:?}", st.state)),
+                                ("checkpoint_ts", st.checkpoint_ts.to_string()),
+                            ],
+                        );
                     }
                     return;
                 }
                 // `onHeartbeatRequest` returns before `onError` until initialized.
                 if let Some(e) = err {
-                    self.trace(ctx, "dispatcher manager reported error", vec![("node", from.to_string()), ("error", e.message.clone())]);
+                    self.trace(
+                        ctx,
+                        "dispatcher manager reported error",
+                        vec![("node", from.to_string()), ("error", e.message.clone())],
+                    );
                     self.errors.push(e);
                 }
                 // The watermark is stored before statuses are processed (checkpoint race fix).
                 let e = self.node_watermarks.entry(from).or_default();
-                if watermark.seq > e.seq || (watermark.seq == e.seq && watermark.checkpoint_ts > e.checkpoint_ts) || e.seq == 0 && e.checkpoint_ts == 0 {
+                if watermark.seq > e.seq
+                    || (watermark.seq == e.seq && watermark.checkpoint_ts > e.checkpoint_ts)
+                    || e.seq == 0 && e.checkpoint_ts == 0
+                {
                     *e = watermark;
                 }
                 for st in statuses {
@@ -298,7 +351,16 @@ impl Maintainer {
                     let now = ctx.now_ms;
                     let rng = &mut *ctx.rng;
                     let mut new_id = || new_id_from(rng);
-                    let mut bc = BarrierCtx { sc: &mut self.sc, oc: &mut self.oc, schema, alive: &self.alive, now, accept_nonowner, keep_newer_block_state, new_id: &mut new_id };
+                    let mut bc = BarrierCtx {
+                        sc: &mut self.sc,
+                        oc: &mut self.oc,
+                        schema,
+                        alive: &self.alive,
+                        now,
+                        accept_nonowner,
+                        keep_newer_block_state,
+                        new_id: &mut new_id,
+                    };
                     for st in &statuses {
                         self.barrier.handle_status(from, st, &mut bc, &mut out);
                     }
@@ -332,7 +394,11 @@ impl Maintainer {
         match self.sc.get(&st.id).map(|r| r.node) {
             None => {
                 if st.state == ComponentState::Working && !self.oc.has(&st.id) && !removing {
-                    self.trace(ctx, "no span found, remove it", vec![("dispatcher", st.id.to_string()), ("node", from.to_string())]);
+                    self.trace(
+                        ctx,
+                        "no span found, remove it",
+                        vec![("dispatcher", st.id.to_string()), ("node", from.to_string())],
+                    );
                     let req = operator::remove_request(st.id, TableSpan::default(), OperatorType::Remove, self.epoch);
                     ctx.send(from, Message::ScheduleDispatcherRequest { cf: self.cf.clone(), req });
                 }
@@ -346,13 +412,22 @@ impl Maintainer {
                     debug_assert!(complete || st.event_size_per_second == 0);
                     let wt = self.config.scheduler.write_key_threshold;
                     self.sc.update_split_status(&st.id, st.event_size_per_second, wt);
-                    let default_group = self.sc.get(&st.id).is_some_and(|r| r.group() == span_controller::GroupId::Default);
+                    let default_group =
+                        self.sc.get(&st.id).is_some_and(|r| r.group() == span_controller::GroupId::Default);
                     if st.event_size_per_second != 0 && default_group && st.id != self.sc.ddl_span_id {
                         self.default_traffic.entry(st.id).or_default().sample(st.event_size_per_second, wt);
                     }
                 }
-                if matches!(st.state, ComponentState::Stopped | ComponentState::Removed) && !self.oc.has(&st.id) && !removing && st.id != self.sc.ddl_span_id {
-                    self.trace(ctx, "dispatcher stopped without operator, mark absent", vec![("dispatcher", st.id.to_string())]);
+                if matches!(st.state, ComponentState::Stopped | ComponentState::Removed)
+                    && !self.oc.has(&st.id)
+                    && !removing
+                    && st.id != self.sc.ddl_span_id
+                {
+                    self.trace(
+                        ctx,
+                        "dispatcher stopped without operator, mark absent",
+                        vec![("dispatcher", st.id.to_string())],
+                    );
                     self.sc.mark_absent(&st.id);
                 }
             }
@@ -365,7 +440,8 @@ impl Maintainer {
     pub fn on_tick(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
         match self.state {
             MaintainerState::Bootstrapping => {
-                let pending: Vec<NodeId> = self.bootstrap_responses.iter().filter(|(_, r)| r.is_none()).map(|(n, _)| *n).collect();
+                let pending: Vec<NodeId> =
+                    self.bootstrap_responses.iter().filter(|(_, r)| r.is_none()).map(|(n, _)| *n).collect();
                 for n in pending {
                     if ctx.now_ms >= self.bootstrap_last_sent.get(&n).copied().unwrap_or(0) + BOOTSTRAP_RESEND_MS {
                         self.send_bootstrap(ctx, n);
@@ -389,7 +465,16 @@ impl Maintainer {
                     let keep_newer_block_state = ctx.fix(crate::bugs::Fix::KeepNewerBlockState);
                     let rng = &mut *ctx.rng;
                     let mut new_id = || new_id_from(rng);
-                    let mut bc = BarrierCtx { sc: &mut self.sc, oc: &mut self.oc, schema, alive: &self.alive, now, accept_nonowner, keep_newer_block_state, new_id: &mut new_id };
+                    let mut bc = BarrierCtx {
+                        sc: &mut self.sc,
+                        oc: &mut self.oc,
+                        schema,
+                        alive: &self.alive,
+                        now,
+                        accept_nonowner,
+                        keep_newer_block_state,
+                        new_id: &mut new_id,
+                    };
                     self.barrier.resend(&mut bc, &mut out);
                 }
                 self.emit_barrier(ctx, out);
@@ -399,7 +484,14 @@ impl Maintainer {
                     self.close_last_sent = ctx.now_ms;
                     let pending: Vec<NodeId> = self.close_pending.iter().copied().collect();
                     for n in pending {
-                        ctx.send(n, Message::MaintainerCloseRequest { cf: self.cf.clone(), removed: self.removed_feed, maintainer_epoch: self.epoch });
+                        ctx.send(
+                            n,
+                            Message::MaintainerCloseRequest {
+                                cf: self.cf.clone(),
+                                removed: self.removed_feed,
+                                maintainer_epoch: self.epoch,
+                            },
+                        );
                     }
                 }
                 self.maybe_stopped(ctx);
@@ -412,10 +504,26 @@ impl Maintainer {
         self.post_bootstrap_last_sent = ctx.now_ms;
         let mut schemas: BTreeMap<SchemaId, SchemaInfo> = BTreeMap::new();
         for t in schema.tables_at(self.sc.get(&self.sc.ddl_span_id).map(|r| r.checkpoint_ts).unwrap_or(0)) {
-            schemas.entry(t.schema_id).or_insert_with(|| SchemaInfo { schema_id: t.schema_id, schema_name: t.schema_name.clone(), tables: vec![] }).tables.push((t.table_id, t.name.clone()));
+            schemas
+                .entry(t.schema_id)
+                .or_insert_with(|| SchemaInfo {
+                    schema_id: t.schema_id,
+                    schema_name: t.schema_name.clone(),
+                    tables: vec![],
+                })
+                .tables
+                .push((t.table_id, t.name.clone()));
         }
         let me = self.node;
-        ctx.send(me, Message::MaintainerPostBootstrapRequest { cf: self.cf.clone(), table_trigger_event_dispatcher_id: self.sc.ddl_span_id, schemas: schemas.into_values().collect(), maintainer_epoch: self.epoch });
+        ctx.send(
+            me,
+            Message::MaintainerPostBootstrapRequest {
+                cf: self.cf.clone(),
+                table_trigger_event_dispatcher_id: self.sc.ddl_span_id,
+                schemas: schemas.into_values().collect(),
+                maintainer_epoch: self.epoch,
+            },
+        );
     }
 
     /// Operator controller task: finalize finished operators, send due messages.
@@ -432,16 +540,25 @@ impl Maintainer {
         };
         let recheck_node = ctx.fix(crate::bugs::Fix::FinishedMoveChecksNode);
         for (op, _) in finished {
-            self.trace(ctx, "operator finished", vec![("operator", op.describe()), ("dispatcher", op.id().to_string())]);
+            self.trace(
+                ctx,
+                "operator finished",
+                vec![("operator", op.describe()), ("dispatcher", op.id().to_string())],
+            );
             // Candidate fix (not TiCDC): a span that PostFinish bound to a capture the
             // cluster removed meanwhile is placed again, as `OnNodeRemoved` would have
             // done had the operator still been running.
             if recheck_node {
                 let id = op.id();
-                if let Some(n) = self.sc.get(&id).filter(|t| t.state == ReplicaState::Replicating).and_then(|t| t.node) {
+                if let Some(n) = self.sc.get(&id).filter(|t| t.state == ReplicaState::Replicating).and_then(|t| t.node)
+                {
                     if !self.alive.contains(&n) {
                         self.sc.mark_absent(&id);
-                        self.trace(ctx, "finished operator bound a removed node, mark absent", vec![("dispatcher", id.to_string()), ("node", n.to_string())]);
+                        self.trace(
+                            ctx,
+                            "finished operator bound a removed node, mark absent",
+                            vec![("dispatcher", id.to_string()), ("node", n.to_string())],
+                        );
                     }
                 }
             }
@@ -468,7 +585,13 @@ impl Maintainer {
             return;
         }
         let available = self.config.scheduler.add_table_batch_size.saturating_sub(self.oc.size());
-        let ops = scheduler::basic_schedule(&self.sc, &self.alive, available, self.config.scheduler.scheduling_task_count_per_node, &mut *ctx.rng);
+        let ops = scheduler::basic_schedule(
+            &self.sc,
+            &self.alive,
+            available,
+            self.config.scheduler.scheduling_task_count_per_node,
+            &mut *ctx.rng,
+        );
         for op in ops {
             self.admit(ctx, op);
         }
@@ -580,9 +703,20 @@ impl Maintainer {
         if !self.config.scheduler.enable_table_across_nodes || self.config.scheduler.region_threshold == 0 {
             return; // the refresher only runs with table-across-nodes and a threshold
         }
-        let splitable: BTreeMap<TableId, bool> = if self.config.scheduler.enable_splittable_check { schema.tables_at(Ts::MAX).into_iter().map(|t| (t.table_id, t.splitable)).collect() } else { BTreeMap::new() };
-        let split_group = |r: &span_controller::SpanReplication| matches!(r.group(), span_controller::GroupId::Table(_));
-        let tracked: Vec<(DispatcherId, TableSpan)> = self.sc.tasks.values().filter(|r| self.split_checked(r, &splitable) || split_group(r)).map(|r| (r.id, r.span)).collect();
+        let splitable: BTreeMap<TableId, bool> = if self.config.scheduler.enable_splittable_check {
+            schema.tables_at(Ts::MAX).into_iter().map(|t| (t.table_id, t.splitable)).collect()
+        } else {
+            BTreeMap::new()
+        };
+        let split_group =
+            |r: &span_controller::SpanReplication| matches!(r.group(), span_controller::GroupId::Table(_));
+        let tracked: Vec<(DispatcherId, TableSpan)> = self
+            .sc
+            .tasks
+            .values()
+            .filter(|r| self.split_checked(r, &splitable) || split_group(r))
+            .map(|r| (r.id, r.span))
+            .collect();
         // A zero interval falls back to the default, as in `NewRegionCountRefresher`.
         let interval = match self.config.scheduler.region_count_refresh_interval_ms {
             0 => REGION_REFRESH_INTERVAL_MS,
@@ -610,15 +744,28 @@ impl Maintainer {
         // Spans the default checker no longer tracks leave its traffic state.
         let ddl = self.sc.ddl_span_id;
         let tasks = &self.sc.tasks;
-        self.default_traffic.retain(|id, _| tasks.get(id).is_some_and(|r| r.group() == span_controller::GroupId::Default) && *id != ddl);
+        self.default_traffic.retain(|id, _| {
+            tasks.get(id).is_some_and(|r| r.group() == span_controller::GroupId::Default) && *id != ddl
+        });
         let traffic_on = cfg.enable_table_across_nodes && wt > 0;
-        let splitable: BTreeMap<TableId, bool> = if traffic_on && cfg.enable_splittable_check { schema.tables_at(Ts::MAX).into_iter().map(|t| (t.table_id, t.splitable)).collect() } else { BTreeMap::new() };
+        let splitable: BTreeMap<TableId, bool> = if traffic_on && cfg.enable_splittable_check {
+            schema.tables_at(Ts::MAX).into_iter().map(|t| (t.table_id, t.splitable)).collect()
+        } else {
+            BTreeMap::new()
+        };
         let split_enabled = |t: TableId| !cfg.enable_splittable_check || splitable.get(&t).copied().unwrap_or(false);
-        let candidates: BTreeSet<DispatcherId> = self.region_counts.keys().chain(self.default_traffic.keys()).copied().collect();
+        let candidates: BTreeSet<DispatcherId> =
+            self.region_counts.keys().chain(self.default_traffic.keys()).copied().collect();
         // (id, span, node, regions, traffic that made it ready, if traffic did)
         let mut ready: Vec<(DispatcherId, TableSpan, NodeId, u64, Option<f64>)> = Vec::new();
         for id in candidates {
-            let Some(r) = self.sc.get(&id).filter(|r| r.state == ReplicaState::Replicating && r.group() == span_controller::GroupId::Default) else { continue };
+            let Some(r) = self
+                .sc
+                .get(&id)
+                .filter(|r| r.state == ReplicaState::Replicating && r.group() == span_controller::GroupId::Default)
+            else {
+                continue;
+            };
             let Some(node) = r.node else { continue };
             let regions = self.region_counts.get(&id).copied().unwrap_or(0);
             let tr = self.default_traffic.get(&id).copied().unwrap_or_default();
@@ -634,7 +781,11 @@ impl Maintainer {
             let (spans_num, pieces) = match traffic {
                 Some(t) => {
                     let n = (2 * (t / wt as f64).ceil() as u64).max(alive2);
-                    let pieces = if split_balance::split_by_write_bytes(regions) { self.sc.split_by_write_bytes(&span, schema.span_region_count(&span), n) } else { self.sc.split_by_region_count(&span, regions, n) };
+                    let pieces = if split_balance::split_by_write_bytes(regions) {
+                        self.sc.split_by_write_bytes(&span, schema.span_region_count(&span), n)
+                    } else {
+                        self.sc.split_by_region_count(&span, regions, n)
+                    };
                     (n, pieces)
                 }
                 None => {
@@ -642,8 +793,14 @@ impl Maintainer {
                     (n, self.sc.split_by_region_count(&span, regions, n))
                 }
             };
-            if pieces.len() > 1 && self.admit(ctx, Operator::Split(SplitDispatcherOperator::new(id, span, node, pieces, vec![]))) {
-                let mut fields = vec![("dispatcher", id.to_string()), ("regions", regions.to_string()), ("spans", spans_num.to_string())];
+            if pieces.len() > 1
+                && self.admit(ctx, Operator::Split(SplitDispatcherOperator::new(id, span, node, pieces, vec![])))
+            {
+                let mut fields = vec![
+                    ("dispatcher", id.to_string()),
+                    ("regions", regions.to_string()),
+                    ("spans", spans_num.to_string()),
+                ];
                 if let Some(t) = traffic {
                     fields.push(("traffic", format!("{}", t as u64)));
                 }
@@ -672,16 +829,32 @@ impl Maintainer {
         let groups: Vec<TableId> = self.sc.split_checkers.keys().copied().collect();
         for table in groups {
             let group = span_controller::GroupId::Table(table);
-            let tasks: Vec<&span_controller::SpanReplication> = self.sc.tasks_of_table(table).into_iter().filter(|r| r.group() == group).collect();
+            let tasks: Vec<&span_controller::SpanReplication> =
+                self.sc.tasks_of_table(table).into_iter().filter(|r| r.group() == group).collect();
             if tasks.is_empty() || tasks.iter().any(|r| r.state != ReplicaState::Replicating || r.node.is_none()) {
                 continue; // "some spans in the group are not in the replicating state"
             }
             let spans: Vec<split_balance::GroupSpan> = tasks
                 .iter()
-                .map(|r| split_balance::GroupSpan { id: r.id, span: r.span, node: r.node.unwrap_or_default(), regions: self.region_counts.get(&r.id).copied().unwrap_or(0), checkpoint_ts: r.checkpoint_ts })
+                .map(|r| split_balance::GroupSpan {
+                    id: r.id,
+                    span: r.span,
+                    node: r.node.unwrap_or_default(),
+                    regions: self.region_counts.get(&r.id).copied().unwrap_or(0),
+                    checkpoint_ts: r.checkpoint_ts,
+                })
                 .collect();
             let cfg = &self.config.scheduler;
-            let check = split_balance::GroupCheck { table, spans: &spans, alive: &self.alive, region_threshold: cfg.region_threshold, write_threshold: cfg.write_key_threshold, balance_score_threshold: cfg.balance_score_threshold, now_ms: ctx.now_ms, batch: available.max(0) as usize };
+            let check = split_balance::GroupCheck {
+                table,
+                spans: &spans,
+                alive: &self.alive,
+                region_threshold: cfg.region_threshold,
+                write_threshold: cfg.write_key_threshold,
+                balance_score_threshold: cfg.balance_score_threshold,
+                now_ms: ctx.now_ms,
+                batch: available.max(0) as usize,
+            };
             let Some(checker) = self.sc.split_checkers.get_mut(&table) else { continue };
             let results = checker.check(&check, &mut *ctx.rng);
             for r in results {
@@ -694,20 +867,40 @@ impl Maintainer {
     }
 
     /// Admit the operators of one check result; returns the budget they used.
-    fn apply_split_check_result(&mut self, ctx: &mut Ctx, table: TableId, spans: &[split_balance::GroupSpan], r: split_balance::SplitCheckResult, schema: &dyn SchemaView) -> i64 {
+    fn apply_split_check_result(
+        &mut self,
+        ctx: &mut Ctx,
+        table: TableId,
+        spans: &[split_balance::GroupSpan],
+        r: split_balance::SplitCheckResult,
+        schema: &dyn SchemaView,
+    ) -> i64 {
         use split_balance::SplitCheckResult as R;
         let node_of = |id: &DispatcherId| spans.iter().find(|s| s.id == *id).map(|s| s.node);
         match r {
             R::Split { id, regions, span_num, targets, by_write_bytes } => {
                 let Some(s) = spans.iter().find(|s| s.id == id) else { return 0 };
                 // The write-bytes splitter scans the span's regions in PD itself.
-                let pieces = if by_write_bytes { self.sc.split_by_write_bytes(&s.span, schema.span_region_count(&s.span), span_num) } else { self.sc.split_by_region_count(&s.span, regions, span_num) };
+                let pieces = if by_write_bytes {
+                    self.sc.split_by_write_bytes(&s.span, schema.span_region_count(&s.span), span_num)
+                } else {
+                    self.sc.split_by_region_count(&s.span, regions, span_num)
+                };
                 if pieces.len() < 2 {
                     return 0;
                 }
                 let n = pieces.len();
                 if self.admit(ctx, Operator::Split(SplitDispatcherOperator::new(id, s.span, s.node, pieces, targets))) {
-                    self.trace(ctx, "balance split scheduler split span", vec![("dispatcher", id.to_string()), ("table", table.to_string()), ("regions", regions.to_string()), ("spans", n.to_string())]);
+                    self.trace(
+                        ctx,
+                        "balance split scheduler split span",
+                        vec![
+                            ("dispatcher", id.to_string()),
+                            ("table", table.to_string()),
+                            ("regions", regions.to_string()),
+                            ("spans", n.to_string()),
+                        ],
+                    );
                     return 1;
                 }
                 0
@@ -717,7 +910,17 @@ impl Maintainer {
                 for id in ids {
                     let Some(origin) = node_of(&id) else { continue };
                     if self.admit(ctx, Operator::Move(MoveDispatcherOperator::new(id, Some(origin), target))) {
-                        self.trace(ctx, "balance split scheduler move span", vec![("dispatcher", id.to_string()), ("table", table.to_string()), ("from", origin.to_string()), ("to", target.to_string()), ("step", step.to_string())]);
+                        self.trace(
+                            ctx,
+                            "balance split scheduler move span",
+                            vec![
+                                ("dispatcher", id.to_string()),
+                                ("table", table.to_string()),
+                                ("from", origin.to_string()),
+                                ("to", target.to_string()),
+                                ("step", step.to_string()),
+                            ],
+                        );
                         used += 1;
                     }
                 }
@@ -730,11 +933,24 @@ impl Maintainer {
                 let n = ids.len() as i64;
                 match self.oc.add_merge_operator(ids, merged, &mut self.sc, &self.alive, now) {
                     Ok(()) => {
-                        self.trace(ctx, "balance split scheduler merge spans", vec![("dispatcher", merged.to_string()), ("table", table.to_string()), ("sources", sources), ("step", step.to_string())]);
+                        self.trace(
+                            ctx,
+                            "balance split scheduler merge spans",
+                            vec![
+                                ("dispatcher", merged.to_string()),
+                                ("table", table.to_string()),
+                                ("sources", sources),
+                                ("step", step.to_string()),
+                            ],
+                        );
                         1 + n
                     }
                     Err(e) => {
-                        self.trace(ctx, "balance split scheduler merge failed", vec![("table", table.to_string()), ("sources", sources), ("reason", e)]);
+                        self.trace(
+                            ctx,
+                            "balance split scheduler merge failed",
+                            vec![("table", table.to_string()), ("sources", sources), ("reason", e)],
+                        );
                         0
                     }
                 }
@@ -793,7 +1009,8 @@ impl Maintainer {
         // task bound to a removed node is not consulted: normally `OnNodeRemoved` has
         // marked it absent (then the absent-span bound above holds it), or an operator
         // holds it (the operator bound).
-        let mut nodes: BTreeSet<NodeId> = self.sc.nodes_with_tasks().into_iter().filter(|n| self.alive.contains(n)).collect();
+        let mut nodes: BTreeSet<NodeId> =
+            self.sc.nodes_with_tasks().into_iter().filter(|n| self.alive.contains(n)).collect();
         nodes.insert(self.node);
         for n in nodes {
             match self.node_watermarks.get(&n) {
@@ -828,7 +1045,11 @@ impl Maintainer {
     /// `handleError`: keep the error for the next maintainer status; the coordinator
     /// decides between `warning` (restart) and `failed`.
     pub(crate) fn handle_error(&mut self, ctx: &mut Ctx, code: ErrorCode, message: String) {
-        self.trace(ctx, "an error occurred in maintainer", vec![("code", code.rfc().to_string()), ("error", message.clone())]);
+        self.trace(
+            ctx,
+            "an error occurred in maintainer",
+            vec![("code", code.rfc().to_string()), ("error", message.clone())],
+        );
         self.errors.push(RunningError { node: self.node, code, message });
     }
 
@@ -837,7 +1058,9 @@ impl Maintainer {
         let removed: Vec<NodeId> = self.alive.difference(alive).copied().collect();
         let added: Vec<NodeId> = alive.difference(&self.alive).copied().collect();
         self.alive = alive.clone();
-        if (!removed.is_empty() || !added.is_empty()) && matches!(self.state, MaintainerState::Bootstrapping | MaintainerState::Working) {
+        if (!removed.is_empty() || !added.is_empty())
+            && matches!(self.state, MaintainerState::Bootstrapping | MaintainerState::Working)
+        {
             let list = |v: &[NodeId]| v.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(",");
             self.trace(ctx, "maintainer node changed", vec![("added", list(&added)), ("removed", list(&removed))]);
         }
@@ -907,7 +1130,13 @@ impl Maintainer {
             self.close_last_sent = 0;
         } else {
             let me = self.node;
-            let op = Operator::Remove(RemoveDispatcherOperator::new(ddl, TableSpan::ddl_span(), me, OperatorType::Remove, RemovePostFinish::None));
+            let op = Operator::Remove(RemoveDispatcherOperator::new(
+                ddl,
+                TableSpan::ddl_span(),
+                me,
+                OperatorType::Remove,
+                RemovePostFinish::None,
+            ));
             let _ = self.oc.add_operator(op, &mut self.sc, &self.alive, ctx.now_ms);
         }
         self.on_tick(ctx, &NoSchema);
@@ -931,14 +1160,17 @@ impl Maintainer {
         if !self.initialized() {
             return Err("maintainer not initialized".into());
         }
-        let tasks: Vec<(DispatcherId, Option<NodeId>)> = self.sc.tasks_of_table(table).iter().map(|r| (r.id, r.node)).collect();
+        let tasks: Vec<(DispatcherId, Option<NodeId>)> =
+            self.sc.tasks_of_table(table).iter().map(|r| (r.id, r.node)).collect();
         if tasks.is_empty() {
             return Err(format!("table {} not found", table));
         }
         let mut n = 0;
         let mut pending = 0;
         for (id, origin) in tasks {
-            let settled = origin == Some(dest) && self.sc.get(&id).map(|r| r.state == ReplicaState::Replicating).unwrap_or(false) && !self.oc.has(&id);
+            let settled = origin == Some(dest)
+                && self.sc.get(&id).map(|r| r.state == ReplicaState::Replicating).unwrap_or(false)
+                && !self.oc.has(&id);
             if settled {
                 continue;
             }
@@ -960,7 +1192,9 @@ impl Maintainer {
             return Err("maintainer not initialized".into());
         }
         let tasks: Vec<_> = self.sc.tasks_of_table(table).iter().map(|r| (r.id, r.span, r.node, r.state)).collect();
-        let [(id, span, Some(node), ReplicaState::Replicating)] = tasks[..] else { return Err(format!("table {} is not one replicating span", table)) };
+        let [(id, span, Some(node), ReplicaState::Replicating)] = tasks[..] else {
+            return Err(format!("table {} is not one replicating span", table));
+        };
         let regions = schema.region_count(table);
         // By region count first; a table under the threshold is cut into two.
         let mut pieces = self.sc.split_by_region_count(&span, regions, 0);
@@ -985,7 +1219,8 @@ impl Maintainer {
         if !self.initialized() {
             return Err("maintainer not initialized".into());
         }
-        let mut reps: Vec<(DispatcherId, TableSpan, Option<NodeId>)> = self.sc.tasks_of_table(table).iter().map(|r| (r.id, r.span, r.node)).collect();
+        let mut reps: Vec<(DispatcherId, TableSpan, Option<NodeId>)> =
+            self.sc.tasks_of_table(table).iter().map(|r| (r.id, r.span, r.node)).collect();
         if reps.is_empty() {
             return Err(format!("table {} not found", table));
         }
@@ -993,7 +1228,10 @@ impl Maintainer {
             return Ok("only one replication, nothing to merge".into());
         }
         reps.sort_by_key(|r| r.1.start);
-        let pair = reps.windows(2).find(|w| w[0].2.is_some() && w[0].2 == w[1].2 && w[0].1.end == w[1].1.start).map(|w| (w[0].0, w[1].0));
+        let pair = reps
+            .windows(2)
+            .find(|w| w[0].2.is_some() && w[0].2 == w[1].2 && w[0].1.end == w[1].1.start)
+            .map(|w| (w[0].0, w[1].0));
         let Some((a, b)) = pair else {
             let Some(dest) = reps[0].2 else { return Err("first span is not scheduled".into()) };
             self.admit(ctx, Operator::Move(MoveDispatcherOperator::new(reps[1].0, reps[1].2, dest)));
@@ -1002,7 +1240,15 @@ impl Maintainer {
         let merged = ctx.new_dispatcher_id();
         let now = ctx.now_ms;
         self.oc.add_merge_operator(vec![a, b], merged, &mut self.sc, &self.alive, now)?;
-        self.trace(ctx, "add merge operator", vec![("dispatcher", merged.to_string()), ("table", table.to_string()), ("sources", format!("[{}, {}]", a, b))]);
+        self.trace(
+            ctx,
+            "add merge operator",
+            vec![
+                ("dispatcher", merged.to_string()),
+                ("table", table.to_string()),
+                ("sources", format!("[{}, {}]", a, b)),
+            ],
+        );
         Ok(format!("merging {} and {} into {}", a, b, merged))
     }
 

@@ -13,7 +13,13 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const BASIC_SCHEDULER_INTERVAL_MS: u64 = 500;
 
 /// Pick Add operators for absent spans. `available` = batch size minus running operators.
-pub fn basic_schedule(sc: &SpanController, alive: &BTreeSet<NodeId>, available: usize, per_node_cap: usize, rng: &mut dyn rand::RngCore) -> Vec<Operator> {
+pub fn basic_schedule(
+    sc: &SpanController,
+    alive: &BTreeSet<NodeId>,
+    available: usize,
+    per_node_cap: usize,
+    rng: &mut dyn rand::RngCore,
+) -> Vec<Operator> {
     let mut ops = Vec::new();
     if alive.is_empty() || available == 0 {
         return ops;
@@ -70,7 +76,12 @@ pub fn check_balance_status(per_node: &BTreeMap<NodeId, usize>, alive: &BTreeSet
 /// `replicating` are the Replicating default-group tasks with their node. Nodes that
 /// host tasks but are not alive still count in the divisor, as in TiCDC (the node
 /// removal marks their tasks Absent first, so in practice they are alive).
-pub fn balance_moves(replicating: &[(DispatcherId, NodeId)], alive: &BTreeSet<NodeId>, batch: usize, rng: &mut dyn rand::RngCore) -> Vec<(DispatcherId, NodeId, NodeId)> {
+pub fn balance_moves(
+    replicating: &[(DispatcherId, NodeId)],
+    alive: &BTreeSet<NodeId>,
+    batch: usize,
+    rng: &mut dyn rand::RngCore,
+) -> Vec<(DispatcherId, NodeId, NodeId)> {
     let mut node_tasks: BTreeMap<NodeId, Vec<DispatcherId>> = BTreeMap::new();
     for (id, n) in replicating {
         node_tasks.entry(*n).or_default().push(*id);
@@ -101,7 +112,11 @@ pub fn balance_moves(replicating: &[(DispatcherId, NodeId)], alive: &BTreeSet<No
         if targets[&target] >= lower {
             break;
         }
-        let Some(victim) = pick(victims.iter().filter(|(_, t)| !t.is_empty()).map(|(n, t)| (*n, t.len())), |a, b| a > b, rng) else { break };
+        let Some(victim) =
+            pick(victims.iter().filter(|(_, t)| !t.is_empty()).map(|(n, t)| (*n, t.len())), |a, b| a > b, rng)
+        else {
+            break;
+        };
         let task = victims.get_mut(&victim).unwrap().remove(0);
         moves.push((task, victim, target));
         *targets.get_mut(&target).unwrap() += 1;
@@ -110,7 +125,11 @@ pub fn balance_moves(replicating: &[(DispatcherId, NodeId)], alive: &BTreeSet<No
 }
 
 /// The node whose load is best by `better`, ties broken by the generator.
-fn pick(items: impl Iterator<Item = (NodeId, usize)>, better: fn(usize, usize) -> bool, rng: &mut dyn rand::RngCore) -> Option<NodeId> {
+fn pick(
+    items: impl Iterator<Item = (NodeId, usize)>,
+    better: fn(usize, usize) -> bool,
+    rng: &mut dyn rand::RngCore,
+) -> Option<NodeId> {
     let items: Vec<(NodeId, usize)> = items.collect();
     let best = items.iter().map(|(_, l)| *l).reduce(|a, b| if better(b, a) { b } else { a })?;
     let ties: Vec<NodeId> = items.iter().filter(|(_, l)| *l == best).map(|(n, _)| *n).collect();

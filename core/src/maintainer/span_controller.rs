@@ -37,7 +37,11 @@ pub struct SpanReplication {
 
 impl SpanReplication {
     pub fn group(&self) -> GroupId {
-        if self.span.is_full() { GroupId::Default } else { GroupId::Table(self.span.table_id) }
+        if self.span.is_full() {
+            GroupId::Default
+        } else {
+            GroupId::Table(self.span.table_id)
+        }
     }
 }
 
@@ -58,8 +62,25 @@ pub struct SpanController {
 
 impl SpanController {
     pub fn new(ddl_span_id: DispatcherId, node: NodeId, checkpoint: Ts, cfg: SchedulerConfig) -> Self {
-        let mut sc = SpanController { tasks: BTreeMap::new(), by_table: BTreeMap::new(), ddl_span_id, committed_checkpoint: checkpoint, cfg, ignore_pending_block_start_ts: false, split_checkers: BTreeMap::new() };
-        sc.insert(SpanReplication { id: ddl_span_id, span: TableSpan::ddl_span(), schema_id: 0, node: Some(node), state: ReplicaState::Replicating, checkpoint_ts: checkpoint, last_state: Some(ComponentState::Working), block_state: None });
+        let mut sc = SpanController {
+            tasks: BTreeMap::new(),
+            by_table: BTreeMap::new(),
+            ddl_span_id,
+            committed_checkpoint: checkpoint,
+            cfg,
+            ignore_pending_block_start_ts: false,
+            split_checkers: BTreeMap::new(),
+        };
+        sc.insert(SpanReplication {
+            id: ddl_span_id,
+            span: TableSpan::ddl_span(),
+            schema_id: 0,
+            node: Some(node),
+            state: ReplicaState::Replicating,
+            checkpoint_ts: checkpoint,
+            last_state: Some(ComponentState::Working),
+            block_state: None,
+        });
         sc
     }
 
@@ -129,16 +150,35 @@ impl SpanController {
     /// `AddNewTable`: one span (split by region count when table-across-nodes is on),
     /// Absent with checkpoint `start_ts`; a no-op if the table already has tasks.
     /// Returns the new dispatcher IDs.
-    pub fn add_new_table(&mut self, table: &TableInfo, start_ts: Ts, region_count: u64, new_id: &mut dyn FnMut() -> DispatcherId) -> Vec<DispatcherId> {
+    pub fn add_new_table(
+        &mut self,
+        table: &TableInfo,
+        start_ts: Ts,
+        region_count: u64,
+        new_id: &mut dyn FnMut() -> DispatcherId,
+    ) -> Vec<DispatcherId> {
         if self.is_table_exists(table.table_id) {
             return vec![];
         }
         let full = TableSpan::full(table.table_id);
-        let spans = if self.cfg.enable_table_across_nodes && (table.splitable || !self.cfg.enable_splittable_check) { self.split_by_region_count(&full, region_count, 0) } else { vec![full] };
+        let spans = if self.cfg.enable_table_across_nodes && (table.splitable || !self.cfg.enable_splittable_check) {
+            self.split_by_region_count(&full, region_count, 0)
+        } else {
+            vec![full]
+        };
         let mut ids = Vec::new();
         for s in spans {
             let id = new_id();
-            self.insert(SpanReplication { id, span: s, schema_id: table.schema_id, node: None, state: ReplicaState::Absent, checkpoint_ts: start_ts.max(1), last_state: None, block_state: None });
+            self.insert(SpanReplication {
+                id,
+                span: s,
+                schema_id: table.schema_id,
+                node: None,
+                state: ReplicaState::Absent,
+                checkpoint_ts: start_ts.max(1),
+                last_state: None,
+                block_state: None,
+            });
             ids.push(id);
         }
         ids
@@ -208,26 +248,49 @@ impl SpanController {
 
     /// `ReplaceReplicaSet` (split): remove `old`, add `new_spans` with checkpoint
     /// `min(checkpoint, old checkpoint)`, Absent.
-    pub fn replace_replica_set(&mut self, old: &DispatcherId, new_spans: &[TableSpan], checkpoint: Ts, new_id: &mut dyn FnMut() -> DispatcherId) -> Vec<DispatcherId> {
+    pub fn replace_replica_set(
+        &mut self,
+        old: &DispatcherId,
+        new_spans: &[TableSpan],
+        checkpoint: Ts,
+        new_id: &mut dyn FnMut() -> DispatcherId,
+    ) -> Vec<DispatcherId> {
         let Some(o) = self.remove(old) else { return vec![] };
         let cp = checkpoint.min(o.checkpoint_ts).max(1);
         new_spans
             .iter()
             .map(|s| {
                 let id = new_id();
-                self.insert(SpanReplication { id, span: *s, schema_id: o.schema_id, node: None, state: ReplicaState::Absent, checkpoint_ts: cp, last_state: None, block_state: None });
+                self.insert(SpanReplication {
+                    id,
+                    span: *s,
+                    schema_id: o.schema_id,
+                    node: None,
+                    state: ReplicaState::Absent,
+                    checkpoint_ts: cp,
+                    last_state: None,
+                    block_state: None,
+                });
                 id
             })
             .collect()
     }
 
     pub fn absent(&self) -> Vec<DispatcherId> {
-        self.tasks.values().filter(|r| r.state == ReplicaState::Absent && r.id != self.ddl_span_id).map(|r| r.id).collect()
+        self.tasks
+            .values()
+            .filter(|r| r.state == ReplicaState::Absent && r.id != self.ddl_span_id)
+            .map(|r| r.id)
+            .collect()
     }
 
     /// Checkpoints of non-DDL spans that are Absent or Scheduling (the non-replicating tracker).
     pub fn min_non_replicating_checkpoint(&self) -> Option<Ts> {
-        self.tasks.values().filter(|r| r.id != self.ddl_span_id && r.state != ReplicaState::Replicating).map(|r| r.checkpoint_ts).min()
+        self.tasks
+            .values()
+            .filter(|r| r.id != self.ddl_span_id && r.state != ReplicaState::Replicating)
+            .map(|r| r.checkpoint_ts)
+            .min()
     }
 
     pub fn tasks_on_node(&self, n: NodeId) -> Vec<DispatcherId> {

@@ -275,7 +275,12 @@ impl SplitGroupChecker {
         results
     }
 
-    fn check_steps(&mut self, c: &GroupCheck, rng: &mut dyn rand::RngCore, wait_merge: &mut bool) -> Vec<SplitCheckResult> {
+    fn check_steps(
+        &mut self,
+        c: &GroupCheck,
+        rng: &mut dyn rand::RngCore,
+        wait_merge: &mut bool,
+    ) -> Vec<SplitCheckResult> {
         if !self.available() || c.spans.is_empty() {
             return vec![];
         }
@@ -293,12 +298,24 @@ impl SplitGroupChecker {
             total_regions += s.regions;
             if wt > 0 && tr.score > TRAFFIC_SCORE_THRESHOLD {
                 let n = (tr.latest() / wt as f64).ceil() as u64;
-                results.push(SplitCheckResult::Split { id: s.id, regions: s.regions, span_num: n, targets: vec![s.node; n as usize], by_write_bytes: split_by_write_bytes(s.regions) });
+                results.push(SplitCheckResult::Split {
+                    id: s.id,
+                    regions: s.regions,
+                    span_num: n,
+                    targets: vec![s.node; n as usize],
+                    by_write_bytes: split_by_write_bytes(s.regions),
+                });
                 continue;
             }
             if thr > 0 && s.regions > thr {
                 let n = s.regions.div_ceil(thr);
-                results.push(SplitCheckResult::Split { id: s.id, regions: s.regions, span_num: n, targets: vec![s.node; n as usize], by_write_bytes: false });
+                results.push(SplitCheckResult::Split {
+                    id: s.id,
+                    regions: s.regions,
+                    span_num: n,
+                    targets: vec![s.node; n as usize],
+                    by_write_bytes: false,
+                });
             }
         }
         if !results.is_empty() {
@@ -342,7 +359,13 @@ impl SplitGroupChecker {
     }
 
     /// `checkBalanceTraffic` after the min/max nodes are known.
-    fn check_balance_traffic(&mut self, c: &GroupCheck, tally: &Tally, min_node: NodeId, max_node: NodeId) -> Vec<SplitCheckResult> {
+    fn check_balance_traffic(
+        &mut self,
+        c: &GroupCheck,
+        tally: &Tally,
+        min_node: NodeId,
+        max_node: NodeId,
+    ) -> Vec<SplitCheckResult> {
         if !self.balance.status_updated {
             return vec![];
         }
@@ -361,7 +384,8 @@ impl SplitGroupChecker {
         let by_min = (0..3).all(|i| min_t[i] <= avg[i] * MIN_TRAFFIC_PERCENTAGE);
         let mut by_max = true;
         let should = by_min || {
-            by_max = (0..3).all(|i| !(max_t[i] < avg[i] * MAX_TRAFFIC_PERCENTAGE || max_t[i] < MIN_TRAFFIC_BALANCE_THRESHOLD));
+            by_max = (0..3)
+                .all(|i| !(max_t[i] < avg[i] * MAX_TRAFFIC_PERCENTAGE || max_t[i] < MIN_TRAFFIC_BALANCE_THRESHOLD));
             by_max
         };
         if !should {
@@ -377,7 +401,8 @@ impl SplitGroupChecker {
         let mut diff = diff_min.min(diff_max);
         // The most loaded node's spans by latest traffic, ascending (TiCDC: an unstable
         // sort; equal traffic keeps key order here).
-        let mut on_max: Vec<(&GroupSpan, f64)> = c.spans.iter().filter(|s| s.node == max_node).map(|s| (s, self.traffic(&s.id).latest())).collect();
+        let mut on_max: Vec<(&GroupSpan, f64)> =
+            c.spans.iter().filter(|s| s.node == max_node).map(|s| (s, self.traffic(&s.id).latest())).collect();
         on_max.sort_by(|a, b| a.1.total_cmp(&b.1));
         let mut moves = Vec::new();
         let mut cands: &[(&GroupSpan, f64)] = &on_max;
@@ -398,7 +423,13 @@ impl SplitGroupChecker {
         // the smallest) into one piece on each node.
         let Some(first) = on_max.first() else { return vec![] };
         let pick = closest_smaller(&on_max, 2.0 * diff).map(|i| on_max[i].0).unwrap_or(first.0);
-        vec![SplitCheckResult::Split { id: pick.id, regions: pick.regions, span_num: 2, targets: vec![min_node, max_node], by_write_bytes: split_by_write_bytes(pick.regions) }]
+        vec![SplitCheckResult::Split {
+            id: pick.id,
+            regions: pick.regions,
+            span_num: 2,
+            targets: vec![min_node, max_node],
+            by_write_bytes: split_by_write_bytes(pick.regions),
+        }]
     }
 }
 
@@ -424,7 +455,12 @@ struct Tally<'a> {
 
 impl<'a> Tally<'a> {
     fn new(alive: &BTreeSet<NodeId>) -> Self {
-        Tally { load: alive.iter().map(|n| (*n, 0)).collect(), per_node: alive.iter().map(|n| (*n, [0.0; 3])).collect(), sum: [0.0; 3], on_node: BTreeMap::new() }
+        Tally {
+            load: alive.iter().map(|n| (*n, 0)).collect(),
+            per_node: alive.iter().map(|n| (*n, [0.0; 3])).collect(),
+            sum: [0.0; 3],
+            on_node: BTreeMap::new(),
+        }
     }
 
     /// Counts a span; false if its node is not alive.
@@ -496,7 +532,9 @@ fn choose_merged_spans(sorted: &[(&GroupSpan, f64)], thr: u64, wt: u64, batch: u
     };
     for w in sorted.windows(2) {
         let ((prev, _), (cur, cur_traffic)) = (w[0], w[1]);
-        let breaks = prev.span.end != cur.span.start || prev.node != cur.node || !within_merge_bounds(regions + cur.regions, traffic + cur_traffic, thr, wt);
+        let breaks = prev.span.end != cur.span.start
+            || prev.node != cur.node
+            || !within_merge_bounds(regions + cur.regions, traffic + cur_traffic, thr, wt);
         if breaks {
             if submit(&run, &mut results) {
                 return results;
@@ -515,7 +553,15 @@ fn choose_merged_spans(sorted: &[(&GroupSpan, f64)], thr: u64, wt: u64, batch: u
 }
 
 /// `chooseMoveSpans`.
-fn choose_move_spans(min_node: NodeId, max_node: NodeId, sorted: &[(&GroupSpan, f64)], tally: &Tally, thr: u64, wt: u64, rng: &mut dyn rand::RngCore) -> Vec<SplitCheckResult> {
+fn choose_move_spans(
+    min_node: NodeId,
+    max_node: NodeId,
+    sorted: &[(&GroupSpan, f64)],
+    tally: &Tally,
+    thr: u64,
+    wt: u64,
+    rng: &mut dyn rand::RngCore,
+) -> Vec<SplitCheckResult> {
     let empty = Vec::new();
     let on_min = tally.on_node.get(&min_node).unwrap_or(&empty);
     let on_max = tally.on_node.get(&max_node).unwrap_or(&empty);
@@ -550,7 +596,17 @@ impl<'a> MovePlanner<'a> {
         let after = traffic.clone();
         let cur_min = after.values().copied().fold(f64::INFINITY, f64::min);
         let cur_max = after.values().copied().fold(f64::NEG_INFINITY, f64::max);
-        MovePlanner { sorted, traffic, thr, wt, target_of: BTreeMap::new(), selected: BTreeSet::new(), after, cur_min, cur_max }
+        MovePlanner {
+            sorted,
+            traffic,
+            thr,
+            wt,
+            target_of: BTreeMap::new(),
+            selected: BTreeSet::new(),
+            after,
+            cur_min,
+            cur_max,
+        }
     }
 
     /// The node a span is on once the planned moves are done.
@@ -650,10 +706,12 @@ impl<'a> MovePlanner<'a> {
     /// merge with too, but its loop over them has no effect (its `continue` belongs to
     /// the inner loop), so they are candidates here as well.
     fn compensation(&mut self, moved: &GroupSpan, moved_traffic: f64, target: NodeId, source: NodeId) -> Option<usize> {
-        let cands: Vec<usize> = (0..self.sorted.len()).filter(|&i| {
-            let s = self.sorted[i].0;
-            s.id != moved.id && !self.selected.contains(&s.id) && self.node_after(s) == target
-        }).collect();
+        let cands: Vec<usize> = (0..self.sorted.len())
+            .filter(|&i| {
+                let s = self.sorted[i].0;
+                s.id != moved.id && !self.selected.contains(&s.id) && self.node_after(s) == target
+            })
+            .collect();
         cands.into_iter().find(|&i| {
             let c = self.sorted[i].1;
             self.keeps_balance(&[(target, moved_traffic - c), (source, c - moved_traffic)])
@@ -668,10 +726,12 @@ mod tests {
     #[test]
     fn min_max_node_ties_follow_the_group_parity() {
         let t = |x: f64| [x, x, x];
-        let load: BTreeMap<NodeId, [f64; 3]> = [(NodeId(0), t(1.0)), (NodeId(1), t(1.0)), (NodeId(2), t(1.0))].into_iter().collect();
+        let load: BTreeMap<NodeId, [f64; 3]> =
+            [(NodeId(0), t(1.0)), (NodeId(1), t(1.0)), (NodeId(2), t(1.0))].into_iter().collect();
         assert_eq!(min_max_nodes(7, &load), (NodeId(0), NodeId(2)));
         assert_eq!(min_max_nodes(8, &load), (NodeId(2), NodeId(0)));
-        let load: BTreeMap<NodeId, [f64; 3]> = [(NodeId(0), t(3.0)), (NodeId(1), t(0.0)), (NodeId(2), t(1.0))].into_iter().collect();
+        let load: BTreeMap<NodeId, [f64; 3]> =
+            [(NodeId(0), t(3.0)), (NodeId(1), t(0.0)), (NodeId(2), t(1.0))].into_iter().collect();
         assert_eq!(min_max_nodes(8, &load), (NodeId(1), NodeId(0)));
     }
 }

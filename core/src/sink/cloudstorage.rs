@@ -107,8 +107,18 @@ impl CloudStorageSink {
 
     /// Flush every dispatcher's buffered rows (the periodic `flush-interval` tick, or a
     /// forced flush before a block event).
-    pub fn flush(&mut self, only: Option<DispatcherId>, rng: &mut dyn rand::RngCore, out: &mut Vec<StorageRequest>) -> Vec<(DispatcherId, String)> {
-        let ids: Vec<DispatcherId> = self.buffers.iter().filter(|(d, b)| !b.2.is_empty() && only.map(|o| o == **d).unwrap_or(true)).map(|(d, _)| *d).collect();
+    pub fn flush(
+        &mut self,
+        only: Option<DispatcherId>,
+        rng: &mut dyn rand::RngCore,
+        out: &mut Vec<StorageRequest>,
+    ) -> Vec<(DispatcherId, String)> {
+        let ids: Vec<DispatcherId> = self
+            .buffers
+            .iter()
+            .filter(|(d, b)| !b.2.is_empty() && only.map(|o| o == **d).unwrap_or(true))
+            .map(|(d, _)| *d)
+            .collect();
         let mut started = Vec::new();
         for d in ids {
             let (span, schema, rows) = {
@@ -122,7 +132,17 @@ impl CloudStorageSink {
             let op_id = self.op_id();
             let commit_ts = rows.iter().map(|r| r.commit_ts).collect();
             out.push(StorageRequest::Put { op_id, path: tmp.clone(), content: ObjectContent::Rows(rows) });
-            self.inflight.insert(op_id, InflightFlush { dispatcher: d, tmp: tmp.clone(), target: target.clone(), phase: FlushPhase::Put, commit_ts, kind: WriteKind::Rows });
+            self.inflight.insert(
+                op_id,
+                InflightFlush {
+                    dispatcher: d,
+                    tmp: tmp.clone(),
+                    target: target.clone(),
+                    phase: FlushPhase::Put,
+                    commit_ts,
+                    kind: WriteKind::Rows,
+                },
+            );
             started.push((d, tmp));
         }
         started
@@ -132,29 +152,70 @@ impl CloudStorageSink {
     /// (CREATE/DROP DATABASE, table ID 0) goes to `<schema>/meta/`, a table's to
     /// `<schema>/<table>/meta/` (`SchemaFile.Path`; the checksum in TiCDC's file name is
     /// the DDL kind here).
-    pub fn write_ddl(&mut self, d: DispatcherId, rec: DdlRecord, rng: &mut dyn rand::RngCore, out: &mut Vec<StorageRequest>) -> String {
-        let target = if rec.table_id == 0 { format!("{}/meta/schema_{}_{:?}.json", rec.schema_name, rec.commit_ts, rec.kind) } else { format!("{}/t{}/meta/schema_{}_{:?}.json", rec.schema_name, rec.table_id, rec.commit_ts, rec.kind) };
+    pub fn write_ddl(
+        &mut self,
+        d: DispatcherId,
+        rec: DdlRecord,
+        rng: &mut dyn rand::RngCore,
+        out: &mut Vec<StorageRequest>,
+    ) -> String {
+        let target = if rec.table_id == 0 {
+            format!("{}/meta/schema_{}_{:?}.json", rec.schema_name, rec.commit_ts, rec.kind)
+        } else {
+            format!("{}/t{}/meta/schema_{}_{:?}.json", rec.schema_name, rec.table_id, rec.commit_ts, rec.kind)
+        };
         let tmp = self.tmp_name(&target, rng);
         let op_id = self.op_id();
         let ts = rec.commit_ts;
         out.push(StorageRequest::Put { op_id, path: tmp.clone(), content: ObjectContent::Ddl(rec) });
-        self.inflight.insert(op_id, InflightFlush { dispatcher: d, tmp: tmp.clone(), target, phase: FlushPhase::Put, commit_ts: vec![ts], kind: WriteKind::Ddl });
+        self.inflight.insert(
+            op_id,
+            InflightFlush {
+                dispatcher: d,
+                tmp: tmp.clone(),
+                target,
+                phase: FlushPhase::Put,
+                commit_ts: vec![ts],
+                kind: WriteKind::Ddl,
+            },
+        );
         tmp
     }
 
     /// Write a syncpoint record (tmp + rename like every object; see [`crate::syncpoint`]).
-    pub fn write_sync_point(&mut self, d: DispatcherId, rec: crate::syncpoint::SyncPointRecord, rng: &mut dyn rand::RngCore, out: &mut Vec<StorageRequest>) -> String {
+    pub fn write_sync_point(
+        &mut self,
+        d: DispatcherId,
+        rec: crate::syncpoint::SyncPointRecord,
+        rng: &mut dyn rand::RngCore,
+        out: &mut Vec<StorageRequest>,
+    ) -> String {
         let target = crate::syncpoint::record_path(&rec.changefeed, rec.primary_ts);
         let tmp = self.tmp_name(&target, rng);
         let op_id = self.op_id();
         let ts = rec.primary_ts;
         out.push(StorageRequest::Put { op_id, path: tmp.clone(), content: ObjectContent::SyncPoint(rec) });
-        self.inflight.insert(op_id, InflightFlush { dispatcher: d, tmp: tmp.clone(), target, phase: FlushPhase::Put, commit_ts: vec![ts], kind: WriteKind::SyncPoint });
+        self.inflight.insert(
+            op_id,
+            InflightFlush {
+                dispatcher: d,
+                tmp: tmp.clone(),
+                target,
+                phase: FlushPhase::Put,
+                commit_ts: vec![ts],
+                kind: WriteKind::SyncPoint,
+            },
+        );
         tmp
     }
 
     /// Completion of a storage op issued by this sink.
-    pub fn on_result(&mut self, op_id: u64, res: Result<(), StorageError>, out: &mut Vec<StorageRequest>) -> FlushOutcome {
+    pub fn on_result(
+        &mut self,
+        op_id: u64,
+        res: Result<(), StorageError>,
+        out: &mut Vec<StorageRequest>,
+    ) -> FlushOutcome {
         let Some(f) = self.inflight.get_mut(&op_id) else { return FlushOutcome::Unknown };
         if self.cancelled && f.phase == FlushPhase::Put {
             self.inflight.remove(&op_id);
@@ -277,7 +338,9 @@ mod tests {
         s.append_row(d, TableSpan::full(7), "test", row(10));
         let mut out = vec![];
         s.close_dispatcher(d, &mut rng, &mut out);
-        let [StorageRequest::Put { path, .. }, StorageRequest::Delete { paths }] = &out[..] else { panic!("{:?}", out) };
+        let [StorageRequest::Put { path, .. }, StorageRequest::Delete { paths }] = &out[..] else {
+            panic!("{:?}", out)
+        };
         assert_eq!(paths, &vec![path.clone()], "the cleanup targets the final flush's temporary object");
         assert!(!s.has_buffered(d));
     }

@@ -40,7 +40,11 @@ fn moves_are_capped_by_the_batch_size_and_a_balanced_cluster_moves_nothing() {
     let even: Vec<(DispatcherId, NodeId)> = (1..=6).map(|i| (d(i), n((i % 3) as u32))).collect();
     assert!(balance_moves(&even, &nodes(&[0, 1, 2]), 1024, &mut rng).is_empty());
     let per_node: BTreeMap<NodeId, usize> = [(n(0), 5), (n(1), 1)].into_iter().collect();
-    assert_eq!(check_balance_status(&per_node, &nodes(&[0, 1, 2])), 2 + 1, "floor(6/3)=2: node 1 needs 1, node 2 needs 2");
+    assert_eq!(
+        check_balance_status(&per_node, &nodes(&[0, 1, 2])),
+        2 + 1,
+        "floor(6/3)=2: node 1 needs 1, node 2 needs 2"
+    );
     assert_eq!(check_balance_status(&BTreeMap::new(), &nodes(&[])), 0);
 }
 
@@ -56,10 +60,13 @@ fn balance(h: &mut MH) -> Vec<(DispatcherId, Option<NodeId>, NodeId)> {
     let mut ctx = h.env.ctx();
     h.m.run_balance_scheduler(&mut ctx, &h.schema);
     h.env.take();
-    h.m.oc.running().filter_map(|op| match op {
-        Operator::Move(m) => Some((m.id, m.origin, m.dest)),
-        _ => None,
-    }).collect()
+    h.m.oc
+        .running()
+        .filter_map(|op| match op {
+            Operator::Move(m) => Some((m.id, m.origin, m.dest)),
+            _ => None,
+        })
+        .collect()
 }
 
 #[test]
@@ -115,10 +122,13 @@ fn across_nodes(regions: u64) -> MH {
 }
 
 fn split_ops(h: &MH) -> Vec<(DispatcherId, usize)> {
-    h.m.oc.running().filter_map(|op| match op {
-        Operator::Split(s) => Some((s.id, s.split_spans.len())),
-        _ => None,
-    }).collect()
+    h.m.oc
+        .running()
+        .filter_map(|op| match op {
+            Operator::Split(s) => Some((s.id, s.split_spans.len())),
+            _ => None,
+        })
+        .collect()
 }
 
 #[test]

@@ -30,7 +30,17 @@ fn span_id(i: usize) -> DispatcherId {
 /// Contiguous equal spans of table `T`, span i on `spec[i].0` with `spec[i].1` regions.
 fn spans(spec: &[(u32, u64)]) -> Vec<GroupSpan> {
     let pieces = split_span_evenly(&TableSpan::full(T), spec.len() as u64);
-    spec.iter().zip(pieces).enumerate().map(|(i, ((node, regions), span))| GroupSpan { id: span_id(i), span, node: n(*node), regions: *regions, checkpoint_ts: ts_from_ms(NOW_MS) }).collect()
+    spec.iter()
+        .zip(pieces)
+        .enumerate()
+        .map(|(i, ((node, regions), span))| GroupSpan {
+            id: span_id(i),
+            span,
+            node: n(*node),
+            regions: *regions,
+            checkpoint_ts: ts_from_ms(NOW_MS),
+        })
+        .collect()
 }
 
 /// A checker whose spans all have their three traffic samples.
@@ -47,7 +57,19 @@ fn warm_with(spans: &[GroupSpan], traffic: &[f64]) -> SplitGroupChecker {
 fn check_with(c: &mut SplitGroupChecker, spans: &[GroupSpan], batch: usize, seed: u64) -> Vec<SplitCheckResult> {
     let alive = nodes(&[0, 1, 2]);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    c.check(&GroupCheck { table: T, spans, alive: &alive, region_threshold: THR, write_threshold: 0, balance_score_threshold: 20, now_ms: NOW_MS, batch }, &mut rng)
+    c.check(
+        &GroupCheck {
+            table: T,
+            spans,
+            alive: &alive,
+            region_threshold: THR,
+            write_threshold: 0,
+            balance_score_threshold: 20,
+            now_ms: NOW_MS,
+            batch,
+        },
+        &mut rng,
+    )
 }
 
 fn check(c: &mut SplitGroupChecker, spans: &[GroupSpan]) -> Vec<SplitCheckResult> {
@@ -74,7 +96,9 @@ fn merge_whole_first_gathers_the_spans_on_one_hosting_node() {
     let mut targets = BTreeSet::new();
     for seed in 0..20 {
         let r = check_with(&mut warm(&s), &s, 10_000, seed);
-        let [SplitCheckResult::Move { ids: moved, target, step: "merge-whole" }] = &r[..] else { panic!("seed {seed}: {r:?}") };
+        let [SplitCheckResult::Move { ids: moved, target, step: "merge-whole" }] = &r[..] else {
+            panic!("seed {seed}: {r:?}")
+        };
         assert!([n(0), n(1)].contains(target), "node 2 hosts no span: {target:?}");
         let expect: Vec<DispatcherId> = s.iter().filter(|x| x.node != *target).map(|x| x.id).collect();
         assert_eq!(moved, &expect);
@@ -87,7 +111,16 @@ fn merge_whole_first_gathers_the_spans_on_one_hosting_node() {
 fn a_span_over_the_region_threshold_is_split_in_place() {
     let s = spans(&[(0, 21), (2, 10)]);
     // ceil(21 / 10) = 3 pieces, all on the span's node; 10 regions is not over.
-    assert_eq!(check(&mut warm(&s), &s), vec![SplitCheckResult::Split { id: span_id(0), regions: 21, span_num: 3, by_write_bytes: false, targets: vec![n(0); 3] }]);
+    assert_eq!(
+        check(&mut warm(&s), &s),
+        vec![SplitCheckResult::Split {
+            id: span_id(0),
+            regions: 21,
+            span_num: 3,
+            by_write_bytes: false,
+            targets: vec![n(0); 3]
+        }]
+    );
     let s = spans(&[(0, 10), (2, 10)]);
     assert_eq!(check(&mut warm(&s), &s), vec![]);
 }
@@ -146,7 +179,10 @@ fn merge_runs_stay_within_three_quarters_of_the_threshold() {
     let s = spans(&[(0, 1); 20]);
     let mut c = warm(&s);
     c.merge_check_count = MERGE_CHECK_THRESHOLD - 1;
-    let merges: Vec<usize> = check(&mut c, &s).iter().map(|r| if let SplitCheckResult::Merge { ids, .. } = r { ids.len() } else { panic!("{r:?}") }).collect();
+    let merges: Vec<usize> = check(&mut c, &s)
+        .iter()
+        .map(|r| if let SplitCheckResult::Merge { ids, .. } = r { ids.len() } else { panic!("{r:?}") })
+        .collect();
     assert_eq!(merges, vec![6, 6, 6, 2]);
 }
 
@@ -174,7 +210,9 @@ fn a_node_without_spans_of_the_group_receives_one_from_the_most_loaded_node() {
         let mut c = warm(&s);
         c.merge_check_count = MERGE_CHECK_THRESHOLD - 1;
         let r = check_with(&mut c, &s, 10_000, seed);
-        let [SplitCheckResult::Move { ids: moved, target, step: "move-to-empty-node" }] = &r[..] else { panic!("{r:?}") };
+        let [SplitCheckResult::Move { ids: moved, target, step: "move-to-empty-node" }] = &r[..] else {
+            panic!("{r:?}")
+        };
         assert_eq!(*target, n(2));
         assert_eq!(moved.len(), 1);
         assert_eq!(s.iter().find(|x| x.id == moved[0]).unwrap().node, n(1));
@@ -216,7 +254,11 @@ fn spans_move_next_to_an_adjacent_span_without_widening_the_spread() {
     let pos = |id: DispatcherId| s.iter().position(|x| x.id == id).unwrap();
     let beside = movers.iter().any(|id| {
         let i = pos(*id);
-        [i.checked_sub(1), Some(i + 1)].into_iter().flatten().filter(|j| *j < s.len()).any(|j| node[&s[j].id] == node[id])
+        [i.checked_sub(1), Some(i + 1)]
+            .into_iter()
+            .flatten()
+            .filter(|j| *j < s.len())
+            .any(|j| node[&s[j].id] == node[id])
     });
     assert!(beside, "{r:?}");
 }
@@ -263,7 +305,16 @@ fn heartbeats(h: &mut MH, complete: bool) {
     }
     for (node, statuses) in by_node {
         let seq = h.env.now + 1;
-        h.handle(node.0, Message::HeartBeatRequest { cf: cf(), watermark: Watermark { checkpoint_ts: cp, resolved_ts: cp, seq }, statuses, complete_status: complete, err: None });
+        h.handle(
+            node.0,
+            Message::HeartBeatRequest {
+                cf: cf(),
+                watermark: Watermark { checkpoint_ts: cp, resolved_ts: cp, seq },
+                statuses,
+                complete_status: complete,
+                err: None,
+            },
+        );
     }
 }
 
@@ -288,7 +339,10 @@ fn merges(h: &MH) -> Vec<Vec<DispatcherId>> {
 }
 
 fn moves(h: &MH) -> Vec<(DispatcherId, Option<NodeId>, NodeId)> {
-    h.m.oc.running().filter_map(|op| if let Operator::Move(m) = op { Some((m.id, m.origin, m.dest)) } else { None }).collect()
+    h.m.oc
+        .running()
+        .filter_map(|op| if let Operator::Move(m) = op { Some((m.id, m.origin, m.dest)) } else { None })
+        .collect()
 }
 
 #[test]
@@ -310,7 +364,13 @@ fn a_group_is_checked_once_every_span_has_three_complete_status_samples() {
     assert_eq!(merges(&h), vec![ids(0..4)]);
     assert!(traced(&out, "balance split scheduler merge spans"));
     // The merged task covers the table: one span in the default group, Scheduling on node 1.
-    let merged: Vec<_> = h.m.sc.tasks_of_table(T).into_iter().filter(|r| r.group() == GroupId::Default).map(|r| (r.span, r.state, r.node)).collect();
+    let merged: Vec<_> =
+        h.m.sc
+            .tasks_of_table(T)
+            .into_iter()
+            .filter(|r| r.group() == GroupId::Default)
+            .map(|r| (r.span, r.state, r.node))
+            .collect();
     assert_eq!(merged, vec![(TableSpan::full(T), ReplicaState::Scheduling, Some(n(1)))]);
 }
 
@@ -347,7 +407,17 @@ fn a_span_over_the_threshold_is_re_split_with_targets_on_its_node() {
     let mut h = group(44, &[1, 2]);
     samples(&mut h);
     let out = run(&mut h);
-    let splits: Vec<(DispatcherId, usize, Vec<NodeId>)> = h.m.oc.running().filter_map(|op| if let Operator::Split(s) = op { Some((s.id, s.split_spans.len(), s.targets.clone())) } else { None }).collect();
+    let splits: Vec<(DispatcherId, usize, Vec<NodeId>)> =
+        h.m.oc
+            .running()
+            .filter_map(|op| {
+                if let Operator::Split(s) = op {
+                    Some((s.id, s.split_spans.len(), s.targets.clone()))
+                } else {
+                    None
+                }
+            })
+            .collect();
     assert_eq!(splits, vec![(span_id(0), 3, vec![n(1); 3]), (span_id(1), 3, vec![n(2); 3])]);
     assert!(traced(&out, "balance split scheduler split span"));
 }
@@ -430,7 +500,16 @@ fn a_groups_checker_lives_from_its_first_span_to_its_last() {
     let cfg = crate::config::SchedulerConfig::default();
     assert!(!cfg.enable_table_across_nodes);
     let mut sc = crate::maintainer::span_controller::SpanController::new(d(1), n(0), START, cfg);
-    sc.insert(crate::maintainer::span_controller::SpanReplication { id: d(5), span: halves(T).0, schema_id: SCHEMA, node: None, state: ReplicaState::Absent, checkpoint_ts: START, last_state: None, block_state: None });
+    sc.insert(crate::maintainer::span_controller::SpanReplication {
+        id: d(5),
+        span: halves(T).0,
+        schema_id: SCHEMA,
+        node: None,
+        state: ReplicaState::Absent,
+        checkpoint_ts: START,
+        last_state: None,
+        block_state: None,
+    });
     assert!(sc.split_checkers.is_empty());
 }
 

@@ -16,7 +16,10 @@ const TS: Ts = 200;
 
 fn setup_env(env: Env) -> MH {
     let mut h = MH::with_env(env, &[0, 1, 2], TestSchema::with_tables(&[10, 11]));
-    h.bootstrap(vec![(1, NodeReport::spans(vec![bspan(X, TableSpan::full(10), ComponentState::Working, 150)])), (2, NodeReport::spans(vec![bspan(Y, TableSpan::full(11), ComponentState::Working, 150)]))]);
+    h.bootstrap(vec![
+        (1, NodeReport::spans(vec![bspan(X, TableSpan::full(10), ComponentState::Working, 150)])),
+        (2, NodeReport::spans(vec![bspan(Y, TableSpan::full(11), ComponentState::Working, 150)])),
+    ]);
     assert_eq!(h.state(X), Some((ReplicaState::Replicating, Some(n(1)))));
     assert_eq!(h.state(Y), Some((ReplicaState::Replicating, Some(n(2)))));
     h
@@ -49,7 +52,8 @@ fn normal_event_writer_is_the_last_reporter_and_others_get_pass_after_done() {
         let o = report(&mut h, last.0, last.1, block(TS, bt.clone(), Done));
         // `sendPassAction` lists every task of the blocked tables, the writer included (it
         // answers the outdated action DONE).
-        let mut pass = vec![(n(first.0), ActionKind::Pass, TS, vec![first.1]), (n(last.0), ActionKind::Pass, TS, vec![last.1])];
+        let mut pass =
+            vec![(n(first.0), ActionKind::Pass, TS, vec![first.1]), (n(last.0), ActionKind::Pass, TS, vec![last.1])];
         pass.sort_by_key(|a| a.0);
         let sorted = |mut v: Vec<(NodeId, ActionKind, Ts, Vec<DispatcherId>)>| {
             v.sort_by_key(|a| a.0);
@@ -90,7 +94,8 @@ fn db_event_is_written_by_the_ddl_span_and_passed_to_every_node_of_the_schema() 
     let o = report(&mut h, 0, ddl, block(TS, bt, Done));
     // `InfluenceType_DB` with the schema ID to the nodes of the schema's tasks and the
     // writer's; each manager applies it to its dispatchers of the schema.
-    let mut a: Vec<(NodeId, ActionKind, InfluencedDispatchers)> = hb_statuses(&o).into_iter().filter_map(|(to, s)| s.action.map(|x| (to, x.action, s.influenced))).collect();
+    let mut a: Vec<(NodeId, ActionKind, InfluencedDispatchers)> =
+        hb_statuses(&o).into_iter().filter_map(|(to, s)| s.action.map(|x| (to, x.action, s.influenced))).collect();
     a.sort_by_key(|x| x.0);
     assert_eq!(a, [0, 1, 2].map(|i| (n(i), ActionKind::Pass, InfluencedDispatchers::Db(SCHEMA))).to_vec());
 }
@@ -133,7 +138,11 @@ fn bug_accept_nonowner_block_status_counts_it() {
     let o = report(&mut h, 2, X, block(TS, bt.clone(), Waiting));
     assert_eq!(acks(&o), vec![(n(2), TS, vec![X])]);
     let o = report(&mut h, 2, Y, block(TS, bt, Waiting));
-    assert_eq!(actions(&o), vec![(n(2), ActionKind::Write, TS, vec![Y])], "selected with a status X's owner never sent");
+    assert_eq!(
+        actions(&o),
+        vec![(n(2), ActionKind::Write, TS, vec![Y])],
+        "selected with a status X's owner never sent"
+    );
 }
 
 #[test]
@@ -159,7 +168,11 @@ fn non_blocking_create_adds_the_table_and_acks() {
     let t = h.table_tasks(13);
     assert_eq!(t.len(), 1);
     let r = h.m.sc.get(&t[0]).unwrap();
-    assert_eq!((r.state, r.checkpoint_ts, r.span), (ReplicaState::Absent, 180, TableSpan::full(13)), "starts at the DDL's commit ts");
+    assert_eq!(
+        (r.state, r.checkpoint_ts, r.span),
+        (ReplicaState::Absent, 180, TableSpan::full(13)),
+        "starts at the DDL's commit ts"
+    );
     // A resend of the same report is idempotent.
     let o = report(&mut h, 0, ddl, b);
     assert_eq!(acks(&o).len(), 1);
@@ -187,7 +200,10 @@ fn drop_removes_tasks_only_after_the_writer_is_done() {
     assert!(h.table_tasks(10).is_empty());
     assert!(matches!(h.op(X), Some(Operator::Remove(r)) if r.node == n(1) && r.post == RemovePostFinish::None));
     let reqs = schedule_reqs(&h.execute());
-    assert_eq!(reqs.iter().map(|(to, r)| (*to, r.action, r.config.dispatcher_id, r.maintainer_epoch)).collect::<Vec<_>>(), vec![(n(1), ScheduleAction::Remove, X, EPOCH)]);
+    assert_eq!(
+        reqs.iter().map(|(to, r)| (*to, r.action, r.config.dispatcher_id, r.maintainer_epoch)).collect::<Vec<_>>(),
+        vec![(n(1), ScheduleAction::Remove, X, EPOCH)]
+    );
     h.handle(1, heartbeat(TS, 2, vec![st(X, ComponentState::Stopped, TS - 1)]));
     h.execute();
     assert!(h.op(X).is_none());
@@ -226,10 +242,21 @@ fn an_ignored_waiting_status_is_resent_and_one_inside_the_window_at_the_next_tic
     use crate::upstream::UpstreamEvent;
     let (mut dm, mut env) = owned(1, None, Env::new(1));
     dm_handle(&mut dm, &mut env, 0, sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
-    let waiting = |o: &Out| o.msgs.iter().filter(|e| matches!(&e.msg, Message::BlockStatusRequest { statuses, .. } if statuses.iter().any(|s| s.id == X && s.state.stage == Waiting))).count();
+    let waiting = |o: &Out| {
+        o.msgs.iter().filter(|e| matches!(&e.msg, Message::BlockStatusRequest { statuses, .. } if statuses.iter().any(|s| s.id == X && s.state.stage == Waiting))).count()
+    };
     let o = dm_feed(&mut dm, &mut env, X, vec![UpstreamEvent::Ddl(ddl_event(TS, normal(&[10, 11])))], TS + 1);
     assert_eq!(waiting(&o), 1);
-    let ignored = || Message::HeartBeatResponse { cf: cf(), statuses: vec![DispatcherStatus { influenced: InfluencedDispatchers::Normal(vec![X]), action: None, ack: None, ignored_block_status: Some(AckEvent { commit_ts: TS, is_sync_point: false }) }], maintainer_epoch: EPOCH };
+    let ignored = || Message::HeartBeatResponse {
+        cf: cf(),
+        statuses: vec![DispatcherStatus {
+            influenced: InfluencedDispatchers::Normal(vec![X]),
+            action: None,
+            ack: None,
+            ignored_block_status: Some(AckEvent { commit_ts: TS, is_sync_point: false }),
+        }],
+        maintainer_epoch: EPOCH,
+    };
     env.now = 1_000;
     assert_eq!(waiting(&dm_handle(&mut dm, &mut env, 0, ignored()).1), 1, "resent at once");
     env.now = 1_010;
@@ -248,7 +275,16 @@ fn an_ignored_waiting_status_is_resent_and_one_inside_the_window_at_the_next_tic
     dm_handle(&mut dm, &mut env, 0, ignored());
     env.now += 5;
     dm_handle(&mut dm, &mut env, 0, ignored());
-    let ack = Message::HeartBeatResponse { cf: cf(), statuses: vec![DispatcherStatus { influenced: InfluencedDispatchers::Normal(vec![X]), action: None, ack: Some(AckEvent { commit_ts: TS, is_sync_point: false }), ignored_block_status: None }], maintainer_epoch: EPOCH };
+    let ack = Message::HeartBeatResponse {
+        cf: cf(),
+        statuses: vec![DispatcherStatus {
+            influenced: InfluencedDispatchers::Normal(vec![X]),
+            action: None,
+            ack: Some(AckEvent { commit_ts: TS, is_sync_point: false }),
+            ignored_block_status: None,
+        }],
+        maintainer_epoch: EPOCH,
+    };
     dm_handle(&mut dm, &mut env, 0, ack);
     env.now += 200;
     dm.heartbeat(&mut env.ctx(), false);

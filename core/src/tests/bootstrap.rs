@@ -49,7 +49,10 @@ fn restored_create_for_table_in_snapshot_becomes_add_operator_to_reporter() {
     let reqs = schedule_reqs(&o);
     assert_eq!(reqs.len(), 1);
     let (to, req) = &reqs[0];
-    assert_eq!((*to, req.action, req.config.dispatcher_id, req.maintainer_epoch), (n(1), ScheduleAction::Create, X, EPOCH));
+    assert_eq!(
+        (*to, req.action, req.config.dispatcher_id, req.maintainer_epoch),
+        (n(1), ScheduleAction::Create, X, EPOCH)
+    );
     assert_eq!(req.config.start_ts, START, "the restored start 90 is clamped to the committed checkpoint");
     h.handle(1, heartbeat(START, 1, vec![st(X, Working, START)]));
     h.execute();
@@ -71,7 +74,11 @@ fn stale_create_for_dropped_table_is_skipped() {
 #[test]
 fn create_for_already_reported_dispatcher_is_not_restored() {
     let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]));
-    let r = NodeReport { spans: vec![bspan(X, full(10), Working, 120)], operators: vec![create_req(X, full(10), 90, OperatorType::Add, EPOCH)], merges: vec![] };
+    let r = NodeReport {
+        spans: vec![bspan(X, full(10), Working, 120)],
+        operators: vec![create_req(X, full(10), 90, OperatorType::Add, EPOCH)],
+        merges: vec![],
+    };
     let out = h.bootstrap(vec![(1, r)]);
     assert!(!traced(&out, "restore create operator"));
     assert!(h.op(X).is_none());
@@ -106,13 +113,24 @@ fn heartbeats_are_ignored_until_bootstrapped_but_not_until_post_bootstrap_is_don
 fn remove_restore_for_move_and_split_marks_span_absent() {
     for op_type in [OperatorType::Move, OperatorType::Split] {
         let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]));
-        let r = NodeReport { spans: vec![bspan(X, full(10), Working, 120)], operators: vec![remove_req(X, full(10), op_type, EPOCH)], merges: vec![] };
+        let r = NodeReport {
+            spans: vec![bspan(X, full(10), Working, 120)],
+            operators: vec![remove_req(X, full(10), op_type, EPOCH)],
+            merges: vec![],
+        };
         let out = h.bootstrap(vec![(1, r)]);
         assert!(traced(&out, "restore remove operator"));
-        assert!(matches!(h.op(X), Some(Operator::Remove(o)) if o.post == RemovePostFinish::MarkAbsent && o.node == n(1) && o.op_type == op_type), "{:?}", op_type);
+        assert!(
+            matches!(h.op(X), Some(Operator::Remove(o)) if o.post == RemovePostFinish::MarkAbsent && o.node == n(1) && o.op_type == op_type),
+            "{:?}",
+            op_type
+        );
         assert_eq!(h.state(X), Some((Replicating, Some(n(1)))));
         let reqs = schedule_reqs(&h.execute());
-        assert_eq!(reqs.iter().map(|(to, r)| (*to, r.action, r.operator_type, r.config.dispatcher_id)).collect::<Vec<_>>(), vec![(n(1), ScheduleAction::Remove, op_type, X)]);
+        assert_eq!(
+            reqs.iter().map(|(to, r)| (*to, r.action, r.operator_type, r.config.dispatcher_id)).collect::<Vec<_>>(),
+            vec![(n(1), ScheduleAction::Remove, op_type, X)]
+        );
         stopped(&mut h, 1, X);
         assert!(h.op(X).is_none());
         assert_eq!(h.state(X), Some((Absent, None)), "the basic scheduler re-adds it with fresh placement");
@@ -124,10 +142,17 @@ fn remove_restore_for_move_and_split_marks_span_absent() {
 fn plain_remove_restore_removes_the_task_after_stop() {
     // An orphan duplicate X on node 1 that the old maintainer was removing; Z covers the table.
     let mut h = MH::new(&[0, 1, 2], TestSchema::with_tables(&[10]));
-    let r1 = NodeReport { spans: vec![bspan(X, full(10), Working, 120)], operators: vec![remove_req(X, full(10), OperatorType::Remove, EPOCH)], merges: vec![] };
+    let r1 = NodeReport {
+        spans: vec![bspan(X, full(10), Working, 120)],
+        operators: vec![remove_req(X, full(10), OperatorType::Remove, EPOCH)],
+        merges: vec![],
+    };
     let r2 = NodeReport::spans(vec![bspan(Z, full(10), Working, 130)]);
     h.bootstrap(vec![(1, r1), (2, r2)]);
-    assert!(matches!(h.op(X), Some(Operator::Remove(o)) if matches!(o.post, RemovePostFinish::RemoveTaskAndRepair { .. })), "a restored O_Remove of an existing table repairs coverage when done");
+    assert!(
+        matches!(h.op(X), Some(Operator::Remove(o)) if matches!(o.post, RemovePostFinish::RemoveTaskAndRepair { .. })),
+        "a restored O_Remove of an existing table repairs coverage when done"
+    );
     assert!(h.op(Z).is_none());
     // A Stopped from another node does not finish it.
     h.handle(2, heartbeat(START, 1, vec![st(X, Stopped, START)]));
@@ -142,14 +167,21 @@ fn plain_remove_restore_removes_the_task_after_stop() {
 #[test]
 fn remove_of_a_dropped_table_drops_the_task_and_still_removes_the_dispatcher() {
     let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]).dropped_at(11, 50));
-    let r = NodeReport { spans: vec![bspan(Y, full(11), Working, 45)], operators: vec![remove_req(Y, full(11), OperatorType::Remove, EPOCH)], merges: vec![] };
+    let r = NodeReport {
+        spans: vec![bspan(Y, full(11), Working, 45)],
+        operators: vec![remove_req(Y, full(11), OperatorType::Remove, EPOCH)],
+        merges: vec![],
+    };
     let out = h.bootstrap(vec![(1, r)]);
     assert!(h.state(Y).is_none(), "the task of a dropped table is removed immediately");
     assert!(h.table_tasks(11).is_empty());
     assert!(!traced(&out, "add restored operator failed"), "{:?}", out.trace);
     // The operator drives the runtime cleanup: the dispatcher on node 1 is removed.
     let reqs = schedule_reqs(&h.execute());
-    assert_eq!(reqs.iter().map(|(to, r)| (*to, r.action, r.config.dispatcher_id)).collect::<Vec<_>>(), vec![(n(1), ScheduleAction::Remove, Y)]);
+    assert_eq!(
+        reqs.iter().map(|(to, r)| (*to, r.action, r.config.dispatcher_id)).collect::<Vec<_>>(),
+        vec![(n(1), ScheduleAction::Remove, Y)]
+    );
     stopped(&mut h, 1, Y);
     assert!(h.op(Y).is_none());
     assert!(h.table_tasks(11).is_empty(), "no task comes back");
@@ -165,7 +197,14 @@ fn merge_report(spans: Vec<BootstrapTableSpan>) -> NodeReport {
 fn merge_restore_with_preparing_target_and_waiting_sources() {
     let (ha, hb) = halves(10);
     let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]));
-    let out = h.bootstrap(vec![(1, merge_report(vec![bspan(A, ha, WaitingMerge, 120), bspan(B, hb, WaitingMerge, 110), bspan(M, full(10), Preparing, 0)]))]);
+    let out = h.bootstrap(vec![(
+        1,
+        merge_report(vec![
+            bspan(A, ha, WaitingMerge, 120),
+            bspan(B, hb, WaitingMerge, 110),
+            bspan(M, full(10), Preparing, 0),
+        ]),
+    )]);
     assert!(traced(&out, "restore merge operator"), "{:?}", out.trace);
     assert!(matches!(h.op(M), Some(Operator::Merge(m)) if m.restored && m.sources == vec![A, B] && m.origin == n(1)));
     assert!(matches!(h.op(A), Some(Operator::Occupy(_))));
@@ -175,7 +214,14 @@ fn merge_restore_with_preparing_target_and_waiting_sources() {
     assert_eq!(h.state(M), Some((Scheduling, Some(n(1)))));
     // The restored merge resends the request with the new epoch.
     let o = h.execute();
-    let merges: Vec<(NodeId, MergeDispatcherRequest)> = o.msgs.iter().filter_map(|e| match &e.msg { Message::MergeDispatcherRequest { req, .. } => Some((e.to, req.clone())), _ => None }).collect();
+    let merges: Vec<(NodeId, MergeDispatcherRequest)> = o
+        .msgs
+        .iter()
+        .filter_map(|e| match &e.msg {
+            Message::MergeDispatcherRequest { req, .. } => Some((e.to, req.clone())),
+            _ => None,
+        })
+        .collect();
     assert_eq!(merges, vec![(n(1), merge_req(&[A, B], M, EPOCH))]);
     h.handle(1, heartbeat(START, 2, vec![st(M, Working, 130)]));
     h.execute();
@@ -190,7 +236,14 @@ fn merge_restore_with_preparing_target_and_waiting_sources() {
 fn merge_restore_with_working_target_removes_source_tasks() {
     let (ha, hb) = halves(10);
     let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]));
-    let out = h.bootstrap(vec![(1, merge_report(vec![bspan(A, ha, WaitingMerge, 120), bspan(B, hb, WaitingMerge, 110), bspan(M, full(10), Working, 130)]))]);
+    let out = h.bootstrap(vec![(
+        1,
+        merge_report(vec![
+            bspan(A, ha, WaitingMerge, 120),
+            bspan(B, hb, WaitingMerge, 110),
+            bspan(M, full(10), Working, 130),
+        ]),
+    )]);
     assert!(traced(&out, "merge already finished before bootstrap"));
     assert!(h.state(A).is_none() && h.state(B).is_none());
     assert_eq!(h.state(M), Some((Replicating, Some(n(1)))));
@@ -220,10 +273,13 @@ fn merge_restore_with_missing_source_and_preparing_target_cleans_up_target() {
     assert!(h.op(B).is_none());
     assert_eq!(h.state(B), Some((Replicating, Some(n(1)))));
     // The missing source's range is covered by a fresh absent span.
-    let filler: Vec<_> = h.m.sc.tasks_of_table(10).into_iter().filter(|r| r.id != B && r.id != M).map(|r| (r.span, r.state)).collect();
+    let filler: Vec<_> =
+        h.m.sc.tasks_of_table(10).into_iter().filter(|r| r.id != B && r.id != M).map(|r| (r.span, r.state)).collect();
     assert_eq!(filler, vec![(ha, Absent)]);
     let reqs = schedule_reqs(&h.execute());
-    assert!(reqs.iter().any(|(to, r)| *to == n(1) && r.action == ScheduleAction::Remove && r.config.dispatcher_id == M));
+    assert!(reqs
+        .iter()
+        .any(|(to, r)| *to == n(1) && r.action == ScheduleAction::Remove && r.config.dispatcher_id == M));
     stopped(&mut h, 1, M);
     assert!(h.state(M).is_none());
     h.assert_partition(10);
@@ -233,7 +289,8 @@ fn merge_restore_with_missing_source_and_preparing_target_cleans_up_target() {
 fn merge_journal_conflicting_with_restored_remove_is_reconciled() {
     let (ha, hb) = halves(10);
     let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]));
-    let mut r = merge_report(vec![bspan(A, ha, Working, 120), bspan(B, hb, Working, 110), bspan(M, full(10), Preparing, 0)]);
+    let mut r =
+        merge_report(vec![bspan(A, ha, Working, 120), bspan(B, hb, Working, 110), bspan(M, full(10), Preparing, 0)]);
     r.operators = vec![remove_req(A, ha, OperatorType::Move, EPOCH)];
     let out = h.bootstrap(vec![(1, r)]);
     assert!(traced(&out, "merge journal conflicts with a restored operator"));
@@ -280,7 +337,13 @@ fn adopted_partial_span_gets_its_holes_filled_from_the_create_ts() {
     let (ha, hb) = halves(12);
     let mut h = MH::new(&[0, 1], schema_with_late_table());
     h.bootstrap(vec![(1, NodeReport::spans(vec![bspan(X, ha, Working, 160)]))]);
-    let others: Vec<_> = h.m.sc.tasks_of_table(12).into_iter().filter(|r| r.id != X).map(|r| (r.span, r.state, r.checkpoint_ts)).collect();
+    let others: Vec<_> =
+        h.m.sc
+            .tasks_of_table(12)
+            .into_iter()
+            .filter(|r| r.id != X)
+            .map(|r| (r.span, r.state, r.checkpoint_ts))
+            .collect();
     assert_eq!(others, vec![(hb, Absent, 150)]);
     h.assert_partition(12);
 }
@@ -290,7 +353,11 @@ fn restored_remove_of_the_only_span_of_a_table_created_after_start_ts_leaves_not
     // The table's only reported span is owned by its restored Remove (taken out of the
     // working map): the table has an adding DDL in the history but no span left to adopt.
     let mut h = MH::new(&[0, 1], schema_with_late_table());
-    let r = NodeReport { spans: vec![bspan(X, full(12), Working, 160)], operators: vec![remove_req(X, full(12), OperatorType::Remove, EPOCH)], merges: vec![] };
+    let r = NodeReport {
+        spans: vec![bspan(X, full(12), Working, 160)],
+        operators: vec![remove_req(X, full(12), OperatorType::Remove, EPOCH)],
+        merges: vec![],
+    };
     let out = h.bootstrap(vec![(1, r)]);
     assert_eq!(h.m.state, MaintainerState::Working);
     assert!(!traced(&out, "adopt working dispatcher of table created after start ts"));
@@ -340,11 +407,31 @@ fn bootstrap_without_trigger_start_ts_fails() {
 fn error_or_stale_response_does_not_complete_bootstrap() {
     let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]));
     h.respond(0, NodeReport::default());
-    let stale = Message::MaintainerBootstrapResponse { cf: cf(), spans: vec![], checkpoint_ts: 0, operators: vec![], merge_operators: vec![], err: None, maintainer_epoch: EPOCH - 1 };
+    let stale = Message::MaintainerBootstrapResponse {
+        cf: cf(),
+        spans: vec![],
+        checkpoint_ts: 0,
+        operators: vec![],
+        merge_operators: vec![],
+        err: None,
+        maintainer_epoch: EPOCH - 1,
+    };
     h.handle(1, stale);
     assert_eq!(h.m.state, MaintainerState::Bootstrapping, "a response of another epoch does not count");
-    let err = RunningError { node: n(1), code: ErrorCode::InitTableTriggerDispatcherFailed, message: "mismatch".into() };
-    h.handle(1, Message::MaintainerBootstrapResponse { cf: cf(), spans: vec![], checkpoint_ts: 0, operators: vec![], merge_operators: vec![], err: Some(err.clone()), maintainer_epoch: EPOCH });
+    let err =
+        RunningError { node: n(1), code: ErrorCode::InitTableTriggerDispatcherFailed, message: "mismatch".into() };
+    h.handle(
+        1,
+        Message::MaintainerBootstrapResponse {
+            cf: cf(),
+            spans: vec![],
+            checkpoint_ts: 0,
+            operators: vec![],
+            merge_operators: vec![],
+            err: Some(err.clone()),
+            maintainer_epoch: EPOCH,
+        },
+    );
     assert_eq!(h.m.state, MaintainerState::Bootstrapping);
     assert_eq!(h.m.errors, vec![err]);
 }
@@ -355,9 +442,14 @@ fn error_or_stale_response_does_not_complete_bootstrap() {
 #[test]
 fn fix_restored_remove_blocks_checkpoint_only_when_switched_on() {
     for fix in [false, true] {
-        let env = if fix { Env::new(0).with_fix(crate::bugs::Fix::RestoredRemoveBlocksCheckpoint) } else { Env::new(0) };
+        let env =
+            if fix { Env::new(0).with_fix(crate::bugs::Fix::RestoredRemoveBlocksCheckpoint) } else { Env::new(0) };
         let mut h = MH::with_env(env, &[0, 1], TestSchema::with_tables(&[10]));
-        let r = NodeReport { spans: vec![bspan(X, full(10), Working, 120)], operators: vec![remove_req(X, full(10), OperatorType::Move, EPOCH)], merges: vec![] };
+        let r = NodeReport {
+            spans: vec![bspan(X, full(10), Working, 120)],
+            operators: vec![remove_req(X, full(10), OperatorType::Move, EPOCH)],
+            merges: vec![],
+        };
         h.bootstrap(vec![(1, r)]);
         match h.op(X) {
             Some(op @ Operator::Remove(_)) => assert_eq!(op.block_ts_forward(), fix),
@@ -420,14 +512,32 @@ fn a_late_capture_s_bootstrap_error_is_reported_and_the_bootstrap_resent() {
     assert!(h.m.initialized());
     h.node_change(&[0, 1]);
     assert!(h.m.late_bootstrap.contains(&n(1)));
-    let err = RunningError { node: n(1), code: ErrorCode::InitTableTriggerDispatcherFailed, message: "table trigger event dispatcher present during nil trigger bootstrap".into() };
-    let out = h.handle(1, Message::MaintainerBootstrapResponse { cf: cf(), spans: vec![], checkpoint_ts: 0, operators: vec![], merge_operators: vec![], err: Some(err), maintainer_epoch: h.m.epoch });
+    let err = RunningError {
+        node: n(1),
+        code: ErrorCode::InitTableTriggerDispatcherFailed,
+        message: "table trigger event dispatcher present during nil trigger bootstrap".into(),
+    };
+    let out = h.handle(
+        1,
+        Message::MaintainerBootstrapResponse {
+            cf: cf(),
+            spans: vec![],
+            checkpoint_ts: 0,
+            operators: vec![],
+            merge_operators: vec![],
+            err: Some(err),
+            maintainer_epoch: h.m.epoch,
+        },
+    );
     assert!(traced(&out, "bootstrap response error"));
     assert_eq!(h.m.errors.len(), 1);
     assert!(h.m.late_bootstrap.contains(&n(1)), "still waiting for a good answer");
     h.env.now += 1_000;
     let out = h.tick();
-    assert!(out.msgs.iter().any(|e| e.to == n(1) && matches!(e.msg, Message::MaintainerBootstrapRequest { .. })), "resent");
+    assert!(
+        out.msgs.iter().any(|e| e.to == n(1) && matches!(e.msg, Message::MaintainerBootstrapRequest { .. })),
+        "resent"
+    );
 }
 
 /// `onHeartbeatRequest` returns before `onError` until the maintainer is initialized: an
@@ -438,7 +548,9 @@ fn a_heartbeat_error_before_the_bootstrap_is_not_reported() {
     h.respond(0, NodeReport::default());
     let err = RunningError { node: n(1), code: ErrorCode::DispatcherManagerWritePathClosed, message: "closed".into() };
     let hb = match heartbeat(START, 1, vec![]) {
-        Message::HeartBeatRequest { cf, watermark, statuses, complete_status, .. } => Message::HeartBeatRequest { cf, watermark, statuses, err: Some(err), complete_status },
+        Message::HeartBeatRequest { cf, watermark, statuses, complete_status, .. } => {
+            Message::HeartBeatRequest { cf, watermark, statuses, err: Some(err), complete_status }
+        }
         _ => unreachable!(),
     };
     h.handle(1, hb);

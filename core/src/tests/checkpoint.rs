@@ -12,7 +12,10 @@ const Y: DispatcherId = DispatcherId(1001); // table 11 on node 2
 
 fn setup_with(r1: NodeReport) -> MH {
     let mut h = MH::new(&[0, 1, 2], TestSchema::with_tables(&[10, 11]));
-    h.bootstrap(vec![(1, r1), (2, NodeReport::spans(vec![bspan(Y, TableSpan::full(11), ComponentState::Working, 150)]))]);
+    h.bootstrap(vec![
+        (1, r1),
+        (2, NodeReport::spans(vec![bspan(Y, TableSpan::full(11), ComponentState::Working, 150)])),
+    ]);
     h
 }
 fn setup() -> MH {
@@ -69,7 +72,11 @@ fn absent_and_scheduling_spans_cap_the_checkpoint() {
 
 #[test]
 fn restored_remove_on_a_replicating_task_does_not_cap() {
-    let r1 = NodeReport { spans: vec![bspan(X, TableSpan::full(10), ComponentState::Working, 120)], operators: vec![remove_req(X, TableSpan::full(10), OperatorType::Move, EPOCH)], merges: vec![] };
+    let r1 = NodeReport {
+        spans: vec![bspan(X, TableSpan::full(10), ComponentState::Working, 120)],
+        operators: vec![remove_req(X, TableSpan::full(10), OperatorType::Move, EPOCH)],
+        merges: vec![],
+    };
     let mut h = setup_with(r1);
     assert!(matches!(h.op(X), Some(Operator::Remove(_))));
     assert_eq!(h.m.sc.get(&X).unwrap().checkpoint_ts, 120);
@@ -152,7 +159,11 @@ fn a_rejoining_capture_is_not_shadowed_by_its_previous_incarnations_watermark() 
     wm(&mut h, 0, 500, 6);
     wm(&mut h, 2, 500, 6);
     wm(&mut h, 1, 450, 1);
-    assert_eq!(h.m.node_watermarks[&n(1)].checkpoint_ts, 450, "the old incarnation's seq 9 does not shadow the new capture");
+    assert_eq!(
+        h.m.node_watermarks[&n(1)].checkpoint_ts,
+        450,
+        "the old incarnation's seq 9 does not shadow the new capture"
+    );
     assert_eq!(h.m.calc_checkpoint(), Some(450));
 }
 
@@ -192,7 +203,16 @@ fn no_checkpoint_while_removing() {
 }
 
 fn task(sc: &mut SpanController, id: u64, span: TableSpan, cp: Ts) {
-    sc.insert(SpanReplication { id: d(id), span, schema_id: SCHEMA, node: Some(n(1)), state: ReplicaState::Replicating, checkpoint_ts: cp, last_state: None, block_state: None });
+    sc.insert(SpanReplication {
+        id: d(id),
+        span,
+        schema_id: SCHEMA,
+        node: Some(n(1)),
+        state: ReplicaState::Replicating,
+        checkpoint_ts: cp,
+        last_state: None,
+        block_state: None,
+    });
 }
 
 #[test]
@@ -207,14 +227,39 @@ fn operator_constraint_counts_add_move_split_but_not_remove_or_merge() {
     task(&mut sc, 32, TableSpan::full(32), 120); // Split
     let alive = nodes(&[0, 1, 2]);
     let mut oc = OperatorController::new();
-    oc.add_operator(Operator::Remove(RemoveDispatcherOperator::new(d(10), TableSpan::full(10), n(1), OperatorType::Remove, RemovePostFinish::None)), &mut sc, &alive, 0).unwrap();
+    oc.add_operator(
+        Operator::Remove(RemoveDispatcherOperator::new(
+            d(10),
+            TableSpan::full(10),
+            n(1),
+            OperatorType::Remove,
+            RemovePostFinish::None,
+        )),
+        &mut sc,
+        &alive,
+        0,
+    )
+    .unwrap();
     oc.add_merge_operator(vec![d(20), d(21)], d(29), &mut sc, &alive, 0).unwrap();
     assert_eq!(oc.min_checkpoint_ts(&sc), None, "remove, merge and occupy do not hold the checkpoint");
-    oc.add_operator(Operator::Add(AddDispatcherOperator::new(d(30), n(2), OperatorType::Add)), &mut sc, &alive, 0).unwrap();
+    oc.add_operator(Operator::Add(AddDispatcherOperator::new(d(30), n(2), OperatorType::Add)), &mut sc, &alive, 0)
+        .unwrap();
     assert_eq!(oc.min_checkpoint_ts(&sc), Some(140));
     oc.add_operator(Operator::Move(MoveDispatcherOperator::new(d(31), Some(n(1)), n(2))), &mut sc, &alive, 0).unwrap();
     assert_eq!(oc.min_checkpoint_ts(&sc), Some(130));
-    oc.add_operator(Operator::Split(SplitDispatcherOperator::new(d(32), TableSpan::full(32), n(1), split_span_evenly(&TableSpan::full(32), 2), vec![])), &mut sc, &alive, 0).unwrap();
+    oc.add_operator(
+        Operator::Split(SplitDispatcherOperator::new(
+            d(32),
+            TableSpan::full(32),
+            n(1),
+            split_span_evenly(&TableSpan::full(32), 2),
+            vec![],
+        )),
+        &mut sc,
+        &alive,
+        0,
+    )
+    .unwrap();
     assert_eq!(oc.min_checkpoint_ts(&sc), Some(120));
     // The merge is covered by the non-replicating tracker instead (sources and target Scheduling).
     assert_eq!(sc.min_non_replicating_checkpoint(), Some(60));

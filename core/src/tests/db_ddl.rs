@@ -49,13 +49,25 @@ fn drop_db(schema: SchemaId, stage: BlockStage) -> BlockState {
 
 /// Actions with their influence.
 fn actions_any(out: &Out) -> Vec<(NodeId, ActionKind, Ts, InfluencedDispatchers)> {
-    let mut v: Vec<_> = hb_statuses(out).into_iter().filter_map(|(to, s)| s.action.map(|a| (to, a.action, a.commit_ts, s.influenced))).collect();
+    let mut v: Vec<_> = hb_statuses(out)
+        .into_iter()
+        .filter_map(|(to, s)| s.action.map(|a| (to, a.action, a.commit_ts, s.influenced)))
+        .collect();
     v.sort_by_key(|a| a.0);
     v
 }
 
 fn block_reports(out: &Out) -> Vec<(DispatcherId, BlockState)> {
-    out.msgs.iter().filter_map(|e| match &e.msg { Message::BlockStatusRequest { statuses, .. } => Some(statuses.iter().map(|s| (s.id, s.state.clone())).collect::<Vec<_>>()), _ => None }).flatten().collect()
+    out.msgs
+        .iter()
+        .filter_map(|e| match &e.msg {
+            Message::BlockStatusRequest { statuses, .. } => {
+                Some(statuses.iter().map(|s| (s.id, s.state.clone())).collect::<Vec<_>>())
+            }
+            _ => None,
+        })
+        .flatten()
+        .collect()
 }
 
 // ---------------------------------------------------------------- maintainer
@@ -68,7 +80,11 @@ fn drop_database_removes_the_schemas_tasks_after_the_write_and_sends_no_pass() {
     let o = report(&mut h, 0, ddl, drop_db(SCHEMA, Waiting));
     assert!(actions_any(&o).is_empty(), "Y has not reported");
     let o = report(&mut h, 2, Y, drop_db(SCHEMA, Waiting));
-    assert_eq!(actions_any(&o), vec![(n(0), ActionKind::Write, TS, InfluencedDispatchers::Normal(vec![ddl]))], "the trigger writes a DB event");
+    assert_eq!(
+        actions_any(&o),
+        vec![(n(0), ActionKind::Write, TS, InfluencedDispatchers::Normal(vec![ddl]))],
+        "the trigger writes a DB event"
+    );
     assert_eq!(h.table_tasks(10), vec![X], "nothing removed before the write");
     assert!(h.m.barrier.pending_events.contains(&(TS, false)), "a DROP DATABASE needs scheduling");
     let o = report(&mut h, 0, ddl, drop_db(SCHEMA, Done));
@@ -79,7 +95,8 @@ fn drop_database_removes_the_schemas_tasks_after_the_write_and_sends_no_pass() {
     assert_eq!(h.table_tasks(12), vec![Z], "another schema's table stays");
     assert!(matches!(h.op(X), Some(Operator::Remove(r)) if r.node == n(1) && r.post == RemovePostFinish::None));
     assert!(matches!(h.op(Y), Some(Operator::Remove(r)) if r.node == n(2)));
-    let mut reqs: Vec<_> = schedule_reqs(&h.execute()).into_iter().map(|(to, r)| (to, r.action, r.config.dispatcher_id)).collect();
+    let mut reqs: Vec<_> =
+        schedule_reqs(&h.execute()).into_iter().map(|(to, r)| (to, r.action, r.config.dispatcher_id)).collect();
     reqs.sort();
     assert_eq!(reqs, vec![(n(1), ScheduleAction::Remove, X), (n(2), ScheduleAction::Remove, Y)]);
     // Later resends do not bring the event back.
@@ -125,7 +142,11 @@ fn the_trigger_past_a_db_event_does_not_count_as_past_it_but_a_task_of_the_schem
     h.env.now = 2_000;
     let o = h.tick();
     assert!(h.m.barrier.events[&(TS, false)].writer_advanced);
-    assert!(actions_any(&o).iter().all(|a| a.1 == ActionKind::Pass && a.3 == InfluencedDispatchers::Db(SCHEMA)), "{:?}", actions_any(&o));
+    assert!(
+        actions_any(&o).iter().all(|a| a.1 == ActionKind::Pass && a.3 == InfluencedDispatchers::Db(SCHEMA)),
+        "{:?}",
+        actions_any(&o)
+    );
     assert!(!actions_any(&o).is_empty());
 }
 
@@ -176,11 +197,33 @@ fn a_drop_database_of_an_empty_schema_is_written_by_the_trigger_alone() {
 // ---------------------------------------------------------------- dispatcher side
 
 fn drop_database_ddl(schema: SchemaId, ts: Ts) -> DdlEvent {
-    DdlEvent { commit_ts: ts, kind: DdlKind::DropDatabase, schema_id: schema, schema_name: format!("db{}", schema), table_id: 0, table_name: String::new(), query: format!("DROP DATABASE db{}", schema), blocked_tables: db(schema), need_dropped_tables: Some(db(schema)), need_added_tables: vec![] }
+    DdlEvent {
+        commit_ts: ts,
+        kind: DdlKind::DropDatabase,
+        schema_id: schema,
+        schema_name: format!("db{}", schema),
+        table_id: 0,
+        table_name: String::new(),
+        query: format!("DROP DATABASE db{}", schema),
+        blocked_tables: db(schema),
+        need_dropped_tables: Some(db(schema)),
+        need_added_tables: vec![],
+    }
 }
 
 fn create_database_ddl(schema: SchemaId, ts: Ts) -> DdlEvent {
-    DdlEvent { commit_ts: ts, kind: DdlKind::CreateDatabase, schema_id: schema, schema_name: format!("db{}", schema), table_id: 0, table_name: String::new(), query: format!("CREATE DATABASE db{}", schema), blocked_tables: normal(&[DDL_SPAN_TABLE_ID]), need_dropped_tables: None, need_added_tables: vec![] }
+    DdlEvent {
+        commit_ts: ts,
+        kind: DdlKind::CreateDatabase,
+        schema_id: schema,
+        schema_name: format!("db{}", schema),
+        table_id: 0,
+        table_name: String::new(),
+        query: format!("CREATE DATABASE db{}", schema),
+        blocked_tables: normal(&[DDL_SPAN_TABLE_ID]),
+        need_dropped_tables: None,
+        need_added_tables: vec![],
+    }
 }
 
 /// The trigger on node 0; on node 1 X (table 10, schema 1) and W (table 12, schema 2).
@@ -198,7 +241,12 @@ fn managers() -> (DispatcherManager, DispatcherManager, Env) {
 }
 
 fn pass_db(schema: SchemaId) -> Message {
-    let st = DispatcherStatus { influenced: InfluencedDispatchers::Db(schema), action: Some(DispatcherAction { action: ActionKind::Pass, commit_ts: TS, is_sync_point: false }), ack: None, ignored_block_status: None };
+    let st = DispatcherStatus {
+        influenced: InfluencedDispatchers::Db(schema),
+        action: Some(DispatcherAction { action: ActionKind::Pass, commit_ts: TS, is_sync_point: false }),
+        ack: None,
+        ignored_block_status: None,
+    };
     Message::HeartBeatResponse { cf: cf(), statuses: vec![st], maintainer_epoch: EPOCH }
 }
 
@@ -206,16 +254,32 @@ fn pass_db(schema: SchemaId) -> Message {
 fn a_table_dispatcher_flushes_then_waits_on_drop_database_and_a_db_pass_reaches_only_its_schema() {
     let (_, mut dm1, mut env) = managers();
     env.node = NodeId(1);
-    let o = dm_feed(&mut dm1, &mut env, X, vec![UpstreamEvent::Dml(row(10, 1, TS - 5)), UpstreamEvent::Ddl(drop_database_ddl(SCHEMA, TS))], TS + 3);
+    let o = dm_feed(
+        &mut dm1,
+        &mut env,
+        X,
+        vec![UpstreamEvent::Dml(row(10, 1, TS - 5)), UpstreamEvent::Ddl(drop_database_ddl(SCHEMA, TS))],
+        TS + 3,
+    );
     assert!(block_reports(&o).is_empty(), "not WAITING before the row is durable");
-    let put = o.storage.iter().find_map(|r| match r { StorageRequest::Put { op_id, .. } => Some(*op_id), _ => None }).expect("a forced flush");
+    let put = o
+        .storage
+        .iter()
+        .find_map(|r| match r {
+            StorageRequest::Put { op_id, .. } => Some(*op_id),
+            _ => None,
+        })
+        .expect("a forced flush");
     dm1.on_storage_result(&mut env.ctx(), put, Ok(()));
     dm1.on_storage_result(&mut env.ctx(), put, Ok(()));
     dm1.process(&mut env.ctx());
     let o = env.take();
     let r = block_reports(&o);
     assert_eq!(r.len(), 1);
-    assert_eq!((r[0].0, r[0].1.stage, r[0].1.block_tables.clone(), r[0].1.need_dropped_tables.clone()), (X, Waiting, Some(db(SCHEMA)), Some(db(SCHEMA))));
+    assert_eq!(
+        (r[0].0, r[0].1.stage, r[0].1.block_tables.clone(), r[0].1.need_dropped_tables.clone()),
+        (X, Waiting, Some(db(SCHEMA)), Some(db(SCHEMA)))
+    );
     // A Pass for schema 1 goes to X (and not to W of schema 2, which is not waiting).
     let (_, o) = dm_handle(&mut dm1, &mut env, 0, pass_db(SCHEMA));
     let r = block_reports(&o);
@@ -228,7 +292,14 @@ fn a_table_dispatcher_flushes_then_waits_on_drop_database_and_a_db_pass_reaches_
 fn the_trigger_writes_create_database_at_once_without_reporting_it() {
     let (mut dm0, _, mut env) = managers();
     let o = dm_feed(&mut dm0, &mut env, TRIG, vec![UpstreamEvent::Ddl(create_database_ddl(9, TS))], TS + 1);
-    let put = o.storage.iter().find_map(|r| match r { StorageRequest::Put { op_id, path, content: ObjectContent::Ddl(d) } => Some((*op_id, path.clone(), d.kind)), _ => None }).expect("written at once");
+    let put = o
+        .storage
+        .iter()
+        .find_map(|r| match r {
+            StorageRequest::Put { op_id, path, content: ObjectContent::Ddl(d) } => Some((*op_id, path.clone(), d.kind)),
+            _ => None,
+        })
+        .expect("written at once");
     assert!(put.1.starts_with("db9/meta/schema_"), "a database-level schema file: {}", put.1);
     assert_eq!(put.2, DdlKind::CreateDatabase);
     dm0.on_storage_result(&mut env.ctx(), put.0, Ok(()));
@@ -243,15 +314,41 @@ fn the_trigger_writes_create_database_at_once_without_reporting_it() {
 #[test]
 fn the_trigger_holds_a_drop_database_while_a_create_table_is_unacknowledged() {
     let (mut dm0, _, mut env) = managers();
-    let o = dm_feed(&mut dm0, &mut env, TRIG, vec![UpstreamEvent::Ddl(create_table_ddl(13, TS - 3)), UpstreamEvent::Ddl(drop_database_ddl(SCHEMA, TS))], TS + 1);
-    let put = o.storage.iter().find_map(|r| match r { StorageRequest::Put { op_id, .. } => Some(*op_id), _ => None }).unwrap();
+    let o = dm_feed(
+        &mut dm0,
+        &mut env,
+        TRIG,
+        vec![UpstreamEvent::Ddl(create_table_ddl(13, TS - 3)), UpstreamEvent::Ddl(drop_database_ddl(SCHEMA, TS))],
+        TS + 1,
+    );
+    let put = o
+        .storage
+        .iter()
+        .find_map(|r| match r {
+            StorageRequest::Put { op_id, .. } => Some(*op_id),
+            _ => None,
+        })
+        .unwrap();
     dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
     dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
     dm0.process(&mut env.ctx());
     let o = env.take();
-    assert_eq!(block_reports(&o).iter().map(|(_, b)| b.stage).collect::<Vec<_>>(), vec![BlockStage::None], "the CREATE's report only");
+    assert_eq!(
+        block_reports(&o).iter().map(|(_, b)| b.stage).collect::<Vec<_>>(),
+        vec![BlockStage::None],
+        "the CREATE's report only"
+    );
     assert!(dm0.dispatchers[&TRIG].block.is_none(), "DROP DATABASE held");
-    let ack = Message::HeartBeatResponse { cf: cf(), statuses: vec![DispatcherStatus { influenced: InfluencedDispatchers::Normal(vec![TRIG]), action: None, ack: Some(AckEvent { commit_ts: TS - 3, is_sync_point: false }), ignored_block_status: None }], maintainer_epoch: EPOCH };
+    let ack = Message::HeartBeatResponse {
+        cf: cf(),
+        statuses: vec![DispatcherStatus {
+            influenced: InfluencedDispatchers::Normal(vec![TRIG]),
+            action: None,
+            ack: Some(AckEvent { commit_ts: TS - 3, is_sync_point: false }),
+            ignored_block_status: None,
+        }],
+        maintainer_epoch: EPOCH,
+    };
     dm_handle(&mut dm0, &mut env, 0, ack);
     dm0.process(&mut env.ctx());
     let r = block_reports(&env.take());

@@ -69,7 +69,12 @@ fn node_joining_a_failed_maintainer_reruns_bootstrap_and_fails_again() {
     // Its answer hands every kept response over again: FinishBootstrap handles both
     // nodes' responses and fails the same way, without a panic or any scheduling.
     let out = h.respond(1, NodeReport::default());
-    let handled: Vec<String> = out.trace.iter().filter(|t| t.kind == "handle bootstrap response").map(|t| t.fields.iter().find(|(k, _)| *k == "node").unwrap().1.clone()).collect();
+    let handled: Vec<String> = out
+        .trace
+        .iter()
+        .filter(|t| t.kind == "handle bootstrap response")
+        .map(|t| t.fields.iter().find(|(k, _)| *k == "node").unwrap().1.clone())
+        .collect();
     assert_eq!(handled, vec![n(0).to_string(), n(1).to_string()]);
     assert_eq!(errors_of(&h), vec![ErrorCode::SnapshotLostByGC, ErrorCode::SnapshotLostByGC]);
     assert_eq!(h.m.state, MaintainerState::Bootstrapping);
@@ -113,19 +118,46 @@ const CF_EPOCH_NODE: u32 = 0;
 /// maintainer node, epoch).
 fn placed(env: &mut Env) -> (Coordinator, MetaStore, NodeId, Epoch) {
     let mut meta = MetaStore::default();
-    meta.changefeeds.insert(cf(), ChangefeedInfo { id: cf(), config: Default::default(), epoch: 0, checkpoint_ts: START, state: FeedState::Normal, last_error: None, created: false });
+    meta.changefeeds.insert(
+        cf(),
+        ChangefeedInfo {
+            id: cf(),
+            config: Default::default(),
+            epoch: 0,
+            checkpoint_ts: START,
+            state: FeedState::Normal,
+            last_error: None,
+            created: false,
+        },
+    );
     let mut c = Coordinator::new(n(CF_EPOCH_NODE), nodes(&[0, 1]));
     // Discovery: both captures report (no maintainer yet).
     c.handle_message(&mut env.ctx(), n(0), Message::MaintainerHeartbeat { statuses: vec![] }, &mut meta);
     c.handle_message(&mut env.ctx(), n(1), Message::MaintainerHeartbeat { statuses: vec![] }, &mut meta);
     c.tick(&mut env.ctx(), &mut meta);
     let out = env.take();
-    let (to, epoch) = out.msgs.iter().find_map(|e| match &e.msg { Message::AddMaintainerRequest { maintainer_epoch, .. } => Some((e.to, *maintainer_epoch)), _ => None }).expect("changefeed placed");
+    let (to, epoch) = out
+        .msgs
+        .iter()
+        .find_map(|e| match &e.msg {
+            Message::AddMaintainerRequest { maintainer_epoch, .. } => Some((e.to, *maintainer_epoch)),
+            _ => None,
+        })
+        .expect("changefeed placed");
     (c, meta, to, epoch)
 }
 
 fn status(epoch: Epoch, cp: Ts, errors: Vec<RunningError>, removed: bool) -> Message {
-    Message::MaintainerHeartbeat { statuses: vec![MaintainerStatus { changefeed: cf(), checkpoint_ts: cp, bootstrap_done: false, errors, maintainer_epoch: epoch, removed }] }
+    Message::MaintainerHeartbeat {
+        statuses: vec![MaintainerStatus {
+            changefeed: cf(),
+            checkpoint_ts: cp,
+            bootstrap_done: false,
+            errors,
+            maintainer_epoch: epoch,
+            removed,
+        }],
+    }
 }
 
 fn gc_error() -> RunningError {
@@ -133,7 +165,13 @@ fn gc_error() -> RunningError {
 }
 
 fn removes(out: &Out) -> Vec<(NodeId, bool, bool)> {
-    out.msgs.iter().filter_map(|e| match &e.msg { Message::RemoveMaintainerRequest { cascade, removed, .. } => Some((e.to, *cascade, *removed)), _ => None }).collect()
+    out.msgs
+        .iter()
+        .filter_map(|e| match &e.msg {
+            Message::RemoveMaintainerRequest { cascade, removed, .. } => Some((e.to, *cascade, *removed)),
+            _ => None,
+        })
+        .collect()
 }
 
 fn adds(out: &Out) -> usize {
@@ -155,7 +193,17 @@ fn fast_fail_error_fails_and_stops_the_changefeed_for_good() {
     // StopChangefeed: cascade, not removed.
     assert_eq!(removes(&out), vec![(m, true, false)]);
     // Further statuses change nothing; the stop is resent until the maintainer is gone.
-    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![RunningError { node: n(1), code: ErrorCode::ChangefeedRetryable, message: "y".into() }], false), &mut meta);
+    c.handle_message(
+        &mut env.ctx(),
+        m,
+        status(
+            epoch,
+            START,
+            vec![RunningError { node: n(1), code: ErrorCode::ChangefeedRetryable, message: "y".into() }],
+            false,
+        ),
+        &mut meta,
+    );
     assert_eq!(meta.changefeeds[&cf()].state, FeedState::Failed);
     env.take();
     env.now += 2_000;
@@ -224,7 +272,16 @@ fn a_retryable_error_in_a_status_that_advances_the_checkpoint_is_ignored() {
     let mut env = Env::new(0);
     let (mut c, mut meta, m, epoch) = placed(&mut env);
     let e = || RunningError { node: n(1), code: ErrorCode::DispatcherManagerWritePathClosed, message: "closed".into() };
-    let with = |cp: Ts, errors: Vec<RunningError>, done: bool| Message::MaintainerHeartbeat { statuses: vec![MaintainerStatus { changefeed: cf(), checkpoint_ts: cp, bootstrap_done: done, errors, maintainer_epoch: epoch, removed: false }] };
+    let with = |cp: Ts, errors: Vec<RunningError>, done: bool| Message::MaintainerHeartbeat {
+        statuses: vec![MaintainerStatus {
+            changefeed: cf(),
+            checkpoint_ts: cp,
+            bootstrap_done: done,
+            errors,
+            maintainer_epoch: epoch,
+            removed: false,
+        }],
+    };
     // BootstrapDone flips in this status: ignored.
     c.handle_message(&mut env.ctx(), m, with(START, vec![e()], true), &mut meta);
     let out = env.take();
@@ -261,18 +318,49 @@ fn an_error_during_a_move_replaces_the_move_with_a_stop() {
     // Refused while the add operator waits for BootstrapDone.
     assert_eq!(c.move_maintainer(&mut env.ctx(), &cf(), dest), None);
     assert!(c.operator_in_flight(&cf()));
-    let done = Message::MaintainerHeartbeat { statuses: vec![MaintainerStatus { changefeed: cf(), checkpoint_ts: START, bootstrap_done: true, errors: vec![], maintainer_epoch: epoch, removed: false }] };
+    let done = Message::MaintainerHeartbeat {
+        statuses: vec![MaintainerStatus {
+            changefeed: cf(),
+            checkpoint_ts: START,
+            bootstrap_done: true,
+            errors: vec![],
+            maintainer_epoch: epoch,
+            removed: false,
+        }],
+    };
     c.handle_message(&mut env.ctx(), m, done, &mut meta);
     env.take();
     assert!(!c.operator_in_flight(&cf()));
     assert_eq!(c.move_maintainer(&mut env.ctx(), &cf(), dest), Some(m));
     assert_eq!(removes(&env.take()), vec![(m, false, false)]);
     // A status without error keeps the move going.
-    let ok = Message::MaintainerHeartbeat { statuses: vec![MaintainerStatus { changefeed: cf(), checkpoint_ts: START, bootstrap_done: true, errors: vec![], maintainer_epoch: epoch, removed: false }] };
+    let ok = Message::MaintainerHeartbeat {
+        statuses: vec![MaintainerStatus {
+            changefeed: cf(),
+            checkpoint_ts: START,
+            bootstrap_done: true,
+            errors: vec![],
+            maintainer_epoch: epoch,
+            removed: false,
+        }],
+    };
     c.handle_message(&mut env.ctx(), m, ok, &mut meta);
     assert!(removes(&env.take()).is_empty());
-    let e = RunningError { node: dest, code: ErrorCode::InitTableTriggerDispatcherFailed, message: "table trigger event dispatcher present during nil trigger bootstrap".into() };
-    let bad = Message::MaintainerHeartbeat { statuses: vec![MaintainerStatus { changefeed: cf(), checkpoint_ts: START, bootstrap_done: true, errors: vec![e], maintainer_epoch: epoch, removed: false }] };
+    let e = RunningError {
+        node: dest,
+        code: ErrorCode::InitTableTriggerDispatcherFailed,
+        message: "table trigger event dispatcher present during nil trigger bootstrap".into(),
+    };
+    let bad = Message::MaintainerHeartbeat {
+        statuses: vec![MaintainerStatus {
+            changefeed: cf(),
+            checkpoint_ts: START,
+            bootstrap_done: true,
+            errors: vec![e],
+            maintainer_epoch: epoch,
+            removed: false,
+        }],
+    };
     c.handle_message(&mut env.ctx(), m, bad, &mut meta);
     let out = env.take();
     assert!(traced(&out, "move maintainer replaced by stop"));
@@ -290,7 +378,18 @@ fn an_error_during_a_move_replaces_the_move_with_a_stop() {
 fn new_coordinator_stops_a_discovered_maintainer_of_a_failed_changefeed() {
     let mut env = Env::new(1);
     let mut meta = MetaStore::default();
-    meta.changefeeds.insert(cf(), ChangefeedInfo { id: cf(), config: Default::default(), epoch: 9, checkpoint_ts: START, state: FeedState::Failed, last_error: Some("[CDC:ErrSnapshotLostByGC] lost".into()), created: true });
+    meta.changefeeds.insert(
+        cf(),
+        ChangefeedInfo {
+            id: cf(),
+            config: Default::default(),
+            epoch: 9,
+            checkpoint_ts: START,
+            state: FeedState::Failed,
+            last_error: Some("[CDC:ErrSnapshotLostByGC] lost".into()),
+            created: true,
+        },
+    );
     let mut c = Coordinator::new(n(1), nodes(&[0, 1]));
     c.handle_message(&mut env.ctx(), n(0), status(9, START, vec![], false), &mut meta);
     c.handle_message(&mut env.ctx(), n(1), Message::MaintainerHeartbeat { statuses: vec![] }, &mut meta);
@@ -327,7 +426,8 @@ fn a_post_bootstrap_error_while_removing_is_reported_unless_the_fix_drops_it() {
     for fix in [false, true] {
         let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]));
         if fix {
-            h.env = std::mem::replace(&mut h.env, Env::new(0)).with_fix(crate::bugs::Fix::IgnorePostBootstrapErrorWhenRemoving);
+            h.env = std::mem::replace(&mut h.env, Env::new(0))
+                .with_fix(crate::bugs::Fix::IgnorePostBootstrapErrorWhenRemoving);
         }
         h.respond(0, NodeReport::default());
         h.respond(1, NodeReport::default());
@@ -337,8 +437,20 @@ fn a_post_bootstrap_error_while_removing_is_reported_unless_the_fix_drops_it() {
         h.env.take();
         assert_eq!(h.m.state, MaintainerState::Removing);
         let trigger = h.m.sc.ddl_span_id;
-        let err = RunningError { node: n(0), code: ErrorCode::InitTableTriggerDispatcherFailed, message: "receive post bootstrap request but there is no table trigger event dispatcher".into() };
-        let out = h.handle(0, Message::MaintainerPostBootstrapResponse { cf: cf(), table_trigger_event_dispatcher_id: trigger, err: Some(err), maintainer_epoch: h.m.epoch });
+        let err = RunningError {
+            node: n(0),
+            code: ErrorCode::InitTableTriggerDispatcherFailed,
+            message: "receive post bootstrap request but there is no table trigger event dispatcher".into(),
+        };
+        let out = h.handle(
+            0,
+            Message::MaintainerPostBootstrapResponse {
+                cf: cf(),
+                table_trigger_event_dispatcher_id: trigger,
+                err: Some(err),
+                maintainer_epoch: h.m.epoch,
+            },
+        );
         if fix {
             assert!(traced(&out, "ignore post bootstrap error while removing"));
             assert!(h.m.errors.is_empty());

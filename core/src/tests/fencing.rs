@@ -26,12 +26,30 @@ pub fn owned(node: u32, trigger: Option<DispatcherId>, env: Env) -> (DispatcherM
     (dm, env)
 }
 
-fn create(dm: &mut DispatcherManager, env: &mut Env, from: u32, id: DispatcherId, span: TableSpan, epoch: Epoch) -> Out {
+fn create(
+    dm: &mut DispatcherManager,
+    env: &mut Env,
+    from: u32,
+    id: DispatcherId,
+    span: TableSpan,
+    epoch: Epoch,
+) -> Out {
     dm_handle(dm, env, from, sched(create_req(id, span, START, OperatorType::Add, epoch))).1
 }
 
 pub fn ddl_event(ts: Ts, blocked: InfluencedTables) -> DdlEvent {
-    DdlEvent { commit_ts: ts, kind: DdlKind::AddColumn, schema_id: SCHEMA, schema_name: "db1".into(), table_id: 10, table_name: "t10".into(), query: "ALTER".into(), blocked_tables: blocked, need_dropped_tables: None, need_added_tables: vec![] }
+    DdlEvent {
+        commit_ts: ts,
+        kind: DdlKind::AddColumn,
+        schema_id: SCHEMA,
+        schema_name: "db1".into(),
+        table_id: 10,
+        table_name: "t10".into(),
+        query: "ALTER".into(),
+        blocked_tables: blocked,
+        need_dropped_tables: None,
+        need_added_tables: vec![],
+    }
 }
 
 // ---------------------------------------------------------------- ScheduleDispatcherRequest
@@ -81,8 +99,18 @@ fn pass_x(env: Env, epoch: Epoch) -> (bool, Out) {
     let o = dm_feed(&mut dm, &mut env, X, vec![UpstreamEvent::Ddl(ddl_event(200, normal(&[10, 11])))], 200);
     assert!(o.msgs.iter().any(|e| matches!(&e.msg, Message::BlockStatusRequest { statuses, .. } if statuses[0].state.stage == BlockStage::Waiting)));
     assert!(dm.dispatchers[&X].block.is_some());
-    let pass = DispatcherStatus { influenced: InfluencedDispatchers::Normal(vec![X]), action: Some(DispatcherAction { action: ActionKind::Pass, commit_ts: 200, is_sync_point: false }), ack: None, ignored_block_status: None };
-    let (_, o) = dm_handle(&mut dm, &mut env, 0, Message::HeartBeatResponse { cf: cf(), statuses: vec![pass], maintainer_epoch: epoch });
+    let pass = DispatcherStatus {
+        influenced: InfluencedDispatchers::Normal(vec![X]),
+        action: Some(DispatcherAction { action: ActionKind::Pass, commit_ts: 200, is_sync_point: false }),
+        ack: None,
+        ignored_block_status: None,
+    };
+    let (_, o) = dm_handle(
+        &mut dm,
+        &mut env,
+        0,
+        Message::HeartBeatResponse { cf: cf(), statuses: vec![pass], maintainer_epoch: epoch },
+    );
     (dm.dispatchers[&X].block.is_none(), o)
 }
 
@@ -131,7 +159,17 @@ fn merge_request_from_stale_epoch_is_dropped() {
 fn post_bootstrap(env: Env, from: u32, epoch: Epoch) -> (Option<Message>, bool) {
     let (mut dm, mut env) = owned(0, Some(T), env);
     assert!(!dm.dispatchers[&T].registered, "the trigger waits for post-bootstrap");
-    let (r, _) = dm_handle(&mut dm, &mut env, from, Message::MaintainerPostBootstrapRequest { cf: cf(), table_trigger_event_dispatcher_id: T, schemas: vec![], maintainer_epoch: epoch });
+    let (r, _) = dm_handle(
+        &mut dm,
+        &mut env,
+        from,
+        Message::MaintainerPostBootstrapRequest {
+            cf: cf(),
+            table_trigger_event_dispatcher_id: T,
+            schemas: vec![],
+            maintainer_epoch: epoch,
+        },
+    );
     (r, dm.dispatchers[&T].registered)
 }
 
@@ -151,7 +189,12 @@ fn post_bootstrap_from_stale_owner_is_dropped() {
 fn close(env: Env, from: u32, epoch: Epoch) -> (Option<Message>, bool) {
     let (mut dm, mut env) = owned(2, None, env);
     create(&mut dm, &mut env, 0, X, TableSpan::full(10), EPOCH);
-    let (r, _) = dm_handle(&mut dm, &mut env, from, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: epoch });
+    let (r, _) = dm_handle(
+        &mut dm,
+        &mut env,
+        from,
+        Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: epoch },
+    );
     (r, dm.write_path_closed)
 }
 
@@ -208,7 +251,9 @@ fn bootstrap_from_older_epoch_or_same_epoch_other_node_is_rejected() {
     let (r, _) = dm_handle(&mut dm, &mut env, 0, bootstrap_req(START, None, EPOCH));
     assert!(matches!(r, Some(Message::MaintainerBootstrapResponse { err: None, .. })));
     let (r, _) = dm_handle(&mut dm, &mut env, 1, bootstrap_req(START, None, EPOCH + 1));
-    assert!(matches!(r, Some(Message::MaintainerBootstrapResponse { err: None, maintainer_epoch, .. }) if maintainer_epoch == EPOCH + 1));
+    assert!(
+        matches!(r, Some(Message::MaintainerBootstrapResponse { err: None, maintainer_epoch, .. }) if maintainer_epoch == EPOCH + 1)
+    );
     assert_eq!((dm.maintainer_id, dm.maintainer_epoch), (n(1), EPOCH + 1));
 }
 
@@ -257,12 +302,20 @@ fn bootstrap_of_a_closed_epoch_does_not_recreate_the_manager() {
         assert!(traced(&out, "ignore bootstrap of closed generation"));
     }
     // A close for a manager that no longer exists is answered success.
-    let out = orch_handle(&mut o, &mut env, 0, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH });
+    let out = orch_handle(
+        &mut o,
+        &mut env,
+        0,
+        Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH },
+    );
     assert!(out.msgs.iter().any(|e| matches!(e.msg, Message::MaintainerCloseResponse { success: true, .. })));
     // A newer generation creates a fresh manager.
     let out = orch_handle(&mut o, &mut env, 1, bootstrap_req(START, None, EPOCH + 1));
     assert!(o.managers.contains_key(&cf()));
-    assert!(out.msgs.iter().any(|e| e.to == n(1) && matches!(e.msg, Message::MaintainerBootstrapResponse { err: None, .. })));
+    assert!(out
+        .msgs
+        .iter()
+        .any(|e| e.to == n(1) && matches!(e.msg, Message::MaintainerBootstrapResponse { err: None, .. })));
 }
 
 /// A close for a changefeed that has no manager on the capture still records the
@@ -272,14 +325,29 @@ fn bootstrap_of_a_closed_epoch_does_not_recreate_the_manager() {
 fn close_without_a_manager_leaves_a_tombstone() {
     let mut env = Env::new(2);
     let mut o = DispatcherOrchestrator::new(n(2), 1);
-    let out = orch_handle(&mut o, &mut env, 0, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH });
+    let out = orch_handle(
+        &mut o,
+        &mut env,
+        0,
+        Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH },
+    );
     assert!(out.msgs.iter().any(|e| matches!(e.msg, Message::MaintainerCloseResponse { success: true, .. })));
     assert_eq!(o.closed_maintainer_epochs.get(&cf()), Some(&EPOCH));
     // An older close does not move the tombstone backwards; epoch 0 without removal leaves none.
-    orch_handle(&mut o, &mut env, 0, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: STALE });
+    orch_handle(
+        &mut o,
+        &mut env,
+        0,
+        Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: STALE },
+    );
     assert_eq!(o.closed_maintainer_epochs.get(&cf()), Some(&EPOCH));
     let mut fresh = DispatcherOrchestrator::new(n(2), 2);
-    orch_handle(&mut fresh, &mut env, 0, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: 0 });
+    orch_handle(
+        &mut fresh,
+        &mut env,
+        0,
+        Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: 0 },
+    );
     assert!(fresh.closed_maintainer_epochs.is_empty());
     let out = orch_handle(&mut o, &mut env, 0, bootstrap_req(START, None, EPOCH));
     assert!(o.managers.is_empty());
@@ -303,7 +371,12 @@ fn bug_no_epoch_fencing_recreates_a_closed_manager() {
 fn trigger_bootstrap_on_closing_manager(env: Env) -> (DispatcherManager, Env, Option<Message>, Out) {
     let (mut dm, mut env) = owned(2, None, env);
     create(&mut dm, &mut env, 0, X, TableSpan::full(10), EPOCH);
-    let (r, _) = dm_handle(&mut dm, &mut env, 0, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH });
+    let (r, _) = dm_handle(
+        &mut dm,
+        &mut env,
+        0,
+        Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH },
+    );
     assert!(matches!(r, Some(Message::MaintainerCloseResponse { success: false, .. })));
     let (r, out) = dm_handle(&mut dm, &mut env, 2, bootstrap_req(START, Some(T), EPOCH + 1));
     (dm, env, r, out)
@@ -353,8 +426,22 @@ fn closed_write_path_keeps_add_operators_and_post_bootstrap_fails_without_trigge
     assert!(dm.current_operator_map.contains_key(&A));
     // The trigger was never created (its creation met the closed write path): the
     // handler checks for it before initialising it and fails on the missing trigger.
-    let (r, out) = dm_handle(&mut dm, &mut env, 2, Message::MaintainerPostBootstrapRequest { cf: cf(), table_trigger_event_dispatcher_id: T, schemas: vec![], maintainer_epoch: EPOCH + 1 });
-    assert!(matches!(r, Some(Message::MaintainerPostBootstrapResponse { err: Some(ref e), .. }) if e.message.contains("no table trigger")), "{:?}", r);
+    let (r, out) = dm_handle(
+        &mut dm,
+        &mut env,
+        2,
+        Message::MaintainerPostBootstrapRequest {
+            cf: cf(),
+            table_trigger_event_dispatcher_id: T,
+            schemas: vec![],
+            maintainer_epoch: EPOCH + 1,
+        },
+    );
+    assert!(
+        matches!(r, Some(Message::MaintainerPostBootstrapResponse { err: Some(ref e), .. }) if e.message.contains("no table trigger")),
+        "{:?}",
+        r
+    );
     assert!(traced(&out, "post bootstrap rejected"));
 }
 
@@ -366,7 +453,17 @@ fn post_bootstrap_on_closed_write_path_is_a_clean_stop() {
     let (mut dm, mut env) = owned(2, Some(T), Env::new(2));
     dm.local_fence(&mut env.ctx());
     env.take();
-    let (r, out) = dm_handle(&mut dm, &mut env, 0, Message::MaintainerPostBootstrapRequest { cf: cf(), table_trigger_event_dispatcher_id: T, schemas: vec![], maintainer_epoch: EPOCH });
+    let (r, out) = dm_handle(
+        &mut dm,
+        &mut env,
+        0,
+        Message::MaintainerPostBootstrapRequest {
+            cf: cf(),
+            table_trigger_event_dispatcher_id: T,
+            schemas: vec![],
+            maintainer_epoch: EPOCH,
+        },
+    );
     assert!(r.is_none(), "{:?}", r);
     assert!(traced(&out, "dispatcher manager write path closed while initializing table trigger event dispatcher"));
 }
@@ -377,16 +474,44 @@ fn post_bootstrap_on_closed_write_path_is_a_clean_stop() {
 #[test]
 fn post_bootstrap_without_its_trigger_is_an_error() {
     let (mut dm, mut env) = owned(2, Some(T), Env::new(2));
-    let (r, _) = dm_handle(&mut dm, &mut env, 0, Message::MaintainerPostBootstrapRequest { cf: cf(), table_trigger_event_dispatcher_id: X, schemas: vec![], maintainer_epoch: EPOCH });
-    assert!(matches!(r, Some(Message::MaintainerPostBootstrapResponse { err: Some(ref e), .. }) if e.message.contains("not match")), "{:?}", r);
+    let (r, _) = dm_handle(
+        &mut dm,
+        &mut env,
+        0,
+        Message::MaintainerPostBootstrapRequest {
+            cf: cf(),
+            table_trigger_event_dispatcher_id: X,
+            schemas: vec![],
+            maintainer_epoch: EPOCH,
+        },
+    );
+    assert!(
+        matches!(r, Some(Message::MaintainerPostBootstrapResponse { err: Some(ref e), .. }) if e.message.contains("not match")),
+        "{:?}",
+        r
+    );
     dm_handle(&mut dm, &mut env, 0, sched(remove_req(T, TableSpan::ddl_span(), OperatorType::Remove, EPOCH)));
     for _ in 0..20 {
         env.now += 100;
         dm.heartbeat(&mut env.ctx(), false);
     }
     assert_eq!(dm.trigger_id, None, "the trigger's removal finished");
-    let (r, _) = dm_handle(&mut dm, &mut env, 0, Message::MaintainerPostBootstrapRequest { cf: cf(), table_trigger_event_dispatcher_id: T, schemas: vec![], maintainer_epoch: EPOCH });
-    assert!(matches!(r, Some(Message::MaintainerPostBootstrapResponse { err: Some(ref e), .. }) if e.message.contains("no table trigger")), "{:?}", r);
+    let (r, _) = dm_handle(
+        &mut dm,
+        &mut env,
+        0,
+        Message::MaintainerPostBootstrapRequest {
+            cf: cf(),
+            table_trigger_event_dispatcher_id: T,
+            schemas: vec![],
+            maintainer_epoch: EPOCH,
+        },
+    );
+    assert!(
+        matches!(r, Some(Message::MaintainerPostBootstrapResponse { err: Some(ref e), .. }) if e.message.contains("no table trigger")),
+        "{:?}",
+        r
+    );
 }
 
 /// A manager on node 2 hosting X, reused by a newer maintainer on node 2 whose bootstrap
@@ -407,14 +532,19 @@ fn trigger_creation_in_flight(env: Env) -> (DispatcherManager, Env) {
 fn reused_manager_answers_the_bootstrap_once_the_trigger_is_created() {
     let (mut dm, mut env) = trigger_creation_in_flight(Env::new(2));
     // A Create of the new owner waits behind the handler.
-    let (r, _) = dm_handle(&mut dm, &mut env, 2, sched(create_req(M, TableSpan::full(11), START, OperatorType::Add, EPOCH + 1)));
+    let (r, _) =
+        dm_handle(&mut dm, &mut env, 2, sched(create_req(M, TableSpan::full(11), START, OperatorType::Add, EPOCH + 1)));
     assert!(r.is_none());
     assert!(!dm.dispatchers.contains_key(&M));
     env.now = 49;
     assert!(dm.finish_bootstrap(&mut env.ctx()).is_empty());
     env.now = 50;
     let replies = dm.finish_bootstrap(&mut env.ctx());
-    assert!(matches!(replies.as_slice(), [(to, Message::MaintainerBootstrapResponse { err: None, .. })] if *to == n(2)), "{:?}", replies);
+    assert!(
+        matches!(replies.as_slice(), [(to, Message::MaintainerBootstrapResponse { err: None, .. })] if *to == n(2)),
+        "{:?}",
+        replies
+    );
     assert_eq!(dm.trigger_id, Some(T));
     assert!(dm.dispatchers.contains_key(&M), "the waiting Create ran after the handler");
 }
@@ -439,7 +569,9 @@ fn bug_write_path_closed_is_error_answers_a_fenced_trigger_creation_with_the_err
     env.now = 50;
     let replies = dm.finish_bootstrap(&mut env.ctx());
     match replies.as_slice() {
-        [(_, Message::MaintainerBootstrapResponse { err: Some(e), .. })] => assert_eq!(e.code, ErrorCode::DispatcherManagerWritePathClosed),
+        [(_, Message::MaintainerBootstrapResponse { err: Some(e), .. })] => {
+            assert_eq!(e.code, ErrorCode::DispatcherManagerWritePathClosed)
+        }
         other => panic!("expected an error response, got {:?}", other),
     }
 }
@@ -472,10 +604,19 @@ fn close_from_a_newer_epoch_closes_only_with_the_candidate_fix() {
     let (r, out) = dm_handle(&mut dm, &mut env, 1, close);
     assert!(traced(&out, "close dispatcher manager of an older maintainer epoch"));
     assert!(dm.closing);
-    assert!(matches!(r, Some(Message::MaintainerCloseResponse { success: false, .. })), "closing: asked again until done, {:?}", r);
+    assert!(
+        matches!(r, Some(Message::MaintainerCloseResponse { success: false, .. })),
+        "closing: asked again until done, {:?}",
+        r
+    );
     // An older epoch's close is still only acknowledged.
     let (mut dm, mut env) = owned(2, Some(T), Env::new(2).with_fix(crate::bugs::Fix::CloseOlderOwnerManager));
-    dm_handle(&mut dm, &mut env, 1, Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH - 1 });
+    dm_handle(
+        &mut dm,
+        &mut env,
+        1,
+        Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH - 1 },
+    );
     assert!(!dm.closing);
 }
 

@@ -47,7 +47,14 @@ pub struct Env {
 
 impl Env {
     pub fn new(node: u32) -> Self {
-        Env { now: 0, node: NodeId(node), rng: ChaCha8Rng::seed_from_u64(7), bugs: Bugs::none(), fps: Failpoints::default(), out: Out::default() }
+        Env {
+            now: 0,
+            node: NodeId(node),
+            rng: ChaCha8Rng::seed_from_u64(7),
+            bugs: Bugs::none(),
+            fps: Failpoints::default(),
+            out: Out::default(),
+        }
     }
     pub fn with_bug(mut self, b: Bug) -> Self {
         self.bugs = self.bugs.with(b);
@@ -58,7 +65,14 @@ impl Env {
         self
     }
     pub fn ctx(&mut self) -> Ctx<'_> {
-        Ctx { now_ms: self.now, node: self.node, rng: &mut self.rng, bugs: &self.bugs, failpoints: &self.fps, out: &mut self.out }
+        Ctx {
+            now_ms: self.now,
+            node: self.node,
+            rng: &mut self.rng,
+            bugs: &self.bugs,
+            failpoints: &self.fps,
+            out: &mut self.out,
+        }
     }
     pub fn take(&mut self) -> Out {
         std::mem::take(&mut self.out)
@@ -78,12 +92,27 @@ pub fn traced(out: &Out, kind: &str) -> bool {
 
 /// Schedule requests in `out`, with their destination.
 pub fn schedule_reqs(out: &Out) -> Vec<(NodeId, ScheduleDispatcherRequest)> {
-    out.msgs.iter().filter_map(|e| match &e.msg { Message::ScheduleDispatcherRequest { req, .. } => Some((e.to, req.clone())), _ => None }).collect()
+    out.msgs
+        .iter()
+        .filter_map(|e| match &e.msg {
+            Message::ScheduleDispatcherRequest { req, .. } => Some((e.to, req.clone())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Dispatcher statuses of heartbeat responses in `out`, with their destination.
 pub fn hb_statuses(out: &Out) -> Vec<(NodeId, DispatcherStatus)> {
-    out.msgs.iter().filter_map(|e| match &e.msg { Message::HeartBeatResponse { statuses, .. } => Some(statuses.iter().map(|s| (e.to, s.clone())).collect::<Vec<_>>()), _ => None }).flatten().collect()
+    out.msgs
+        .iter()
+        .filter_map(|e| match &e.msg {
+            Message::HeartBeatResponse { statuses, .. } => {
+                Some(statuses.iter().map(|s| (e.to, s.clone())).collect::<Vec<_>>())
+            }
+            _ => None,
+        })
+        .flatten()
+        .collect()
 }
 
 /// Actions (Write/Pass) sent in `out`: (node, kind, commit ts, dispatchers).
@@ -118,7 +147,13 @@ pub fn acks(out: &Out) -> Vec<(NodeId, Ts, Vec<DispatcherId>)> {
 // ---------------------------------------------------------------- schema
 
 pub fn table_info(id: TableId, schema: SchemaId) -> TableInfo {
-    TableInfo { table_id: id, schema_id: schema, schema_name: format!("db{}", schema), name: format!("t{}", id), splitable: true }
+    TableInfo {
+        table_id: id,
+        schema_id: schema,
+        schema_name: format!("db{}", schema),
+        name: format!("t{}", id),
+        splitable: true,
+    }
 }
 
 /// A schema store stub: tables with creation/drop ts, and a DDL history.
@@ -156,7 +191,11 @@ impl TestSchema {
 
 impl SchemaView for TestSchema {
     fn tables_at(&self, ts: Ts) -> Vec<TableInfo> {
-        self.tables.iter().filter(|(_, c, dr)| *c <= ts && dr.map(|x| x > ts).unwrap_or(true)).map(|(t, _, _)| t.clone()).collect()
+        self.tables
+            .iter()
+            .filter(|(_, c, dr)| *c <= ts && dr.map(|x| x > ts).unwrap_or(true))
+            .map(|(t, _, _)| t.clone())
+            .collect()
     }
     fn ddl_history(&self, from: Ts, to: Ts) -> Vec<DdlEvent> {
         self.ddls.iter().filter(|e| e.commit_ts > from && e.commit_ts <= to).cloned().collect()
@@ -183,12 +222,31 @@ pub fn table_ref(id: TableId) -> TableRef {
 }
 
 pub fn create_table_ddl(id: TableId, ts: Ts) -> DdlEvent {
-    DdlEvent { commit_ts: ts, kind: DdlKind::CreateTable, schema_id: SCHEMA, schema_name: format!("db{}", SCHEMA), table_id: id, table_name: format!("t{}", id), query: format!("CREATE TABLE t{}", id), blocked_tables: normal(&[DDL_SPAN_TABLE_ID]), need_dropped_tables: None, need_added_tables: vec![table_ref(id)] }
+    DdlEvent {
+        commit_ts: ts,
+        kind: DdlKind::CreateTable,
+        schema_id: SCHEMA,
+        schema_name: format!("db{}", SCHEMA),
+        table_id: id,
+        table_name: format!("t{}", id),
+        query: format!("CREATE TABLE t{}", id),
+        blocked_tables: normal(&[DDL_SPAN_TABLE_ID]),
+        need_dropped_tables: None,
+        need_added_tables: vec![table_ref(id)],
+    }
 }
 
 /// A block state as a dispatcher reports it.
 pub fn block(ts: Ts, blocked: InfluencedTables, stage: BlockStage) -> BlockState {
-    BlockState { is_blocked: stage != BlockStage::None, block_ts: ts, block_tables: Some(blocked), need_dropped_tables: None, need_added_tables: vec![], is_sync_point: false, stage }
+    BlockState {
+        is_blocked: stage != BlockStage::None,
+        block_ts: ts,
+        block_tables: Some(blocked),
+        need_dropped_tables: None,
+        need_added_tables: vec![],
+        is_sync_point: false,
+        stage,
+    }
 }
 
 // ---------------------------------------------------------------- messages
@@ -210,8 +268,19 @@ pub fn dconfig(id: DispatcherId, span: TableSpan, start: Ts) -> DispatcherConfig
     DispatcherConfig { span, start_ts: start, dispatcher_id: id, schema_id: SCHEMA, skip_dml_as_start_ts: false }
 }
 
-pub fn create_req(id: DispatcherId, span: TableSpan, start: Ts, op: OperatorType, epoch: Epoch) -> ScheduleDispatcherRequest {
-    ScheduleDispatcherRequest { config: dconfig(id, span, start), action: ScheduleAction::Create, operator_type: op, maintainer_epoch: epoch }
+pub fn create_req(
+    id: DispatcherId,
+    span: TableSpan,
+    start: Ts,
+    op: OperatorType,
+    epoch: Epoch,
+) -> ScheduleDispatcherRequest {
+    ScheduleDispatcherRequest {
+        config: dconfig(id, span, start),
+        action: ScheduleAction::Create,
+        operator_type: op,
+        maintainer_epoch: epoch,
+    }
 }
 
 pub fn remove_req(id: DispatcherId, span: TableSpan, op: OperatorType, epoch: Epoch) -> ScheduleDispatcherRequest {
@@ -227,19 +296,48 @@ pub fn sched(req: ScheduleDispatcherRequest) -> Message {
 }
 
 pub fn bootstrap_req(start: Ts, trigger: Option<DispatcherId>, epoch: Epoch) -> Message {
-    Message::MaintainerBootstrapRequest { cf: cf(), config: ChangefeedConfig::default(), start_ts: start, table_trigger_event_dispatcher_id: trigger, is_new_changefeed: false, maintainer_epoch: epoch }
+    Message::MaintainerBootstrapRequest {
+        cf: cf(),
+        config: ChangefeedConfig::default(),
+        start_ts: start,
+        table_trigger_event_dispatcher_id: trigger,
+        is_new_changefeed: false,
+        maintainer_epoch: epoch,
+    }
 }
 
-pub fn bootstrap_resp(spans: Vec<BootstrapTableSpan>, checkpoint_ts: Ts, operators: Vec<ScheduleDispatcherRequest>, merges: Vec<MergeDispatcherRequest>) -> Message {
-    Message::MaintainerBootstrapResponse { cf: cf(), spans, checkpoint_ts, operators, merge_operators: merges, err: None, maintainer_epoch: EPOCH }
+pub fn bootstrap_resp(
+    spans: Vec<BootstrapTableSpan>,
+    checkpoint_ts: Ts,
+    operators: Vec<ScheduleDispatcherRequest>,
+    merges: Vec<MergeDispatcherRequest>,
+) -> Message {
+    Message::MaintainerBootstrapResponse {
+        cf: cf(),
+        spans,
+        checkpoint_ts,
+        operators,
+        merge_operators: merges,
+        err: None,
+        maintainer_epoch: EPOCH,
+    }
 }
 
 pub fn heartbeat(cp: Ts, seq: u64, statuses: Vec<TableSpanStatus>) -> Message {
-    Message::HeartBeatRequest { cf: cf(), watermark: Watermark { checkpoint_ts: cp, resolved_ts: cp, seq }, statuses, complete_status: false, err: None }
+    Message::HeartBeatRequest {
+        cf: cf(),
+        watermark: Watermark { checkpoint_ts: cp, resolved_ts: cp, seq },
+        statuses,
+        complete_status: false,
+        err: None,
+    }
 }
 
 pub fn block_statuses(v: Vec<(DispatcherId, BlockState)>) -> Message {
-    Message::BlockStatusRequest { cf: cf(), statuses: v.into_iter().map(|(id, state)| TableSpanBlockStatus { id, state }).collect() }
+    Message::BlockStatusRequest {
+        cf: cf(),
+        statuses: v.into_iter().map(|(id, state)| TableSpanBlockStatus { id, state }).collect(),
+    }
 }
 
 // ---------------------------------------------------------------- maintainer
@@ -306,7 +404,15 @@ impl MH {
             all.trace.extend(o.trace);
         }
         assert_eq!(self.m.state, crate::maintainer::MaintainerState::Working, "bootstrap finished: {:?}", all.trace);
-        self.handle(0, Message::MaintainerPostBootstrapResponse { cf: cf(), table_trigger_event_dispatcher_id: self.ddl(), err: None, maintainer_epoch: EPOCH });
+        self.handle(
+            0,
+            Message::MaintainerPostBootstrapResponse {
+                cf: cf(),
+                table_trigger_event_dispatcher_id: self.ddl(),
+                err: None,
+                maintainer_epoch: EPOCH,
+            },
+        );
         assert!(self.m.initialized());
         all
     }
@@ -355,7 +461,13 @@ pub fn dm_handle(dm: &mut DispatcherManager, env: &mut Env, from: u32, msg: Mess
 }
 
 /// Let the event service deliver `events` up to `up_to` and the dispatchers handle them.
-pub fn dm_feed(dm: &mut DispatcherManager, env: &mut Env, id: DispatcherId, events: Vec<UpstreamEvent>, up_to: Ts) -> Out {
+pub fn dm_feed(
+    dm: &mut DispatcherManager,
+    env: &mut Env,
+    id: DispatcherId,
+    events: Vec<UpstreamEvent>,
+    up_to: Ts,
+) -> Out {
     dm.feed(id, events, up_to);
     dm.process(&mut env.ctx());
     env.take()

@@ -4,10 +4,10 @@
 
 use super::harness::*;
 use crate::bugs::Bug;
-use crate::effects::Out;
-use crate::dispatcher::DispatcherOrchestrator;
-use crate::messages::*;
 use crate::dispatcher::orchestrator::NEW_DISPATCHER_MANAGER_DELAY_MS;
+use crate::dispatcher::DispatcherOrchestrator;
+use crate::effects::Out;
+use crate::messages::*;
 use crate::types::*;
 
 const T: DispatcherId = DispatcherId(3000);
@@ -15,7 +15,12 @@ const X: DispatcherId = DispatcherId(1000);
 const INIT_MS: u64 = 50;
 
 fn post_bootstrap_req() -> Message {
-    Message::MaintainerPostBootstrapRequest { cf: cf(), table_trigger_event_dispatcher_id: T, schemas: vec![], maintainer_epoch: EPOCH }
+    Message::MaintainerPostBootstrapRequest {
+        cf: cf(),
+        table_trigger_event_dispatcher_id: T,
+        schemas: vec![],
+        maintainer_epoch: EPOCH,
+    }
 }
 
 /// An orchestrator on n0 whose manager was bootstrapped by the maintainer on n0 (with
@@ -50,7 +55,11 @@ fn post_bootstrap_responses(out: &Out) -> usize {
 #[test]
 fn post_bootstrap_holds_the_fence_lock_until_the_schema_store_is_initialised() {
     let (mut orch, mut env) = in_flight(Env::new(0));
-    orch.handle_message(&mut env.ctx(), n(0), sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    orch.handle_message(
+        &mut env.ctx(),
+        n(0),
+        sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)),
+    );
     let dm = &orch.managers[&cf()];
     assert!(dm.fence_locked());
     assert!(!dm.dispatchers.contains_key(&X), "the Create waits for the lock");
@@ -171,7 +180,11 @@ fn new_dispatcher_manager_delay_holds_the_bootstrap_and_queues_control_messages_
     assert_eq!(bootstrap_responses(&out), 0);
     assert!(traced(&out, "new dispatcher manager delayed"));
     assert!(orch.managers.is_empty(), "the manager does not exist while it is created");
-    orch.handle_message(&mut env.ctx(), n(1), sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    orch.handle_message(
+        &mut env.ctx(),
+        n(1),
+        sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)),
+    );
     assert!(traced(&env.take(), "drop message while dispatcher manager is created"));
     for _ in 0..3 {
         orch.handle_message(&mut env.ctx(), n(1), bootstrap_req(START, None, EPOCH));
@@ -196,7 +209,14 @@ fn a_newer_epoch_replaces_the_waiting_bootstrap() {
     env.take();
     env.now = NEW_DISPATCHER_MANAGER_DELAY_MS;
     let out = tick(&mut orch, &mut env);
-    let epochs: Vec<Epoch> = out.msgs.iter().filter_map(|e| match e.msg { Message::MaintainerBootstrapResponse { maintainer_epoch, .. } => Some(maintainer_epoch), _ => None }).collect();
+    let epochs: Vec<Epoch> = out
+        .msgs
+        .iter()
+        .filter_map(|e| match e.msg {
+            Message::MaintainerBootstrapResponse { maintainer_epoch, .. } => Some(maintainer_epoch),
+            _ => None,
+        })
+        .collect();
     assert_eq!(epochs, vec![EPOCH, EPOCH + 1]);
     assert_eq!(orch.managers[&cf()].maintainer_epoch, EPOCH + 1);
 }

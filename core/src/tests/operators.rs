@@ -16,7 +16,16 @@ const T: TableId = 3;
 const ID: DispatcherId = DispatcherId(9);
 
 fn task(id: DispatcherId, span: TableSpan, node: Option<u32>, state: ReplicaState, cp: Ts) -> SpanReplication {
-    SpanReplication { id, span, schema_id: SCHEMA, node: node.map(NodeId), state, checkpoint_ts: cp, last_state: None, block_state: None }
+    SpanReplication {
+        id,
+        span,
+        schema_id: SCHEMA,
+        node: node.map(NodeId),
+        state,
+        checkpoint_ts: cp,
+        last_state: None,
+        block_state: None,
+    }
 }
 
 /// A span controller with one full-table task `ID` of table `T`.
@@ -112,7 +121,8 @@ fn add_task_removed_finishes_without_resurrecting_the_task() {
 fn add_through_controller_repolls_every_500ms_but_resends_every_10s() {
     let mut sc = sc_with(None, ReplicaState::Absent, 100);
     let mut oc = OperatorController::new();
-    oc.add_operator(Operator::Add(AddDispatcherOperator::new(ID, n(1), OperatorType::Add)), &mut sc, &alive(), 0).unwrap();
+    oc.add_operator(Operator::Add(AddDispatcherOperator::new(ID, n(1), OperatorType::Add)), &mut sc, &alive(), 0)
+        .unwrap();
     let mut sent = vec![];
     for t in (0..=10_500).step_by(500) {
         let (msgs, fin, _) = oc.execute(&mut sc, t, 1, &mut ids_from(100));
@@ -137,10 +147,19 @@ fn add_through_controller_repolls_every_500ms_but_resends_every_10s() {
 
 #[test]
 fn remove_message_carries_original_operator_type_and_is_throttled() {
-    let mut op = Operator::Remove(RemoveDispatcherOperator::new(ID, TableSpan::full(T), n(1), OperatorType::Move, RemovePostFinish::MarkAbsent));
+    let mut op = Operator::Remove(RemoveDispatcherOperator::new(
+        ID,
+        TableSpan::full(T),
+        n(1),
+        OperatorType::Move,
+        RemovePostFinish::MarkAbsent,
+    ));
     let sc = sc_with(Some(1), ReplicaState::Replicating, 100);
     let (to, req) = sched_of(op.schedule(&sc, 0, 4));
-    assert_eq!((to, req.action, req.operator_type, req.maintainer_epoch), (n(1), ScheduleAction::Remove, OperatorType::Move, 4));
+    assert_eq!(
+        (to, req.action, req.operator_type, req.maintainer_epoch),
+        (n(1), ScheduleAction::Remove, OperatorType::Move, 4)
+    );
     assert_eq!((req.config.dispatcher_id, req.config.span), (ID, TableSpan::full(T)));
     assert!(op.schedule(&sc, 9_999, 4).is_none());
     assert!(op.schedule(&sc, 10_000, 4).is_some());
@@ -151,7 +170,8 @@ fn remove_message_carries_original_operator_type_and_is_throttled() {
 fn remove_finishes_on_removed_status_and_runs_post_finish() {
     // MarkAbsent (restored move/split remove): the span goes back to the scheduler.
     let mut sc = sc_with(Some(1), ReplicaState::Replicating, 100);
-    let mut op = RemoveDispatcherOperator::new(ID, TableSpan::full(T), n(1), OperatorType::Split, RemovePostFinish::MarkAbsent);
+    let mut op =
+        RemoveDispatcherOperator::new(ID, TableSpan::full(T), n(1), OperatorType::Split, RemovePostFinish::MarkAbsent);
     op.check(n(1), &st(ID, ComponentState::Working, 0));
     assert!(!op.finished, "Working does not finish a remove");
     op.check(n(1), &st(ID, ComponentState::Removed, 0));
@@ -160,13 +180,15 @@ fn remove_finishes_on_removed_status_and_runs_post_finish() {
     assert_eq!(state_of(&sc, ID), (ReplicaState::Absent, None));
     // RemoveTask (bootstrap O_Remove restore / cleanup): the task is deleted.
     let mut sc = sc_with(Some(1), ReplicaState::Replicating, 100);
-    let mut op = RemoveDispatcherOperator::new(ID, TableSpan::full(T), n(1), OperatorType::Remove, RemovePostFinish::RemoveTask);
+    let mut op =
+        RemoveDispatcherOperator::new(ID, TableSpan::full(T), n(1), OperatorType::Remove, RemovePostFinish::RemoveTask);
     op.check(n(1), &st(ID, ComponentState::Stopped, 0));
     op.post_finish(&mut sc, &mut || DispatcherId(0));
     assert!(sc.get(&ID).is_none());
     // None (barrier drop): the span controller is untouched.
     let mut sc = sc_with(Some(1), ReplicaState::Replicating, 100);
-    let mut op = RemoveDispatcherOperator::new(ID, TableSpan::full(T), n(1), OperatorType::Remove, RemovePostFinish::None);
+    let mut op =
+        RemoveDispatcherOperator::new(ID, TableSpan::full(T), n(1), OperatorType::Remove, RemovePostFinish::None);
     op.check(n(1), &st(ID, ComponentState::Stopped, 0));
     op.post_finish(&mut sc, &mut || DispatcherId(0));
     assert_eq!(state_of(&sc, ID), (ReplicaState::Replicating, Some(n(1))));
@@ -175,7 +197,8 @@ fn remove_finishes_on_removed_status_and_runs_post_finish() {
 #[test]
 fn remove_node_gone_finishes_with_post_finish() {
     let mut sc = sc_with(Some(1), ReplicaState::Replicating, 100);
-    let mut op = RemoveDispatcherOperator::new(ID, TableSpan::full(T), n(1), OperatorType::Remove, RemovePostFinish::RemoveTask);
+    let mut op =
+        RemoveDispatcherOperator::new(ID, TableSpan::full(T), n(1), OperatorType::Remove, RemovePostFinish::RemoveTask);
     op.on_node_remove(n(2));
     assert!(!op.finished);
     op.on_node_remove(n(1));
@@ -187,7 +210,8 @@ fn remove_node_gone_finishes_with_post_finish() {
 #[test]
 fn remove_task_removed_skips_post_finish() {
     let mut sc = sc_with(Some(1), ReplicaState::Replicating, 100);
-    let mut op = RemoveDispatcherOperator::new(ID, TableSpan::full(T), n(1), OperatorType::Move, RemovePostFinish::MarkAbsent);
+    let mut op =
+        RemoveDispatcherOperator::new(ID, TableSpan::full(T), n(1), OperatorType::Move, RemovePostFinish::MarkAbsent);
     op.on_task_removed();
     assert!(op.finished && op.removed);
     op.post_finish(&mut sc, &mut || DispatcherId(0));
@@ -203,7 +227,10 @@ fn move_messages_throttle_and_reset_on_add_dest() {
     op.start(&mut sc);
     assert_eq!(state_of(&sc, ID), (ReplicaState::Scheduling, Some(n(1))), "origin kept until it stopped");
     let (to, req) = sched_of(op.schedule(&sc, 0, 6));
-    assert_eq!((to, req.action, req.operator_type, req.maintainer_epoch, req.config.dispatcher_id), (n(1), ScheduleAction::Remove, OperatorType::Move, 6, ID));
+    assert_eq!(
+        (to, req.action, req.operator_type, req.maintainer_epoch, req.config.dispatcher_id),
+        (n(1), ScheduleAction::Remove, OperatorType::Move, 6, ID)
+    );
     assert!(op.schedule(&sc, 5_000, 6).is_none(), "Remove throttled");
     // Working from the origin does not count as stopped.
     op.check(n(1), &st(ID, ComponentState::Working, 150), &mut sc);
@@ -212,7 +239,10 @@ fn move_messages_throttle_and_reset_on_add_dest() {
     assert_eq!(state_of(&sc, ID), (ReplicaState::Scheduling, Some(n(2))));
     // The throttle is reset: the Create goes out at once, not 10 s after the Remove.
     let (to, req) = sched_of(op.schedule(&sc, 5_001, 6));
-    assert_eq!((to, req.action, req.operator_type, req.config.start_ts), (n(2), ScheduleAction::Create, OperatorType::Move, 150));
+    assert_eq!(
+        (to, req.action, req.operator_type, req.config.start_ts),
+        (n(2), ScheduleAction::Create, OperatorType::Move, 150)
+    );
     assert!(op.schedule(&sc, 5_002, 6).is_none());
     // A Working status from the old origin does not finish the move.
     op.check(n(1), &st(ID, ComponentState::Working, 150), &mut sc);
@@ -329,7 +359,10 @@ fn split_sends_remove_to_origin_and_is_throttled() {
     let (sc, mut op, _) = split_op(vec![]);
     assert_eq!(state_of(&sc, ID), (ReplicaState::Scheduling, Some(n(1))));
     let (to, req) = op.schedule(&sc, 0, 8).unwrap();
-    assert_eq!((to, req.action, req.operator_type, req.maintainer_epoch, req.config.dispatcher_id, req.config.span), (n(1), ScheduleAction::Remove, OperatorType::Split, 8, ID, TableSpan::full(T)));
+    assert_eq!(
+        (to, req.action, req.operator_type, req.maintainer_epoch, req.config.dispatcher_id, req.config.span),
+        (n(1), ScheduleAction::Remove, OperatorType::Split, 8, ID, TableSpan::full(T))
+    );
     assert!(op.schedule(&sc, 9_999, 8).is_none());
     assert!(op.schedule(&sc, 10_000, 8).is_some());
 }
@@ -353,7 +386,11 @@ fn split_without_targets_replaces_the_span_by_absent_pieces() {
     assert_eq!(spans, pieces);
     for r in tasks {
         assert_eq!((r.state, r.node), (ReplicaState::Absent, None));
-        assert!(r.checkpoint_ts <= 130 && r.checkpoint_ts >= 120, "new pieces start no later than the origin stopped: {}", r.checkpoint_ts);
+        assert!(
+            r.checkpoint_ts <= 130 && r.checkpoint_ts >= 120,
+            "new pieces start no later than the origin stopped: {}",
+            r.checkpoint_ts
+        );
     }
     assert_eq!(sc.table_partition_problems(T), (vec![], vec![]));
 }
@@ -364,7 +401,13 @@ fn split_with_targets_yields_add_operators_of_type_split() {
     let mut sc = sc_with(Some(1), ReplicaState::Replicating, 120);
     let pieces = split_span_evenly(&TableSpan::full(T), 3);
     let mut oc = OperatorController::new();
-    oc.add_operator(Operator::Split(SplitDispatcherOperator::new(ID, TableSpan::full(T), n(1), pieces, targets.clone())), &mut sc, &alive(), 0).unwrap();
+    oc.add_operator(
+        Operator::Split(SplitDispatcherOperator::new(ID, TableSpan::full(T), n(1), pieces, targets.clone())),
+        &mut sc,
+        &alive(),
+        0,
+    )
+    .unwrap();
     oc.update_operator_status(&ID, n(1), &st(ID, ComponentState::Stopped, 125), &mut sc);
     let (_, fin, follow) = oc.execute(&mut sc, 1, 2, &mut ids_from(500));
     assert_eq!(fin.len(), 1);
@@ -378,7 +421,8 @@ fn split_with_targets_yields_add_operators_of_type_split() {
     }
     assert_eq!(dests, targets);
     let (msgs, _, _) = oc.execute(&mut sc, 2, 2, &mut ids_from(600));
-    let creates: Vec<(NodeId, OperatorType)> = msgs.into_iter().map(|m| sched_of(Some(m))).map(|(to, r)| (to, r.operator_type)).collect();
+    let creates: Vec<(NodeId, OperatorType)> =
+        msgs.into_iter().map(|m| sched_of(Some(m))).map(|(to, r)| (to, r.operator_type)).collect();
     assert_eq!(creates, targets.iter().map(|t| (*t, OperatorType::Split)).collect::<Vec<_>>());
     for r in sc.tasks_of_table(T) {
         assert_eq!(r.state, ReplicaState::Scheduling);
@@ -431,7 +475,10 @@ fn sc_halves(node_b: u32) -> SpanController {
 fn merge_request_is_throttled_and_stops_after_finish() {
     let mut op = MergeDispatcherOperator::new(d(99), vec![d(10), d(11)], n(1), false);
     let (to, req) = op.schedule(0, 3).unwrap();
-    assert_eq!((to, req.dispatcher_ids, req.merged_dispatcher_id, req.maintainer_epoch), (n(1), vec![d(10), d(11)], d(99), 3));
+    assert_eq!(
+        (to, req.dispatcher_ids, req.merged_dispatcher_id, req.maintainer_epoch),
+        (n(1), vec![d(10), d(11)], d(99), 3)
+    );
     assert!(op.schedule(9_999, 3).is_none());
     assert!(op.schedule(10_000, 3).is_some());
     // A non-Working status (the target Preparing) does not finish it.
@@ -476,7 +523,8 @@ fn merge_of_non_consecutive_or_single_spans_is_rejected() {
 fn merge_rolls_back_occupy_when_a_source_already_has_an_operator() {
     let mut sc = sc_halves(1);
     let mut oc = OperatorController::new();
-    oc.add_operator(Operator::Move(MoveDispatcherOperator::new(d(11), Some(n(1)), n(2))), &mut sc, &alive(), 0).unwrap();
+    oc.add_operator(Operator::Move(MoveDispatcherOperator::new(d(11), Some(n(1)), n(2))), &mut sc, &alive(), 0)
+        .unwrap();
     assert!(oc.add_merge_operator(vec![d(10), d(11)], d(99), &mut sc, &alive(), 0).is_err());
     assert!(!oc.has(&d(10)), "the occupy of the first source is rolled back");
     assert!(matches!(oc.get(&d(11)), Some(Operator::Move(_))), "the move keeps its ID");
@@ -527,10 +575,26 @@ fn merge_status_routing_and_abort_by_node_via_controller() {
 fn node_removed_marks_tasks_without_operator_absent_and_leaves_operated_ones_to_their_operator() {
     let mut sc = sc_halves(1);
     let mut oc = OperatorController::new();
-    oc.add_operator(Operator::Remove(RemoveDispatcherOperator::new(d(11), halves(T).1, n(1), OperatorType::Move, RemovePostFinish::None)), &mut sc, &alive(), 0).unwrap();
+    oc.add_operator(
+        Operator::Remove(RemoveDispatcherOperator::new(
+            d(11),
+            halves(T).1,
+            n(1),
+            OperatorType::Move,
+            RemovePostFinish::None,
+        )),
+        &mut sc,
+        &alive(),
+        0,
+    )
+    .unwrap();
     oc.on_node_removed(n(1), &mut sc);
     assert_eq!(state_of(&sc, d(10)), (ReplicaState::Absent, None));
-    assert_eq!(state_of(&sc, d(11)), (ReplicaState::Replicating, Some(n(1))), "its operator decides (post-finish None)");
+    assert_eq!(
+        state_of(&sc, d(11)),
+        (ReplicaState::Replicating, Some(n(1))),
+        "its operator decides (post-finish None)"
+    );
     let (_, fin, _) = oc.execute(&mut sc, 0, 1, &mut ids_from(0));
     assert_eq!(fin.len(), 1);
 }
@@ -548,7 +612,8 @@ fn admission_rejects_operator_without_task() {
 fn task_removed_via_controller_cancels_the_operator() {
     let mut sc = sc_halves(1);
     let mut oc = OperatorController::new();
-    oc.add_operator(Operator::Move(MoveDispatcherOperator::new(d(10), Some(n(1)), n(2))), &mut sc, &alive(), 0).unwrap();
+    oc.add_operator(Operator::Move(MoveDispatcherOperator::new(d(10), Some(n(1)), n(2))), &mut sc, &alive(), 0)
+        .unwrap();
     oc.on_task_removed(&d(10), &mut sc);
     assert!(!oc.has(&d(10)));
     assert_eq!(oc.running().count(), 0);
@@ -562,10 +627,33 @@ fn remove_restored_at_bootstrap_repairs_the_coverage_it_leaves() {
     let mut sc = SpanController::new(DispatcherId(1), NodeId(0), 100, crate::config::SchedulerConfig::default());
     let halves = split_span_evenly(&TableSpan::full(4), 2);
     for (i, s) in halves.iter().enumerate() {
-        sc.insert(SpanReplication { id: DispatcherId(10 + i as u64), span: *s, schema_id: 2, node: Some(NodeId(1)), state: ReplicaState::Replicating, checkpoint_ts: 100, last_state: None, block_state: None });
+        sc.insert(SpanReplication {
+            id: DispatcherId(10 + i as u64),
+            span: *s,
+            schema_id: 2,
+            node: Some(NodeId(1)),
+            state: ReplicaState::Replicating,
+            checkpoint_ts: 100,
+            last_state: None,
+            block_state: None,
+        });
     }
-    let mut op = RemoveDispatcherOperator::new(DispatcherId(10), halves[0], NodeId(1), OperatorType::Remove, RemovePostFinish::RemoveTaskAndRepair { start_ts: 90, schema_id: 2 });
-    op.check(NodeId(1), &TableSpanStatus { id: DispatcherId(10), state: ComponentState::Stopped, checkpoint_ts: 120, event_size_per_second: 0 });
+    let mut op = RemoveDispatcherOperator::new(
+        DispatcherId(10),
+        halves[0],
+        NodeId(1),
+        OperatorType::Remove,
+        RemovePostFinish::RemoveTaskAndRepair { start_ts: 90, schema_id: 2 },
+    );
+    op.check(
+        NodeId(1),
+        &TableSpanStatus {
+            id: DispatcherId(10),
+            state: ComponentState::Stopped,
+            checkpoint_ts: 120,
+            event_size_per_second: 0,
+        },
+    );
     assert!(op.finished);
     op.post_finish(&mut sc, &mut || DispatcherId(77));
     assert!(sc.get(&DispatcherId(10)).is_none());
@@ -573,8 +661,23 @@ fn remove_restored_at_bootstrap_repairs_the_coverage_it_leaves() {
     assert_eq!((new.span, new.state, new.checkpoint_ts, new.schema_id), (halves[0], ReplicaState::Absent, 90, 2));
     assert_eq!(sc.table_partition_problems(4), (vec![], vec![]));
     // Nothing to repair when another task still covers the range.
-    let mut op2 = RemoveDispatcherOperator::new(DispatcherId(77), halves[0], NodeId(1), OperatorType::Remove, RemovePostFinish::RemoveTaskAndRepair { start_ts: 90, schema_id: 2 });
-    sc.insert(SpanReplication { id: DispatcherId(99), span: TableSpan::full(4), schema_id: 2, node: Some(NodeId(2)), state: ReplicaState::Replicating, checkpoint_ts: 100, last_state: None, block_state: None });
+    let mut op2 = RemoveDispatcherOperator::new(
+        DispatcherId(77),
+        halves[0],
+        NodeId(1),
+        OperatorType::Remove,
+        RemovePostFinish::RemoveTaskAndRepair { start_ts: 90, schema_id: 2 },
+    );
+    sc.insert(SpanReplication {
+        id: DispatcherId(99),
+        span: TableSpan::full(4),
+        schema_id: 2,
+        node: Some(NodeId(2)),
+        state: ReplicaState::Replicating,
+        checkpoint_ts: 100,
+        last_state: None,
+        block_state: None,
+    });
     op2.on_node_remove(NodeId(1));
     op2.post_finish(&mut sc, &mut || DispatcherId(78));
     assert!(sc.get(&DispatcherId(78)).is_none());

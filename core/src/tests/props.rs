@@ -14,13 +14,23 @@ const T: TableId = 7;
 
 #[derive(Clone, Debug)]
 enum Step {
-    Split { pick: usize, pieces: u64 },
+    Split {
+        pick: usize,
+        pieces: u64,
+    },
     /// outcome: 0 = merged dispatcher Working, 1 = origin node lost, 2 = cancelled by a DDL.
-    Merge { pick: usize, count: usize, outcome: u8 },
+    Merge {
+        pick: usize,
+        count: usize,
+        outcome: u8,
+    },
 }
 
 fn step() -> impl Strategy<Value = Step> {
-    prop_oneof![(any::<usize>(), 2u64..5).prop_map(|(pick, pieces)| Step::Split { pick, pieces }), (any::<usize>(), 2usize..4, 0u8..3).prop_map(|(pick, count, outcome)| Step::Merge { pick, count, outcome }),]
+    prop_oneof![
+        (any::<usize>(), 2u64..5).prop_map(|(pick, pieces)| Step::Split { pick, pieces }),
+        (any::<usize>(), 2usize..4, 0u8..3).prop_map(|(pick, count, outcome)| Step::Merge { pick, count, outcome }),
+    ]
 }
 
 fn sorted_spans(sc: &SpanController) -> Vec<(DispatcherId, TableSpan)> {

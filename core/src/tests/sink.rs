@@ -17,12 +17,20 @@ const X: DispatcherId = DispatcherId(1000);
 fn flushing(env: Env) -> (DispatcherManager, Env, u64, String) {
     let (mut dm, mut env) = owned(1, None, env);
     dm_handle(&mut dm, &mut env, 0, sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
-    let o = dm_feed(&mut dm, &mut env, X, vec![UpstreamEvent::Dml(row(10, 1, 110)), UpstreamEvent::Dml(row(10, 2, 120))], 130);
+    let o = dm_feed(
+        &mut dm,
+        &mut env,
+        X,
+        vec![UpstreamEvent::Dml(row(10, 1, 110)), UpstreamEvent::Dml(row(10, 2, 120))],
+        130,
+    );
     assert!(o.msgs.iter().any(|e| matches!(&e.msg, Message::HeartBeatRequest { statuses, .. } if statuses.iter().any(|s| s.id == X && s.state == ComponentState::Working))));
     assert_eq!(dm.dispatchers[&X].checkpoint_ts(), 109, "held below the unflushed rows");
     dm.flush_sink(&mut env.ctx());
     let out = env.take();
-    let [StorageRequest::Put { op_id, path, content: ObjectContent::Rows(rows) }] = &out.storage[..] else { panic!("{:?}", out.storage) };
+    let [StorageRequest::Put { op_id, path, content: ObjectContent::Rows(rows) }] = &out.storage[..] else {
+        panic!("{:?}", out.storage)
+    };
     assert_eq!(rows.len(), 2);
     let (op_id, path) = (*op_id, path.clone());
     dm.on_storage_result(&mut env.ctx(), op_id, Ok(()));
@@ -42,8 +50,12 @@ fn successful_rename_releases_progress() {
 /// Remove X while its rename is in flight; the storage answers NotFound.
 fn close_during_flush(env: Env) -> (DispatcherManager, Env, Out) {
     let (mut dm, mut env, op_id, path) = flushing(env);
-    let (_, o) = dm_handle(&mut dm, &mut env, 0, sched(remove_req(X, TableSpan::full(10), OperatorType::Remove, EPOCH)));
-    assert!(o.storage.contains(&StorageRequest::Delete { paths: vec![path.clone()] }), "the writer cleanup removes the temporary object");
+    let (_, o) =
+        dm_handle(&mut dm, &mut env, 0, sched(remove_req(X, TableSpan::full(10), OperatorType::Remove, EPOCH)));
+    assert!(
+        o.storage.contains(&StorageRequest::Delete { paths: vec![path.clone()] }),
+        "the writer cleanup removes the temporary object"
+    );
     env.now = 1_000;
     dm.on_storage_result(&mut env.ctx(), op_id, Err(StorageError::NotFound(path)));
     let o = env.take();
@@ -55,7 +67,10 @@ fn close_during_flush(env: Env) -> (DispatcherManager, Env, Out) {
 fn heartbeat_of(dm: &mut DispatcherManager, env: &mut Env) -> (Vec<TableSpanStatus>, Option<RunningError>) {
     dm.heartbeat(&mut env.ctx(), true);
     let out = env.take();
-    let hb = out.msgs.iter().find_map(|e| match &e.msg { Message::HeartBeatRequest { statuses, err, .. } => Some((statuses.clone(), err.clone())), _ => None });
+    let hb = out.msgs.iter().find_map(|e| match &e.msg {
+        Message::HeartBeatRequest { statuses, err, .. } => Some((statuses.clone(), err.clone())),
+        _ => None,
+    });
     hb.expect("a heartbeat")
 }
 

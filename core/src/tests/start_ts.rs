@@ -10,7 +10,16 @@ use crate::types::*;
 const ID: DispatcherId = DispatcherId(9);
 
 fn rep(cp: Ts, block_state: Option<BlockState>) -> SpanReplication {
-    SpanReplication { id: ID, span: TableSpan::full(3), schema_id: SCHEMA, node: None, state: ReplicaState::Absent, checkpoint_ts: cp, last_state: None, block_state }
+    SpanReplication {
+        id: ID,
+        span: TableSpan::full(3),
+        schema_id: SCHEMA,
+        node: None,
+        state: ReplicaState::Absent,
+        checkpoint_ts: cp,
+        last_state: None,
+        block_state,
+    }
 }
 
 fn blocked(ts: Ts, stage: BlockStage, sync_point: bool) -> Option<BlockState> {
@@ -77,5 +86,8 @@ fn add_and_move_creates_use_the_rules_with_the_controllers_committed_checkpoint(
     mv.start(&mut sc);
     mv.on_node_remove(NodeId(u32::MAX), &mut sc);
     let (_, req) = mv.schedule(&sc, 0, 1).unwrap();
-    assert_eq!((req.action, req.config.start_ts, req.config.skip_dml_as_start_ts), (ScheduleAction::Create, 300, false));
+    assert_eq!(
+        (req.action, req.config.start_ts, req.config.skip_dml_as_start_ts),
+        (ScheduleAction::Create, 300, false)
+    );
 }

@@ -8,9 +8,9 @@ use super::harness::*;
 use crate::bugs::Fix;
 use crate::dispatcher::manager::{HEARTBEAT_INITIAL_DELAY_MS, HEARTBEAT_INTERVAL_MS};
 use crate::dispatcher::DispatcherManager;
+use crate::effects::Out;
 use crate::messages::*;
 use crate::types::*;
-use crate::effects::Out;
 use crate::upstream::UpstreamEvent;
 
 const A: DispatcherId = DispatcherId(1000); // an old table, caught up
@@ -19,7 +19,15 @@ const D: DispatcherId = DispatcherId(1002); // another new table, added after C
 
 /// The watermarks of the heartbeats in `out`, with the ids of their statuses.
 fn heartbeats(out: &Out) -> Vec<(Watermark, Vec<DispatcherId>)> {
-    out.msgs.iter().filter_map(|e| match &e.msg { Message::HeartBeatRequest { watermark, statuses, .. } => Some((watermark.clone(), statuses.iter().map(|s| s.id).collect())), _ => None }).collect()
+    out.msgs
+        .iter()
+        .filter_map(|e| match &e.msg {
+            Message::HeartBeatRequest { watermark, statuses, .. } => {
+                Some((watermark.clone(), statuses.iter().map(|s| s.id).collect()))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 fn add(dm: &mut DispatcherManager, env: &mut Env, id: DispatcherId, table: TableId, start: Ts) {
@@ -45,9 +53,22 @@ fn race(env: Env) -> (Watermark, Watermark) {
     assert_eq!(agg[0].0.checkpoint_ts, 5000);
     // A status batch goes out (the outdated-merge answer of A): the collector copies the
     // aggregate (5000, seq 1) when it is done.
-    dm_handle(&mut dm, &mut env, 0, Message::MergeDispatcherRequest { cf: cf(), req: MergeDispatcherRequest { dispatcher_ids: vec![DispatcherId(7), DispatcherId(8)], merged_dispatcher_id: A, maintainer_epoch: EPOCH } });
+    dm_handle(
+        &mut dm,
+        &mut env,
+        0,
+        Message::MergeDispatcherRequest {
+            cf: cf(),
+            req: MergeDispatcherRequest {
+                dispatcher_ids: vec![DispatcherId(7), DispatcherId(8)],
+                merged_dispatcher_id: A,
+                maintainer_epoch: EPOCH,
+            },
+        },
+    );
     add(&mut dm, &mut env, C, 11, 2000);
-    let out = dm_feed(&mut dm, &mut env, C, vec![UpstreamEvent::Dml(row(11, 1, 2001)), UpstreamEvent::Resolved(5000)], 5000);
+    let out =
+        dm_feed(&mut dm, &mut env, C, vec![UpstreamEvent::Dml(row(11, 1, 2001)), UpstreamEvent::Resolved(5000)], 5000);
     let c_beat = heartbeats(&out);
     assert_eq!(c_beat.len(), 1, "C's Working status goes out at once");
     assert_eq!((c_beat[0].0.checkpoint_ts, c_beat[0].0.seq), (2000, 2), "C's own status carries its checkpoint");
@@ -112,7 +133,14 @@ fn an_error_goes_out_before_the_heartbeat_task_exists() {
     dm.errors.push(RunningError { node: n(1), code: ErrorCode::ChangefeedRetryable, message: "boom".into() });
     dm.heartbeat(&mut env.ctx(), false);
     let out = env.take();
-    let errs: Vec<_> = out.msgs.iter().filter_map(|e| match &e.msg { Message::HeartBeatRequest { watermark, err: Some(er), .. } => Some((watermark.clone(), er.message.clone())), _ => None }).collect();
+    let errs: Vec<_> = out
+        .msgs
+        .iter()
+        .filter_map(|e| match &e.msg {
+            Message::HeartBeatRequest { watermark, err: Some(er), .. } => Some((watermark.clone(), er.message.clone())),
+            _ => None,
+        })
+        .collect();
     assert_eq!(errs, vec![(Watermark::default(), "boom".to_string())], "the error alone, without a watermark");
 }
 
@@ -130,7 +158,12 @@ fn a_batch_uses_the_copy_taken_after_the_previous_batch_not_the_latest_aggregate
     assert_eq!(agg[0].0.checkpoint_ts, 3000);
     assert_eq!(dm.latest_watermark.checkpoint_ts, 3000);
     // The Stopped answer for an unknown dispatcher (checkpoint 0) carries the copy as is.
-    let (_, out) = dm_handle(&mut dm, &mut env, 0, sched(remove_req(DispatcherId(99), TableSpan::full(99), OperatorType::Remove, EPOCH)));
+    let (_, out) = dm_handle(
+        &mut dm,
+        &mut env,
+        0,
+        sched(remove_req(DispatcherId(99), TableSpan::full(99), OperatorType::Remove, EPOCH)),
+    );
     let beats = heartbeats(&out);
     assert_eq!(beats.len(), 1);
     assert_eq!(beats[0].1, vec![DispatcherId(99)]);
@@ -149,7 +182,12 @@ fn statuses_of_one_step_go_in_one_batch_with_the_smallest_checkpoint() {
     aggregate(&mut dm, &mut env);
     dm_feed(&mut dm, &mut env, A, vec![UpstreamEvent::Resolved(5000)], 5000);
     aggregate(&mut dm, &mut env);
-    dm_handle(&mut dm, &mut env, 0, sched(remove_req(DispatcherId(99), TableSpan::full(99), OperatorType::Remove, EPOCH)));
+    dm_handle(
+        &mut dm,
+        &mut env,
+        0,
+        sched(remove_req(DispatcherId(99), TableSpan::full(99), OperatorType::Remove, EPOCH)),
+    );
     assert_eq!(dm.status_snapshot.checkpoint_ts, 5000);
     add(&mut dm, &mut env, C, 11, 2000);
     add(&mut dm, &mut env, D, 12, 5000);

@@ -32,12 +32,23 @@ fn all() -> InfluencedTables {
 
 /// A syncpoint block state as a dispatcher reports it.
 fn sp(ts: Ts, stage: BlockStage) -> BlockState {
-    BlockState { is_blocked: true, block_ts: ts, block_tables: Some(all()), need_dropped_tables: None, need_added_tables: vec![], is_sync_point: true, stage }
+    BlockState {
+        is_blocked: true,
+        block_ts: ts,
+        block_tables: Some(all()),
+        need_dropped_tables: None,
+        need_added_tables: vec![],
+        is_sync_point: true,
+        stage,
+    }
 }
 
 fn setup() -> MH {
     let mut h = MH::new(&[0, 1, 2], TestSchema::with_tables(&[10, 11]));
-    h.bootstrap(vec![(1, NodeReport::spans(vec![bspan(X, TableSpan::full(10), ComponentState::Working, 150)])), (2, NodeReport::spans(vec![bspan(Y, TableSpan::full(11), ComponentState::Working, 150)]))]);
+    h.bootstrap(vec![
+        (1, NodeReport::spans(vec![bspan(X, TableSpan::full(10), ComponentState::Working, 150)])),
+        (2, NodeReport::spans(vec![bspan(Y, TableSpan::full(11), ComponentState::Working, 150)])),
+    ]);
     h
 }
 
@@ -47,20 +58,40 @@ fn report(h: &mut MH, from: u32, id: DispatcherId, b: BlockState) -> Out {
 
 /// Actions with their influence (the Normal list, or All).
 fn actions_any(out: &Out) -> Vec<(NodeId, ActionKind, Ts, bool, InfluencedDispatchers)> {
-    hb_statuses(out).into_iter().filter_map(|(to, s)| s.action.map(|a| (to, a.action, a.commit_ts, a.is_sync_point, s.influenced))).collect()
+    hb_statuses(out)
+        .into_iter()
+        .filter_map(|(to, s)| s.action.map(|a| (to, a.action, a.commit_ts, a.is_sync_point, s.influenced)))
+        .collect()
 }
 
 fn block_reports(out: &Out) -> Vec<(DispatcherId, BlockState)> {
-    out.msgs.iter().filter_map(|e| match &e.msg { Message::BlockStatusRequest { statuses, .. } => Some(statuses.iter().map(|s| (s.id, s.state.clone())).collect::<Vec<_>>()), _ => None }).flatten().collect()
+    out.msgs
+        .iter()
+        .filter_map(|e| match &e.msg {
+            Message::BlockStatusRequest { statuses, .. } => {
+                Some(statuses.iter().map(|s| (s.id, s.state.clone())).collect::<Vec<_>>())
+            }
+            _ => None,
+        })
+        .flatten()
+        .collect()
 }
 
 fn action_msg(kind: ActionKind, ts: Ts, sync_point: bool, infl: InfluencedDispatchers) -> Message {
-    let st = DispatcherStatus { influenced: infl, action: Some(DispatcherAction { action: kind, commit_ts: ts, is_sync_point: sync_point }), ack: None, ignored_block_status: None };
+    let st = DispatcherStatus {
+        influenced: infl,
+        action: Some(DispatcherAction { action: kind, commit_ts: ts, is_sync_point: sync_point }),
+        ack: None,
+        ignored_block_status: None,
+    };
     Message::HeartBeatResponse { cf: cf(), statuses: vec![st], maintainer_epoch: EPOCH }
 }
 
 fn trace_field(out: &Out, kind: &str, field: &str) -> Option<String> {
-    out.trace.iter().find(|t| t.kind == kind).and_then(|t| t.fields.iter().find(|(k, _)| *k == field).map(|(_, v)| v.clone()))
+    out.trace
+        .iter()
+        .find(|t| t.kind == kind)
+        .and_then(|t| t.fields.iter().find(|(k, _)| *k == field).map(|(_, v)| v.clone()))
 }
 
 // ---------------------------------------------------------------- barrier
@@ -81,12 +112,22 @@ fn every_dispatcher_waits_the_trigger_writes_then_the_pass_fans_out_to_all_nodes
     assert_eq!(h.m.barrier.events[&(S, true)].writer, Some(ddl));
     // The Write is resent while the trigger has not reported DONE.
     h.env.now = 1_000;
-    assert_eq!(actions_any(&h.tick()), vec![(n(0), ActionKind::Write, S, true, InfluencedDispatchers::Normal(vec![ddl]))]);
+    assert_eq!(
+        actions_any(&h.tick()),
+        vec![(n(0), ActionKind::Write, S, true, InfluencedDispatchers::Normal(vec![ddl]))]
+    );
     // DONE from the writer: the Pass goes to every alive node, for all its dispatchers.
     let o = report(&mut h, 0, ddl, sp(S, Done));
     let mut a = actions_any(&o);
     a.sort_by_key(|x| x.0);
-    assert_eq!(a, vec![(n(0), ActionKind::Pass, S, true, InfluencedDispatchers::All), (n(1), ActionKind::Pass, S, true, InfluencedDispatchers::All), (n(2), ActionKind::Pass, S, true, InfluencedDispatchers::All)]);
+    assert_eq!(
+        a,
+        vec![
+            (n(0), ActionKind::Pass, S, true, InfluencedDispatchers::All),
+            (n(1), ActionKind::Pass, S, true, InfluencedDispatchers::All),
+            (n(2), ActionKind::Pass, S, true, InfluencedDispatchers::All)
+        ]
+    );
     // DONE statuses keep arriving: the fan-out is not repeated within the quiet window.
     h.env.now = 2_000;
     report(&mut h, 1, X, sp(S, Done));
@@ -108,7 +149,11 @@ fn a_task_not_replicating_keeps_the_syncpoint_from_being_selected() {
     h.m.sc.mark_scheduling(&Y);
     report(&mut h, 1, X, sp(S, Waiting));
     let o = report(&mut h, 2, Y, sp(S, Waiting));
-    assert_eq!(hb_statuses(&o)[0].1.ignored_block_status, Some(AckEvent { commit_ts: S, is_sync_point: true }), "fast retry");
+    assert_eq!(
+        hb_statuses(&o)[0].1.ignored_block_status,
+        Some(AckEvent { commit_ts: S, is_sync_point: true }),
+        "fast retry"
+    );
     let o = report(&mut h, 0, ddl, sp(S, Waiting));
     assert!(actions_any(&o).is_empty(), "Y's span is not covered yet");
     h.m.sc.mark_replicating(&Y);
@@ -120,7 +165,16 @@ fn a_task_not_replicating_keeps_the_syncpoint_from_being_selected() {
 fn checkpoint_at_the_syncpoint_ts_is_not_past_it() {
     // A dispatcher recreated at the syncpoint's ts may report that ts as its checkpoint
     // before the syncpoint is written: only a checkpoint above it proves it was written.
-    let mut r = SpanReplication { id: X, span: TableSpan::full(10), schema_id: SCHEMA, node: Some(n(1)), state: ReplicaState::Replicating, checkpoint_ts: S, last_state: None, block_state: None };
+    let mut r = SpanReplication {
+        id: X,
+        span: TableSpan::full(10),
+        schema_id: SCHEMA,
+        node: Some(n(1)),
+        state: ReplicaState::Replicating,
+        checkpoint_ts: S,
+        last_state: None,
+        block_state: None,
+    };
     assert!(!forward_barrier_event(&r, (S, true)));
     r.checkpoint_ts = S + 1;
     assert!(forward_barrier_event(&r, (S, true)));
@@ -151,11 +205,24 @@ fn rows_before_the_syncpoint_are_flushed_before_waiting_then_the_trigger_writes_
     let (mut dm0, mut dm1, mut env) = managers();
     // X: two rows, then the syncpoint (a row at its ts belongs to the snapshot).
     env.node = NodeId(1);
-    let o = dm_feed(&mut dm1, &mut env, X, vec![UpstreamEvent::Dml(row(10, 1, S - 5)), UpstreamEvent::Dml(row(10, 2, S)), UpstreamEvent::SyncPoint(S)], S + 7);
+    let o = dm_feed(
+        &mut dm1,
+        &mut env,
+        X,
+        vec![UpstreamEvent::Dml(row(10, 1, S - 5)), UpstreamEvent::Dml(row(10, 2, S)), UpstreamEvent::SyncPoint(S)],
+        S + 7,
+    );
     assert!(traced(&o, "dispatcher receive sync point event"));
     assert_eq!(trace_field(&o, "dispatcher receive sync point event", "commitTs"), Some(S.to_string()));
     assert!(block_reports(&o).is_empty(), "not WAITING before the rows are flushed");
-    let puts: Vec<_> = o.storage.iter().filter_map(|r| match r { StorageRequest::Put { op_id, content: ObjectContent::Rows(rows), .. } => Some((*op_id, rows.len())), _ => None }).collect();
+    let puts: Vec<_> = o
+        .storage
+        .iter()
+        .filter_map(|r| match r {
+            StorageRequest::Put { op_id, content: ObjectContent::Rows(rows), .. } => Some((*op_id, rows.len())),
+            _ => None,
+        })
+        .collect();
     assert_eq!(puts.len(), 1, "a forced flush of both rows: {:?}", o.storage);
     assert_eq!(puts[0].1, 2);
     dm1.on_storage_result(&mut env.ctx(), puts[0].0, Ok(()));
@@ -172,10 +239,24 @@ fn rows_before_the_syncpoint_are_flushed_before_waiting_then_the_trigger_writes_
     let o = dm_feed(&mut dm0, &mut env, TRIG, vec![UpstreamEvent::Resolved(S), UpstreamEvent::SyncPoint(S)], S + 7);
     assert_eq!(block_reports(&o), vec![(TRIG, sp(S, Waiting))]);
     assert_eq!(dm0.dispatchers[&TRIG].checkpoint_ts(), S);
-    let (_, o) = dm_handle(&mut dm0, &mut env, 0, action_msg(ActionKind::Write, S, true, InfluencedDispatchers::Normal(vec![TRIG])));
+    let (_, o) = dm_handle(
+        &mut dm0,
+        &mut env,
+        0,
+        action_msg(ActionKind::Write, S, true, InfluencedDispatchers::Normal(vec![TRIG])),
+    );
     assert_eq!(trace_field(&o, "pending event get the action", "innerAction").as_deref(), Some("0"));
     assert_eq!(trace_field(&o, "pending event get the action", "pendingEventCommitTs"), Some(S.to_string()));
-    let put = o.storage.iter().find_map(|r| match r { StorageRequest::Put { op_id, path, content: ObjectContent::SyncPoint(rec) } => Some((*op_id, path.clone(), rec.clone())), _ => None }).expect("the record is written");
+    let put = o
+        .storage
+        .iter()
+        .find_map(|r| match r {
+            StorageRequest::Put { op_id, path, content: ObjectContent::SyncPoint(rec) } => {
+                Some((*op_id, path.clone(), rec.clone()))
+            }
+            _ => None,
+        })
+        .expect("the record is written");
     assert_eq!(put.2.primary_ts, S);
     assert!(put.1.starts_with(&crate::syncpoint::record_path("cf", S)), "{}", put.1);
     assert_eq!(dm0.dispatchers[&TRIG].checkpoint_ts(), S - 1, "writing: the event is in the table progress");
@@ -185,12 +266,18 @@ fn rows_before_the_syncpoint_are_flushed_before_waiting_then_the_trigger_writes_
     assert!(block_reports(&env.take()).is_empty());
     dm0.on_storage_result(&mut env.ctx(), put.0, Ok(()));
     let o = env.take();
-    assert_eq!(block_reports(&o).into_iter().map(|(id, b)| (id, b.block_ts, b.is_sync_point, b.stage)).collect::<Vec<_>>(), vec![(TRIG, S, true, Done)]);
+    assert_eq!(
+        block_reports(&o).into_iter().map(|(id, b)| (id, b.block_ts, b.is_sync_point, b.stage)).collect::<Vec<_>>(),
+        vec![(TRIG, S, true, Done)]
+    );
     assert!(dm0.dispatchers[&TRIG].block.is_none());
     // The Pass (All) releases X, which goes on past the syncpoint.
     env.node = NodeId(1);
     let (_, o) = dm_handle(&mut dm1, &mut env, 0, action_msg(ActionKind::Pass, S, true, InfluencedDispatchers::All));
-    assert_eq!(block_reports(&o).into_iter().map(|(id, b)| (id, b.block_ts, b.is_sync_point, b.stage)).collect::<Vec<_>>(), vec![(X, S, true, Done)]);
+    assert_eq!(
+        block_reports(&o).into_iter().map(|(id, b)| (id, b.block_ts, b.is_sync_point, b.stage)).collect::<Vec<_>>(),
+        vec![(X, S, true, Done)]
+    );
     dm1.process(&mut env.ctx());
     assert_eq!(dm1.dispatchers[&X].checkpoint_ts(), S + 7);
 }
@@ -198,8 +285,21 @@ fn rows_before_the_syncpoint_are_flushed_before_waiting_then_the_trigger_writes_
 #[test]
 fn the_trigger_holds_a_syncpoint_while_a_create_table_is_unacknowledged() {
     let (mut dm0, _, mut env) = managers();
-    let o = dm_feed(&mut dm0, &mut env, TRIG, vec![UpstreamEvent::Ddl(create_table_ddl(12, S - 3)), UpstreamEvent::SyncPoint(S)], S + 1);
-    let put = o.storage.iter().find_map(|r| match r { StorageRequest::Put { op_id, .. } => Some(*op_id), _ => None }).unwrap();
+    let o = dm_feed(
+        &mut dm0,
+        &mut env,
+        TRIG,
+        vec![UpstreamEvent::Ddl(create_table_ddl(12, S - 3)), UpstreamEvent::SyncPoint(S)],
+        S + 1,
+    );
+    let put = o
+        .storage
+        .iter()
+        .find_map(|r| match r {
+            StorageRequest::Put { op_id, .. } => Some(*op_id),
+            _ => None,
+        })
+        .unwrap();
     dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
     dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
     dm0.process(&mut env.ctx());
@@ -208,7 +308,16 @@ fn the_trigger_holds_a_syncpoint_while_a_create_table_is_unacknowledged() {
     assert_eq!(block_reports(&o)[0].1.stage, BlockStage::None);
     assert!(dm0.dispatchers[&TRIG].block.is_none(), "the syncpoint is held");
     // An ACK of a syncpoint at the CREATE's ts would not release it; the CREATE's ACK does.
-    let ack = |sync_point: bool| Message::HeartBeatResponse { cf: cf(), statuses: vec![DispatcherStatus { influenced: InfluencedDispatchers::Normal(vec![TRIG]), action: None, ack: Some(AckEvent { commit_ts: S - 3, is_sync_point: sync_point }), ignored_block_status: None }], maintainer_epoch: EPOCH };
+    let ack = |sync_point: bool| Message::HeartBeatResponse {
+        cf: cf(),
+        statuses: vec![DispatcherStatus {
+            influenced: InfluencedDispatchers::Normal(vec![TRIG]),
+            action: None,
+            ack: Some(AckEvent { commit_ts: S - 3, is_sync_point: sync_point }),
+            ignored_block_status: None,
+        }],
+        maintainer_epoch: EPOCH,
+    };
     dm_handle(&mut dm0, &mut env, 0, ack(true));
     assert!(!dm0.dispatchers[&TRIG].pending_acks.is_empty());
     dm_handle(&mut dm0, &mut env, 0, ack(false));
@@ -228,12 +337,21 @@ fn the_failpoint_holds_only_a_barrier_write() {
     dm0.dispatchers.get_mut(&TRIG).unwrap().nonblocking_written = None;
     // The syncpoint's barrier write is held until the failpoint is off.
     dm_feed(&mut dm0, &mut env, TRIG, vec![UpstreamEvent::SyncPoint(S)], S + 1);
-    let (_, o) = dm_handle(&mut dm0, &mut env, 0, action_msg(ActionKind::Write, S, true, InfluencedDispatchers::Normal(vec![TRIG])));
+    let (_, o) = dm_handle(
+        &mut dm0,
+        &mut env,
+        0,
+        action_msg(ActionKind::Write, S, true, InfluencedDispatchers::Normal(vec![TRIG])),
+    );
     assert!(traced(&o, "block before write sync point"));
     assert!(o.storage.is_empty());
     env.fp_off(FP_BLOCK_OR_WAIT_BEFORE_WRITE);
     dm0.poll_failpoints(&mut env.ctx());
-    assert!(env.take().storage.iter().any(|r| matches!(r, StorageRequest::Put { content: ObjectContent::SyncPoint(_), .. })));
+    assert!(env
+        .take()
+        .storage
+        .iter()
+        .any(|r| matches!(r, StorageRequest::Put { content: ObjectContent::SyncPoint(_), .. })));
 }
 
 // ---------------------------------------------------------------- start ts of moved / merged dispatchers
@@ -253,7 +371,11 @@ fn a_moved_dispatcher_waiting_on_a_syncpoint_restarts_at_its_ts() {
     let creates: Vec<_> = schedule_reqs(&o).into_iter().filter(|(_, r)| r.action == ScheduleAction::Create).collect();
     assert_eq!(creates.len(), 1, "{:?} {:?} {:?}", o.msgs, o.trace, h.op(X));
     assert_eq!(creates[0].0, n(2));
-    assert_eq!((creates[0].1.config.start_ts, creates[0].1.config.skip_dml_as_start_ts), (S, false), "not syncpoint_ts - 1");
+    assert_eq!(
+        (creates[0].1.config.start_ts, creates[0].1.config.skip_dml_as_start_ts),
+        (S, false),
+        "not syncpoint_ts - 1"
+    );
     assert!(matches!(h.op(X), Some(Operator::Move(_))));
 }
 
@@ -291,10 +413,21 @@ fn merge(events_a: Vec<UpstreamEvent>, events_b: Vec<UpstreamEvent>, up_to: (Ts,
 
 #[test]
 fn a_merged_dispatcher_whose_sources_wait_on_one_syncpoint_starts_at_its_ts() {
-    let (mut dm, mut env, o) = merge(vec![UpstreamEvent::SyncPoint(S)], vec![UpstreamEvent::SyncPoint(S)], (S + 10, S + 10));
-    assert_eq!(trace_field(&o, "merge dispatcher uses pending block event to calculate start ts", "pendingCommitTs"), Some(S.to_string()));
-    assert_eq!(trace_field(&o, "merge dispatcher uses pending block event to calculate start ts", "pendingIsSyncPoint").as_deref(), Some("true"));
-    assert_eq!(trace_field(&o, "merge dispatcher uses pending block event to calculate start ts", "startTs"), Some(S.to_string()));
+    let (mut dm, mut env, o) =
+        merge(vec![UpstreamEvent::SyncPoint(S)], vec![UpstreamEvent::SyncPoint(S)], (S + 10, S + 10));
+    assert_eq!(
+        trace_field(&o, "merge dispatcher uses pending block event to calculate start ts", "pendingCommitTs"),
+        Some(S.to_string())
+    );
+    assert_eq!(
+        trace_field(&o, "merge dispatcher uses pending block event to calculate start ts", "pendingIsSyncPoint")
+            .as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        trace_field(&o, "merge dispatcher uses pending block event to calculate start ts", "startTs"),
+        Some(S.to_string())
+    );
     let m = &dm.dispatchers[&M];
     assert_eq!((m.start_ts, m.skip_dml_as_start_ts, m.fed_ts), (S, false, S));
     // Fed again from the syncpoint's ts, it receives the syncpoint and re-joins the barrier.
@@ -309,7 +442,11 @@ fn merged_start_ts_candidates() {
     let spw = |ts| Some(sp(ts, Waiting));
     assert_eq!(merged_start_ts_candidate(cp, &[spw(S), spw(S)]).start_ts, S);
     let c = merged_start_ts_candidate(cp, &[ddl(S), ddl(S)]);
-    assert_eq!((c.start_ts, c.skip_dml_as_start_ts, c.pending), (S - 1, true, Some((S, false))), "a DDL replays from blockTs-1, skipping its DMLs");
+    assert_eq!(
+        (c.start_ts, c.skip_dml_as_start_ts, c.pending),
+        (S - 1, true, Some((S, false))),
+        "a DDL replays from blockTs-1, skipping its DMLs"
+    );
     for mixed in [vec![spw(S), None], vec![spw(S), ddl(S)], vec![spw(S), spw(S + 1)], vec![None, None]] {
         let c = merged_start_ts_candidate(cp, &mixed);
         assert_eq!((c.start_ts, c.skip_dml_as_start_ts, c.pending), (cp, false, None), "{:?}", mixed);
@@ -330,14 +467,33 @@ fn sources_not_all_waiting_on_the_syncpoint_merge_from_the_minimum_checkpoint() 
 fn a_ddl_and_a_syncpoint_at_one_ts_the_ddl_goes_first() {
     let (_, mut dm1, mut env) = managers();
     env.node = NodeId(1);
-    let o = dm_feed(&mut dm1, &mut env, X, vec![UpstreamEvent::Ddl(ddl_event(S, normal(&[10, 11]))), UpstreamEvent::SyncPoint(S)], S + 1);
-    assert_eq!(block_reports(&o).into_iter().map(|(_, b)| (b.block_ts, b.is_sync_point, b.stage)).collect::<Vec<_>>(), vec![(S, false, Waiting)], "the DDL's barrier first");
+    let o = dm_feed(
+        &mut dm1,
+        &mut env,
+        X,
+        vec![UpstreamEvent::Ddl(ddl_event(S, normal(&[10, 11]))), UpstreamEvent::SyncPoint(S)],
+        S + 1,
+    );
+    assert_eq!(
+        block_reports(&o).into_iter().map(|(_, b)| (b.block_ts, b.is_sync_point, b.stage)).collect::<Vec<_>>(),
+        vec![(S, false, Waiting)],
+        "the DDL's barrier first"
+    );
     assert!(dm1.dispatchers[&X].checkpoint_ts() < S);
-    let (_, o) = dm_handle(&mut dm1, &mut env, 0, action_msg(ActionKind::Pass, S, false, InfluencedDispatchers::Normal(vec![X])));
+    let (_, o) = dm_handle(
+        &mut dm1,
+        &mut env,
+        0,
+        action_msg(ActionKind::Pass, S, false, InfluencedDispatchers::Normal(vec![X])),
+    );
     dm1.process(&mut env.ctx());
     let mut r = block_reports(&o);
     r.extend(block_reports(&env.take()));
-    assert_eq!(r.into_iter().map(|(_, b)| (b.block_ts, b.is_sync_point, b.stage)).collect::<Vec<_>>(), vec![(S, false, Done), (S, true, Waiting)], "then the syncpoint's");
+    assert_eq!(
+        r.into_iter().map(|(_, b)| (b.block_ts, b.is_sync_point, b.stage)).collect::<Vec<_>>(),
+        vec![(S, false, Done), (S, true, Waiting)],
+        "then the syncpoint's"
+    );
     assert_eq!(dm1.dispatchers[&X].checkpoint_ts(), S, "past the DDL at S, waiting on the syncpoint at S");
 }
 
@@ -381,7 +537,13 @@ fn waiting_on_syncpoint_after_ddl(match_sync_point: bool) -> (DispatcherManager,
     if match_sync_point {
         env.bugs = env.bugs.clone().with_fix(crate::bugs::Fix::MatchActionOnSyncPoint);
     }
-    dm_feed(&mut dm1, &mut env, X, vec![UpstreamEvent::Ddl(ddl_event(S, normal(&[10, 11]))), UpstreamEvent::SyncPoint(S)], S + 1);
+    dm_feed(
+        &mut dm1,
+        &mut env,
+        X,
+        vec![UpstreamEvent::Ddl(ddl_event(S, normal(&[10, 11]))), UpstreamEvent::SyncPoint(S)],
+        S + 1,
+    );
     dm_handle(&mut dm1, &mut env, 0, action_msg(ActionKind::Pass, S, false, InfluencedDispatchers::Normal(vec![X])));
     dm1.process(&mut env.ctx());
     env.take();
@@ -397,9 +559,17 @@ fn waiting_on_syncpoint_after_ddl(match_sync_point: bool) -> (DispatcherManager,
 fn a_late_ddl_action_at_the_syncpoints_ts_matches_the_pending_syncpoint() {
     let (mut dm1, mut env) = waiting_on_syncpoint_after_ddl(false);
     // The Pass resent for the DDL arrives late.
-    let (_, o) = dm_handle(&mut dm1, &mut env, 0, action_msg(ActionKind::Pass, S, false, InfluencedDispatchers::Normal(vec![X])));
+    let (_, o) = dm_handle(
+        &mut dm1,
+        &mut env,
+        0,
+        action_msg(ActionKind::Pass, S, false, InfluencedDispatchers::Normal(vec![X])),
+    );
     assert!(dm1.dispatchers[&X].block.is_none(), "the syncpoint was passed");
-    assert_eq!(block_reports(&o).into_iter().map(|(_, b)| (b.block_ts, b.is_sync_point, b.stage)).collect::<Vec<_>>(), vec![(S, false, Done)]);
+    assert_eq!(
+        block_reports(&o).into_iter().map(|(_, b)| (b.block_ts, b.is_sync_point, b.stage)).collect::<Vec<_>>(),
+        vec![(S, false, Done)]
+    );
 }
 
 /// Candidate fix `match-action-on-sync-point` (not TiCDC): the late Pass of the DDL at S
@@ -408,9 +578,21 @@ fn a_late_ddl_action_at_the_syncpoints_ts_matches_the_pending_syncpoint() {
 #[test]
 fn fix_match_action_on_sync_point_keeps_the_syncpoint_pending() {
     let (mut dm1, mut env) = waiting_on_syncpoint_after_ddl(true);
-    let (_, o) = dm_handle(&mut dm1, &mut env, 0, action_msg(ActionKind::Pass, S, false, InfluencedDispatchers::Normal(vec![X])));
-    assert_eq!(dm1.dispatchers[&X].block.as_ref().map(|b| (b.event.key(), b.stage)), Some(((S, true), Waiting)), "the syncpoint is still pending");
-    assert_eq!(block_reports(&o).into_iter().map(|(_, b)| (b.block_ts, b.is_sync_point, b.stage)).collect::<Vec<_>>(), vec![(S, false, Done)]);
+    let (_, o) = dm_handle(
+        &mut dm1,
+        &mut env,
+        0,
+        action_msg(ActionKind::Pass, S, false, InfluencedDispatchers::Normal(vec![X])),
+    );
+    assert_eq!(
+        dm1.dispatchers[&X].block.as_ref().map(|b| (b.event.key(), b.stage)),
+        Some(((S, true), Waiting)),
+        "the syncpoint is still pending"
+    );
+    assert_eq!(
+        block_reports(&o).into_iter().map(|(_, b)| (b.block_ts, b.is_sync_point, b.stage)).collect::<Vec<_>>(),
+        vec![(S, false, Done)]
+    );
     // The syncpoint's own Pass still releases it.
     dm_handle(&mut dm1, &mut env, 0, action_msg(ActionKind::Pass, S, true, InfluencedDispatchers::Normal(vec![X])));
     assert!(dm1.dispatchers[&X].block.is_none());

@@ -85,14 +85,26 @@ fn with_journal(env: Env) -> (DispatcherManager, Env) {
     dm_handle(&mut dm, &mut env, 0, sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
     dm_handle(&mut dm, &mut env, 0, sched(remove_req(X, TableSpan::full(10), OperatorType::Move, EPOCH)));
     assert!(dm.dispatchers[&X].try_removing);
-    dm.current_operator_map.insert(Y, JournalEntry { req: create_req(Y, TableSpan::full(11), START, OperatorType::Add, EPOCH), from: n(0), epoch: EPOCH });
-    dm.current_operator_map.insert(Z, JournalEntry { req: remove_req(Z, TableSpan::full(12), OperatorType::Remove, EPOCH), from: n(0), epoch: EPOCH });
+    dm.current_operator_map.insert(
+        Y,
+        JournalEntry {
+            req: create_req(Y, TableSpan::full(11), START, OperatorType::Add, EPOCH),
+            from: n(0),
+            epoch: EPOCH,
+        },
+    );
+    dm.current_operator_map.insert(
+        Z,
+        JournalEntry { req: remove_req(Z, TableSpan::full(12), OperatorType::Remove, EPOCH), from: n(0), epoch: EPOCH },
+    );
     (dm, env)
 }
 
 fn reported_ops(r: &Option<Message>) -> Vec<(DispatcherId, ScheduleAction)> {
     match r {
-        Some(Message::MaintainerBootstrapResponse { operators, .. }) => operators.iter().map(|o| (o.config.dispatcher_id, o.action)).collect(),
+        Some(Message::MaintainerBootstrapResponse { operators, .. }) => {
+            operators.iter().map(|o| (o.config.dispatcher_id, o.action)).collect()
+        }
         other => panic!("{:?}", other),
     }
 }
@@ -101,14 +113,21 @@ fn reported_ops(r: &Option<Message>) -> Vec<(DispatcherId, ScheduleAction)> {
 fn bootstrap_response_reports_current_owner_operators() {
     let (mut dm, mut env) = with_journal(Env::new(2));
     let (r, _) = dm_handle(&mut dm, &mut env, 0, bootstrap_req(START, None, EPOCH));
-    assert_eq!(reported_ops(&r), vec![(X, ScheduleAction::Remove), (Y, ScheduleAction::Create), (Z, ScheduleAction::Remove)]);
+    assert_eq!(
+        reported_ops(&r),
+        vec![(X, ScheduleAction::Remove), (Y, ScheduleAction::Create), (Z, ScheduleAction::Remove)]
+    );
 }
 
 #[test]
 fn bootstrap_response_drops_stale_create_and_keeps_stale_remove_of_reported_dispatcher() {
     let (mut dm, mut env) = with_journal(Env::new(2));
     let (r, _) = dm_handle(&mut dm, &mut env, 1, bootstrap_req(START, None, NEW));
-    assert_eq!(reported_ops(&r), vec![(X, ScheduleAction::Remove)], "stale Create Y dropped, stale Remove Z (not reported) dropped");
+    assert_eq!(
+        reported_ops(&r),
+        vec![(X, ScheduleAction::Remove)],
+        "stale Create Y dropped, stale Remove Z (not reported) dropped"
+    );
     let Some(Message::MaintainerBootstrapResponse { spans, .. }) = &r else { unreachable!() };
     // X is reported with its component status (TiCDC's `GetComponentStatus`), not as
     // Stopped: a closing dispatcher keeps its status until `TryClose` succeeds.
@@ -170,7 +189,17 @@ fn paused_create_holds_the_fence_lock_and_a_later_bootstrap_waits() {
 fn stale_post_bootstrap_releases_the_lock_with_or_without_the_bug() {
     for env in [Env::new(1), Env::new(1).with_bug(Bug::LeakFenceLockWhenFenced)] {
         let (mut dm, mut env) = owned(1, None, env);
-        dm_handle(&mut dm, &mut env, 3, Message::MaintainerPostBootstrapRequest { cf: cf(), table_trigger_event_dispatcher_id: T, schemas: vec![], maintainer_epoch: EPOCH - 1 });
+        dm_handle(
+            &mut dm,
+            &mut env,
+            3,
+            Message::MaintainerPostBootstrapRequest {
+                cf: cf(),
+                table_trigger_event_dispatcher_id: T,
+                schemas: vec![],
+                maintainer_epoch: EPOCH - 1,
+            },
+        );
         assert!(!dm.fence_locked());
         dm_handle(&mut dm, &mut env, 0, sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
         assert!(dm.dispatchers.contains_key(&X));
@@ -192,7 +221,16 @@ fn the_stopped_heartbeat_carries_the_closed_dispatchers_watermark() {
     let beat = |dm: &mut DispatcherManager, env: &mut Env| {
         dm.heartbeat(&mut env.ctx(), true);
         let out = env.take();
-        out.msgs.iter().find_map(|e| match &e.msg { Message::HeartBeatRequest { watermark, statuses, .. } => Some((watermark.checkpoint_ts, statuses.iter().any(|s| s.id == X && s.state == ComponentState::Stopped))), _ => None }).expect("a heartbeat")
+        out.msgs
+            .iter()
+            .find_map(|e| match &e.msg {
+                Message::HeartBeatRequest { watermark, statuses, .. } => Some((
+                    watermark.checkpoint_ts,
+                    statuses.iter().any(|s| s.id == X && s.state == ComponentState::Stopped),
+                )),
+                _ => None,
+            })
+            .expect("a heartbeat")
     };
     assert_eq!(beat(&mut dm, &mut env), (100, true), "X stops in this heartbeat and still holds its watermark");
     assert!(!dm.dispatchers.contains_key(&X));
@@ -201,7 +239,10 @@ fn the_stopped_heartbeat_carries_the_closed_dispatchers_watermark() {
 
 // ---------------------------------------------------------------- remove of a missing maintainer
 
-fn remove_maintainer(mm: &mut crate::maintainer::manager::MaintainerManager, cascade: bool) -> Vec<crate::messages::Envelope> {
+fn remove_maintainer(
+    mm: &mut crate::maintainer::manager::MaintainerManager,
+    cascade: bool,
+) -> Vec<crate::messages::Envelope> {
     let mut env = Env::new(1);
     let req = Message::RemoveMaintainerRequest { cf: cf(), cascade, removed: false, maintainer_epoch: 7 };
     mm.handle_message(&mut env.ctx(), n(0), req, &crate::maintainer::NoSchema);
@@ -216,7 +257,14 @@ fn non_cascade_remove_of_a_missing_maintainer_is_answered_stopped() {
     let mut mm = crate::maintainer::manager::MaintainerManager::new(n(1));
     mm.coordinator = Some(n(0));
     let msgs = remove_maintainer(&mut mm, false);
-    let stopped: Vec<MaintainerStatus> = msgs.iter().filter(|e| e.to == n(0)).flat_map(|e| match &e.msg { Message::MaintainerHeartbeat { statuses } => statuses.clone(), _ => vec![] }).collect();
+    let stopped: Vec<MaintainerStatus> = msgs
+        .iter()
+        .filter(|e| e.to == n(0))
+        .flat_map(|e| match &e.msg {
+            Message::MaintainerHeartbeat { statuses } => statuses.clone(),
+            _ => vec![],
+        })
+        .collect();
     assert_eq!(stopped.len(), 1);
     assert!(stopped[0].removed && stopped[0].maintainer_epoch == 7);
     // The cascade remove of a missing maintainer is not answered that way (not modelled).
@@ -234,7 +282,13 @@ fn maintainer_requests_from_a_non_current_coordinator_are_ignored() {
     let mut mm = MaintainerManager::new(n(1));
     mm.alive = nodes(&[0, 1, 2]);
     mm.coordinator = Some(n(2));
-    let add = |epoch| Message::AddMaintainerRequest { cf: cf(), config: Default::default(), checkpoint_ts: START, is_new_changefeed: false, maintainer_epoch: epoch };
+    let add = |epoch| Message::AddMaintainerRequest {
+        cf: cf(),
+        config: Default::default(),
+        checkpoint_ts: START,
+        is_new_changefeed: false,
+        maintainer_epoch: epoch,
+    };
     mm.handle_message(&mut env.ctx(), n(0), add(EPOCH), &crate::maintainer::NoSchema);
     let out = env.take();
     assert!(mm.maintainers.is_empty(), "the old owner's request placed a maintainer");

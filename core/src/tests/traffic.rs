@@ -49,7 +49,18 @@ fn a_dispatcher_reports_its_spans_share_since_the_last_query() {
 
 fn spans(nodes_of: &[u32]) -> Vec<GroupSpan> {
     let pieces = split_span_evenly(&TableSpan::full(T), nodes_of.len() as u64);
-    nodes_of.iter().zip(pieces).enumerate().map(|(i, (node, span))| GroupSpan { id: d(101 + i as u64), span, node: n(*node), regions: 10, checkpoint_ts: ts_from_ms(NOW_MS) }).collect()
+    nodes_of
+        .iter()
+        .zip(pieces)
+        .enumerate()
+        .map(|(i, (node, span))| GroupSpan {
+            id: d(101 + i as u64),
+            span,
+            node: n(*node),
+            regions: 10,
+            checkpoint_ts: ts_from_ms(NOW_MS),
+        })
+        .collect()
 }
 
 /// A checker whose span i had `traffic[i]` in each of its three samples.
@@ -68,7 +79,19 @@ fn check(c: &mut SplitGroupChecker, s: &[GroupSpan], score_threshold: u32) -> Ve
     let alive = nodes(&[0, 1, 2]);
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     // Region threshold 0: only traffic decides.
-    c.check(&GroupCheck { table: T, spans: s, alive: &alive, region_threshold: 0, write_threshold: WT, balance_score_threshold: score_threshold, now_ms: NOW_MS, batch: 10_000 }, &mut rng)
+    c.check(
+        &GroupCheck {
+            table: T,
+            spans: s,
+            alive: &alive,
+            region_threshold: 0,
+            write_threshold: WT,
+            balance_score_threshold: score_threshold,
+            now_ms: NOW_MS,
+            batch: 10_000,
+        },
+        &mut rng,
+    )
 }
 
 #[test]
@@ -92,7 +115,16 @@ fn a_split_span_is_re_split_by_traffic_after_more_than_three_hot_samples() {
     assert!(!check(&mut c, &s, 20).iter().any(|r| matches!(r, SplitCheckResult::Split { .. })));
     // A fourth: split into ceil(25 / 10) = 3 pieces on its node, by write bytes.
     c.update_status(&s[0].id, 25 * MIB, WT);
-    assert_eq!(check(&mut c, &s, 20), vec![SplitCheckResult::Split { id: s[0].id, regions: 10, span_num: 3, targets: vec![n(0); 3], by_write_bytes: true }]);
+    assert_eq!(
+        check(&mut c, &s, 20),
+        vec![SplitCheckResult::Split {
+            id: s[0].id,
+            regions: 10,
+            span_num: 3,
+            targets: vec![n(0); 3],
+            by_write_bytes: true
+        }]
+    );
     // With 5000 regions TiCDC uses the region-count splitter.
     let mut big = s.clone();
     big[0].regions = MAX_REGION_COUNT_FOR_WRITE_BYTES_SPLIT;
@@ -104,7 +136,10 @@ fn merge_whole_needs_each_of_the_last_three_traffic_sums_at_most_half_the_thresh
     // Two spans on node 0, 2.5 MiB/s each: 5 MiB/s = 10 / 2 in all three samples.
     let s = spans(&[0, 0]);
     let mut c = warm(&s, &[5 * MIB / 2, 5 * MIB / 2]);
-    assert_eq!(check(&mut c, &s, 20), vec![SplitCheckResult::Merge { ids: vec![s[0].id, s[1].id], step: "merge-whole" }]);
+    assert_eq!(
+        check(&mut c, &s, 20),
+        vec![SplitCheckResult::Merge { ids: vec![s[0].id, s[1].id], step: "merge-whole" }]
+    );
     // One byte more in the oldest sample: no merge-whole.
     c.spans.get_mut(&s[1].id).unwrap().last_three[2] += 1.0;
     assert!(check(&mut c, &s, 20).is_empty());
@@ -127,7 +162,16 @@ fn traffic_is_balanced_after_balance_score_threshold_imbalanced_checks() {
     // gap, so the largest span at most twice the gap (4 MiB/s) is split, one piece on
     // each of the least and the most loaded node.
     c.update_status(&s[3].id, 2 * MIB, WT);
-    assert_eq!(check(&mut c, &s, 2), vec![SplitCheckResult::Split { id: s[0].id, regions: 10, span_num: 2, targets: vec![n(2), n(0)], by_write_bytes: true }]);
+    assert_eq!(
+        check(&mut c, &s, 2),
+        vec![SplitCheckResult::Split {
+            id: s[0].id,
+            regions: 10,
+            span_num: 2,
+            targets: vec![n(2), n(0)],
+            by_write_bytes: true
+        }]
+    );
     assert_eq!(c.balance, BalanceCondition::default(), "reset after acting");
 }
 
@@ -137,7 +181,10 @@ fn traffic_balance_moves_spans_that_fit_the_gap() {
     // is min(4.17 - 0.5, 8 - 4.17) ~ 3.67: the 1 MiB/s spans fit (closest below first).
     let s = spans(&[0, 0, 0, 1, 2]);
     let mut c = warm(&s, &[MIB, MIB, 6 * MIB, 4 * MIB, MIB / 2]);
-    assert_eq!(check(&mut c, &s, 1), vec![SplitCheckResult::Move { ids: vec![s[1].id, s[0].id], target: n(2), step: "traffic-balance" }]);
+    assert_eq!(
+        check(&mut c, &s, 1),
+        vec![SplitCheckResult::Move { ids: vec![s[1].id, s[0].id], target: n(2), step: "traffic-balance" }]
+    );
 }
 
 #[test]
@@ -161,12 +208,18 @@ fn merge_runs_stay_within_three_quarters_of_the_write_threshold() {
     for _ in 0..MERGE_CHECK_THRESHOLD - 1 {
         assert!(check(&mut c, &s, 20).is_empty());
     }
-    let merges: Vec<usize> = check(&mut c, &s, 20).iter().map(|r| if let SplitCheckResult::Merge { ids, .. } = r { ids.len() } else { 0 }).collect();
+    let merges: Vec<usize> = check(&mut c, &s, 20)
+        .iter()
+        .map(|r| if let SplitCheckResult::Merge { ids, .. } = r { ids.len() } else { 0 })
+        .collect();
     assert_eq!(merges, vec![3, 3, 3]);
     // 2.5 MiB/s + 1 byte: runs of two only.
     let mut c = warm(&s, &[5 * MIB / 2 + 1; 10]);
     c.merge_check_count = MERGE_CHECK_THRESHOLD - 1;
-    let merges: Vec<usize> = check(&mut c, &s, 20).iter().map(|r| if let SplitCheckResult::Merge { ids, .. } = r { ids.len() } else { 0 }).collect();
+    let merges: Vec<usize> = check(&mut c, &s, 20)
+        .iter()
+        .map(|r| if let SplitCheckResult::Merge { ids, .. } = r { ids.len() } else { 0 })
+        .collect();
     assert_eq!(merges, vec![2; 5]);
 }
 
@@ -209,7 +262,16 @@ fn sample(h: &mut MH, rate: u64) {
     let cp = ts_from_ms(h.env.now).max(START);
     let mut st = st(d(11), ComponentState::Working, cp);
     st.event_size_per_second = rate;
-    h.handle(0, Message::HeartBeatRequest { cf: cf(), watermark: Watermark { checkpoint_ts: cp, resolved_ts: cp, seq: h.env.now }, statuses: vec![st], complete_status: true, err: None });
+    h.handle(
+        0,
+        Message::HeartBeatRequest {
+            cf: cf(),
+            watermark: Watermark { checkpoint_ts: cp, resolved_ts: cp, seq: h.env.now },
+            statuses: vec![st],
+            complete_status: true,
+            err: None,
+        },
+    );
 }
 
 fn splits_after_check(h: &mut MH) -> Vec<(DispatcherId, usize)> {
@@ -217,7 +279,10 @@ fn splits_after_check(h: &mut MH) -> Vec<(DispatcherId, usize)> {
     let mut ctx = h.env.ctx();
     h.m.run_balance_scheduler(&mut ctx, &h.schema);
     h.env.take();
-    h.m.oc.running().filter_map(|op| if let Operator::Split(s) = op { Some((s.id, s.split_spans.len())) } else { None }).collect()
+    h.m.oc
+        .running()
+        .filter_map(|op| if let Operator::Split(s) = op { Some((s.id, s.split_spans.len())) } else { None })
+        .collect()
 }
 
 #[test]
@@ -262,7 +327,11 @@ fn write_key_threshold_zero_never_splits_by_traffic() {
 
 #[test]
 fn a_small_write_key_threshold_is_raised_to_ten_mib() {
-    let mut s = crate::config::SchedulerConfig { enable_table_across_nodes: true, write_key_threshold: 1000, ..Default::default() };
+    let mut s = crate::config::SchedulerConfig {
+        enable_table_across_nodes: true,
+        write_key_threshold: 1000,
+        ..Default::default()
+    };
     assert!(s.adjust_write_key_threshold());
     assert_eq!(s.write_key_threshold, crate::config::MIN_WRITE_KEY_THRESHOLD);
     let mut off = crate::config::SchedulerConfig { write_key_threshold: 1000, ..Default::default() };

@@ -217,20 +217,45 @@ pub enum Step {
         #[serde(default = "d_one")]
         regions: u64,
     },
-    DropTable { table: String },
+    DropTable {
+        table: String,
+    },
     /// `CREATE DATABASE <database>` (a trigger-only, non-blocking DDL).
-    CreateDatabase { database: String },
+    CreateDatabase {
+        database: String,
+    },
     /// `DROP DATABASE <database>`: drops every table of it (a blocking DDL of the schema).
-    DropDatabase { database: String },
-    TruncateTable { table: String },
-    AddColumn { table: String },
-    Insert { table: String, rows: u64 },
-    Update { table: String, rows: u64 },
-    Delete { table: String, rows: u64 },
-    SplitTableRegions { table: String, regions: u64 },
+    DropDatabase {
+        database: String,
+    },
+    TruncateTable {
+        table: String,
+    },
+    AddColumn {
+        table: String,
+    },
+    Insert {
+        table: String,
+        rows: u64,
+    },
+    Update {
+        table: String,
+        rows: u64,
+    },
+    Delete {
+        table: String,
+        rows: u64,
+    },
+    SplitTableRegions {
+        table: String,
+        regions: u64,
+    },
     /// PD merged regions of the table: its count drops to `regions` (at least 1; a
     /// table that already has fewer keeps its count).
-    MergeTableRegions { table: String, regions: u64 },
+    MergeTableRegions {
+        table: String,
+        regions: u64,
+    },
     /// Set the table's write traffic from now on: `bytes_per_sec` of explicit traffic
     /// and, if given, the bytes each row change adds.
     SetWriteRate {
@@ -239,17 +264,28 @@ pub enum Step {
         #[serde(default)]
         row_bytes: Option<u64>,
     },
-    MoveTable { table: String, to: String },
-    SplitTable { table: String },
+    MoveTable {
+        table: String,
+        to: String,
+    },
+    SplitTable {
+        table: String,
+    },
     /// `merge_table`: merge two consecutive spans of the table on one node (test API).
-    MergeTable { table: String },
+    MergeTable {
+        table: String,
+    },
     /// Move the changefeed's maintainer to another capture (coordinator API).
-    MoveMaintainer { to: String },
+    MoveMaintainer {
+        to: String,
+    },
     /// `cdc cli changefeed pause`: the coordinator stops the maintainer (cascade).
     PauseChangefeed,
     /// `cdc cli changefeed update --config`: change the persisted configuration of a
     /// paused changefeed; it applies when the changefeed is resumed.
-    UpdateChangefeed { config: ChangefeedUpdate },
+    UpdateChangefeed {
+        config: ChangefeedUpdate,
+    },
     /// `cdc cli changefeed resume`: a new maintainer generation from the checkpoint.
     ResumeChangefeed,
     /// Start a background loop inserting `rows` rows into `table` every `interval_ms`
@@ -263,9 +299,17 @@ pub enum Step {
     },
     /// Stop every background DML loop (`kill $dml_pid`).
     StopDmlLoop,
-    EnableFailpoint { name: String, node: String },
-    DisableFailpoint { name: String, node: String },
-    Kill { node: String },
+    EnableFailpoint {
+        name: String,
+        node: String,
+    },
+    DisableFailpoint {
+        name: String,
+        node: String,
+    },
+    Kill {
+        node: String,
+    },
     /// `revoke_capture_lease`: the capture's etcd session ends while its process keeps
     /// running. The cluster drops it from the alive set after the failure-detection
     /// delay; the capture notices after a drawn delay, local-fences, closes and exits.
@@ -276,16 +320,33 @@ pub enum Step {
         #[serde(default)]
         notice_ms: Option<[u64; 2]>,
     },
-    Restart { node: String },
+    Restart {
+        node: String,
+    },
     /// Start a node listed in `cluster.join-later` (it joins the cluster now).
-    Start { node: String },
-    Partition { a: String, b: String, #[serde(default = "d_true")] symmetric: bool },
+    Start {
+        node: String,
+    },
+    Partition {
+        a: String,
+        b: String,
+        #[serde(default = "d_true")]
+        symmetric: bool,
+    },
     Heal,
-    Sleep { ms: u64 },
+    Sleep {
+        ms: u64,
+    },
     /// Sleep a duration drawn from the seed in [min_ms, max_ms] (moves the next step
     /// across protocol phases from seed to seed).
-    SleepRandom { min_ms: u64, max_ms: u64 },
-    Wait { until: Predicate, timeout_ms: u64 },
+    SleepRandom {
+        min_ms: u64,
+        max_ms: u64,
+    },
+    Wait {
+        until: Predicate,
+        timeout_ms: u64,
+    },
     /// Random DDL/DML/scheduling operations drawn from the seed, one every
     /// `interval_ms` for `duration_ms` (the random workers of `ddl_with_random_move_table`).
     RandomWorkload {
@@ -345,14 +406,32 @@ pub enum CmpOp {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Predicate {
-    TableExistsDownstream { table: String },
-    ReplicationCount { table: String, op: CmpOp, count: usize },
+    TableExistsDownstream {
+        table: String,
+    },
+    ReplicationCount {
+        table: String,
+        op: CmpOp,
+        count: usize,
+    },
     /// The number of distinct captures holding Replicating spans of the table.
-    TableNodeCount { table: String, op: CmpOp, count: usize },
-    TableScheduled { table: String },
+    TableNodeCount {
+        table: String,
+        op: CmpOp,
+        count: usize,
+    },
+    TableScheduled {
+        table: String,
+    },
     /// Every span of the table is Replicating on `node` (`ensure_table_on_addr`).
-    TableOnNode { table: String, node: String },
-    DispatcherCount { op: CmpOp, count: usize },
+    TableOnNode {
+        table: String,
+        node: String,
+    },
+    DispatcherCount {
+        op: CmpOp,
+        count: usize,
+    },
     MaintainerMoved,
     /// The changefeed's maintainer (the newest generation not stopped) runs on `node`;
     /// with `initialized`, it also finished its bootstrap and post-bootstrap (a move to
@@ -378,31 +457,55 @@ pub enum Predicate {
     },
     /// The events were recorded on one node in this order (others may come between):
     /// the `awk` log checks of the integration tests.
-    TraceSequence { events: Vec<String> },
+    TraceSequence {
+        events: Vec<String>,
+    },
     /// The persisted changefeed state (and, if given, a substring of its error).
-    ChangefeedState { state: FeedStateName, error: Option<String> },
+    ChangefeedState {
+        state: FeedStateName,
+        error: Option<String>,
+    },
     CheckpointCaughtUp,
     /// Downstream equals upstream for every existing table (sync-diff would pass).
     DownstreamSynced,
     /// A syncpoint record downstream with this primary ts (a number or `"$name"`), or
     /// any syncpoint record if `ts` is omitted.
-    SyncpointRecorded { ts: Option<String> },
+    SyncpointRecorded {
+        ts: Option<String>,
+    },
     /// The downstream holds exactly `count` rows of the table (`select count(*)`).
-    DownstreamRowCount { table: String, count: usize },
+    DownstreamRowCount {
+        table: String,
+        count: usize,
+    },
     /// The capture's process has exited (`! ps -p $pid`).
-    NodeExited { node: String },
+    NodeExited {
+        node: String,
+    },
     /// The database exists downstream (`show databases` contains it).
-    DatabaseExistsDownstream { database: String },
+    DatabaseExistsDownstream {
+        database: String,
+    },
     /// The database does not exist downstream (`show databases` does not contain it).
-    DatabaseNotExistsDownstream { database: String },
+    DatabaseNotExistsDownstream {
+        database: String,
+    },
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Check {
-    ReplicationCount { table: String, op: CmpOp, count: usize },
-    TableExists { table: String },
-    TableNotExists { table: String },
+    ReplicationCount {
+        table: String,
+        op: CmpOp,
+        count: usize,
+    },
+    TableExists {
+        table: String,
+    },
+    TableNotExists {
+        table: String,
+    },
     /// Downstream equals upstream; with `snapshot` (a syncpoint's primary ts, a number
     /// or `"$name"`), sync-diff against the syncpoint: the upstream snapshot at the
     /// primary ts equals the downstream as the syncpoint record found it.
@@ -413,11 +516,18 @@ pub enum Check {
     NoErrorLogged,
     /// The persisted changefeed state (`check_changefeed_state`), and if given a
     /// substring of its error.
-    ChangefeedState { state: FeedStateName, error: Option<String> },
+    ChangefeedState {
+        state: FeedStateName,
+        error: Option<String>,
+    },
     /// The capture is running at the end (`get_cdc_pid`).
-    NodeAlive { node: String },
+    NodeAlive {
+        node: String,
+    },
     /// No trace event of this name was recorded during the run.
-    TraceNotSeen { event: String },
+    TraceNotSeen {
+        event: String,
+    },
     /// Every trace record with this event name (on `node`, of `table`, with the
     /// `fields` given) has `field` `op` `value` (numbers compared as numbers; a `"$name"`
     /// value is a captured value), and at least one such record exists.
@@ -432,7 +542,9 @@ pub enum Check {
         value: String,
     },
     /// A syncpoint record downstream with this primary ts (or any, if omitted).
-    SyncpointRecorded { ts: Option<String> },
+    SyncpointRecorded {
+        ts: Option<String>,
+    },
 }
 
 /// Changefeed states as scenario files name them.
@@ -542,7 +654,24 @@ pub struct FaultConfig {
 }
 impl Default for FaultConfig {
     fn default() -> Self {
-        FaultConfig { net_delay_ms: d_net_delay(), storage_latency_ms: d_storage_latency(), loss: 0.0, duplicate: 0.0, delay_spike: 0.0, delay_spike_ms: d_spike(), delay_spike_local: false, storage_error: 0.0, schema_store_init_ms: [0, 0], trigger_create_ms: [0, 0], first_event_ms: [0, 0], collector_lag: 0.0, collector_lag_ms: d_collector_lag(), stream_lag: 0.0, stream_lag_ms: d_collector_lag(), swarm: false }
+        FaultConfig {
+            net_delay_ms: d_net_delay(),
+            storage_latency_ms: d_storage_latency(),
+            loss: 0.0,
+            duplicate: 0.0,
+            delay_spike: 0.0,
+            delay_spike_ms: d_spike(),
+            delay_spike_local: false,
+            storage_error: 0.0,
+            schema_store_init_ms: [0, 0],
+            trigger_create_ms: [0, 0],
+            first_event_ms: [0, 0],
+            collector_lag: 0.0,
+            collector_lag_ms: d_collector_lag(),
+            stream_lag: 0.0,
+            stream_lag_ms: d_collector_lag(),
+            swarm: false,
+        }
     }
 }
 

@@ -111,7 +111,8 @@ pub fn is_path(arg: &str) -> bool {
 
 /// Read, parse and validate one scenario file.
 pub fn load_path(path: &Path) -> Result<Loaded, LoadError> {
-    let source = std::fs::read_to_string(path).map_err(|e| LoadError::plain(format!("cannot read scenario file {}: {}", path.display(), e)))?;
+    let source = std::fs::read_to_string(path)
+        .map_err(|e| LoadError::plain(format!("cannot read scenario file {}: {}", path.display(), e)))?;
     let loaded = parse(path, source)?;
     validate(&loaded)?;
     Ok(loaded)
@@ -150,8 +151,16 @@ struct RawItems {
 fn refine(source: &str, err: std::ops::Range<usize>) -> Option<(usize, String)> {
     let raw: RawItems = toml::from_str(source).ok()?;
     let inside = |s: &std::ops::Range<usize>| err.start <= s.start && s.end <= err.end;
-    let steps = raw.steps.iter().filter(|i| inside(&i.span())).map(|i| (i.span(), Step::deserialize(i.get_ref().clone()).err()));
-    let checks = raw.checks.iter().filter(|i| inside(&i.span())).map(|i| (i.span(), Check::deserialize(i.get_ref().clone()).err()));
+    let steps = raw
+        .steps
+        .iter()
+        .filter(|i| inside(&i.span()))
+        .map(|i| (i.span(), Step::deserialize(i.get_ref().clone()).err()));
+    let checks = raw
+        .checks
+        .iter()
+        .filter(|i| inside(&i.span()))
+        .map(|i| (i.span(), Check::deserialize(i.get_ref().clone()).err()));
     let (span, e) = steps.chain(checks).find_map(|(s, e)| e.map(|e| (s, e)))?;
     let msg = e.message().to_string();
     let text = &source[span.clone()];
@@ -327,24 +336,56 @@ pub fn check_kind(c: &Check) -> &'static str {
 
 fn predicate_table(p: &Predicate) -> Option<&str> {
     match p {
-        Predicate::TableExistsDownstream { table } | Predicate::ReplicationCount { table, .. } | Predicate::TableNodeCount { table, .. } | Predicate::TableScheduled { table } | Predicate::TableOnNode { table, .. } | Predicate::DownstreamRowCount { table, .. } => Some(table),
+        Predicate::TableExistsDownstream { table }
+        | Predicate::ReplicationCount { table, .. }
+        | Predicate::TableNodeCount { table, .. }
+        | Predicate::TableScheduled { table }
+        | Predicate::TableOnNode { table, .. }
+        | Predicate::DownstreamRowCount { table, .. } => Some(table),
         Predicate::TraceSeen { table, .. } => table.as_deref(),
-        Predicate::DispatcherCount { .. } | Predicate::MaintainerMoved | Predicate::MaintainerOnNode { .. } | Predicate::CheckpointCaughtUp | Predicate::DownstreamSynced | Predicate::TraceSequence { .. } | Predicate::ChangefeedState { .. } | Predicate::SyncpointRecorded { .. } | Predicate::NodeExited { .. } | Predicate::DatabaseExistsDownstream { .. } | Predicate::DatabaseNotExistsDownstream { .. } => None,
+        Predicate::DispatcherCount { .. }
+        | Predicate::MaintainerMoved
+        | Predicate::MaintainerOnNode { .. }
+        | Predicate::CheckpointCaughtUp
+        | Predicate::DownstreamSynced
+        | Predicate::TraceSequence { .. }
+        | Predicate::ChangefeedState { .. }
+        | Predicate::SyncpointRecorded { .. }
+        | Predicate::NodeExited { .. }
+        | Predicate::DatabaseExistsDownstream { .. }
+        | Predicate::DatabaseNotExistsDownstream { .. } => None,
     }
 }
 
 fn check_table(c: &Check) -> Option<&str> {
     match c {
-        Check::ReplicationCount { table, .. } | Check::TableExists { table } | Check::TableNotExists { table } => Some(table),
+        Check::ReplicationCount { table, .. } | Check::TableExists { table } | Check::TableNotExists { table } => {
+            Some(table)
+        }
         Check::TraceField { table, .. } => table.as_deref(),
-        Check::SyncDiff { .. } | Check::NoErrorLogged | Check::ChangefeedState { .. } | Check::NodeAlive { .. } | Check::TraceNotSeen { .. } | Check::SyncpointRecorded { .. } => None,
+        Check::SyncDiff { .. }
+        | Check::NoErrorLogged
+        | Check::ChangefeedState { .. }
+        | Check::NodeAlive { .. }
+        | Check::TraceNotSeen { .. }
+        | Check::SyncpointRecorded { .. } => None,
     }
 }
 
 /// What a step references: tables, nodes (with whether `all` is allowed), failpoints.
 fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
     match s {
-        Step::CreateTable { .. } | Step::CreateDatabase { .. } | Step::DropDatabase { .. } | Step::Heal | Step::Sleep { .. } | Step::SleepRandom { .. } | Step::RandomWorkload { .. } | Step::PauseChangefeed | Step::UpdateChangefeed { .. } | Step::ResumeChangefeed | Step::StopDmlLoop => (None, vec![], None),
+        Step::CreateTable { .. }
+        | Step::CreateDatabase { .. }
+        | Step::DropDatabase { .. }
+        | Step::Heal
+        | Step::Sleep { .. }
+        | Step::SleepRandom { .. }
+        | Step::RandomWorkload { .. }
+        | Step::PauseChangefeed
+        | Step::UpdateChangefeed { .. }
+        | Step::ResumeChangefeed
+        | Step::StopDmlLoop => (None, vec![], None),
         Step::DmlLoop { table, .. } => (Some(table), vec![], None),
         Step::DropTable { table }
         | Step::TruncateTable { table }
@@ -358,12 +399,21 @@ fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
         | Step::SplitTable { table }
         | Step::MergeTable { table } => (Some(table), vec![], None),
         Step::MoveTable { table, to } => (Some(table), vec![(to, false)], None),
-        Step::EnableFailpoint { name, node } | Step::DisableFailpoint { name, node } => (None, vec![(node, true)], Some(name)),
-        Step::Kill { node } | Step::SessionLoss { node, .. } | Step::Restart { node } | Step::Start { node } | Step::MoveMaintainer { to: node } => (None, vec![(node, false)], None),
+        Step::EnableFailpoint { name, node } | Step::DisableFailpoint { name, node } => {
+            (None, vec![(node, true)], Some(name))
+        }
+        Step::Kill { node }
+        | Step::SessionLoss { node, .. }
+        | Step::Restart { node }
+        | Step::Start { node }
+        | Step::MoveMaintainer { to: node } => (None, vec![(node, false)], None),
         Step::Partition { a, b, .. } => (None, vec![(a, false), (b, false)], None),
         Step::Wait { until: Predicate::TableOnNode { table, node }, .. } => (Some(table), vec![(node, false)], None),
-        Step::Wait { until: Predicate::TraceSeen { table, node: Some(node), .. }, .. } => (table.as_deref(), vec![(node, false)], None),
-        Step::Wait { until: Predicate::NodeExited { node }, .. } | Step::Wait { until: Predicate::MaintainerOnNode { node, .. }, .. } => (None, vec![(node, false)], None),
+        Step::Wait { until: Predicate::TraceSeen { table, node: Some(node), .. }, .. } => {
+            (table.as_deref(), vec![(node, false)], None)
+        }
+        Step::Wait { until: Predicate::NodeExited { node }, .. }
+        | Step::Wait { until: Predicate::MaintainerOnNode { node, .. }, .. } => (None, vec![(node, false)], None),
         Step::Wait { until, .. } => (predicate_table(until), vec![], None),
     }
 }
@@ -374,7 +424,14 @@ fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
 fn step_needs_live_table(s: &Step) -> bool {
     matches!(
         s,
-        Step::DropTable { .. } | Step::TruncateTable { .. } | Step::AddColumn { .. } | Step::Insert { .. } | Step::Update { .. } | Step::Delete { .. } | Step::SplitTableRegions { .. } | Step::DmlLoop { .. }
+        Step::DropTable { .. }
+            | Step::TruncateTable { .. }
+            | Step::AddColumn { .. }
+            | Step::Insert { .. }
+            | Step::Update { .. }
+            | Step::Delete { .. }
+            | Step::SplitTableRegions { .. }
+            | Step::DmlLoop { .. }
     )
 }
 
@@ -408,7 +465,9 @@ fn value_refs_of_predicate(p: &Predicate) -> Vec<&str> {
 }
 fn value_refs_of_check(c: &Check) -> Vec<&str> {
     match c {
-        Check::TraceField { fields, value, .. } => fields.values().map(|v| v.as_str()).chain(std::iter::once(value.as_str())).collect(),
+        Check::TraceField { fields, value, .. } => {
+            fields.values().map(|v| v.as_str()).chain(std::iter::once(value.as_str())).collect()
+        }
         Check::SyncpointRecorded { ts: Some(t) } | Check::SyncDiff { snapshot: Some(t) } => vec![t.as_str()],
         _ => vec![],
     }
@@ -425,8 +484,18 @@ impl Validator<'_> {
         for r in refs {
             if let Some(name) = r.strip_prefix('$') {
                 if !self.values.contains(name) {
-                    let known = if self.values.is_empty() { "none".to_string() } else { self.values.iter().map(|n| format!("${}", n)).collect::<Vec<_>>().join(", ") };
-                    return Err(self.err(Some(offset), format!("value '{}' in {} is not captured by an earlier trace_seen wait; captured values: {}", r, what, known)));
+                    let known = if self.values.is_empty() {
+                        "none".to_string()
+                    } else {
+                        self.values.iter().map(|n| format!("${}", n)).collect::<Vec<_>>().join(", ")
+                    };
+                    return Err(self.err(
+                        Some(offset),
+                        format!(
+                            "value '{}' in {} is not captured by an earlier trace_seen wait; captured values: {}",
+                            r, what, known
+                        ),
+                    ));
                 }
             }
         }
@@ -441,7 +510,8 @@ impl Validator<'_> {
         if known.contains(db) {
             return Ok(());
         }
-        let list = if known.is_empty() { "none".to_string() } else { known.iter().cloned().collect::<Vec<_>>().join(", ") };
+        let list =
+            if known.is_empty() { "none".to_string() } else { known.iter().cloned().collect::<Vec<_>>().join(", ") };
         Err(self.err(Some(offset), format!("unknown database '{}' in {}; known databases: {} (`test`, `databases`, the databases of [[tables]] and those of earlier create_database steps)", db, what, list)))
     }
 
@@ -449,12 +519,29 @@ impl Validator<'_> {
         if self.known_table(t) {
             return Ok(());
         }
-        let known = if self.tables.is_empty() { "none".to_string() } else { self.tables.iter().cloned().collect::<Vec<_>>().join(", ") };
-        Err(self.err(Some(offset), format!("unknown table '{}' in {}; known tables: {} (define it in [[tables]] or an earlier create_table step)", t, what, known)))
+        let known = if self.tables.is_empty() {
+            "none".to_string()
+        } else {
+            self.tables.iter().cloned().collect::<Vec<_>>().join(", ")
+        };
+        Err(self.err(
+            Some(offset),
+            format!(
+                "unknown table '{}' in {}; known tables: {} (define it in [[tables]] or an earlier create_table step)",
+                t, what, known
+            ),
+        ))
     }
 
     /// Checks a node reference; `vars_visible` is how many `[[vars]]` entries it may use.
-    fn node(&self, n: &str, allow_all: bool, vars_visible: usize, what: &str, offset: Option<usize>) -> Result<(), LoadError> {
+    fn node(
+        &self,
+        n: &str,
+        allow_all: bool,
+        vars_visible: usize,
+        what: &str,
+        offset: Option<usize>,
+    ) -> Result<(), LoadError> {
         let ok = match n {
             "all" => allow_all,
             "$maintainer" => true,
@@ -462,7 +549,8 @@ impl Validator<'_> {
                 if let Some(v) = n.strip_prefix('$') {
                     self.vars[..vars_visible].iter().any(|x| x == v)
                 } else if let Some(i) = n.strip_prefix('n') {
-                    let canonical = !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()) && (i == "0" || !i.starts_with('0'));
+                    let canonical =
+                        !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()) && (i == "0" || !i.starts_with('0'));
                     canonical && i.parse::<u32>().is_ok_and(|i| i < self.nodes)
                 } else {
                     false
@@ -487,14 +575,31 @@ impl Validator<'_> {
 pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
     let scn = &loaded.scenario;
     let spans: SpanDoc = toml::from_str(&loaded.source).unwrap_or_default();
-    let mut v = Validator { loaded, nodes: scn.cluster.nodes, vars: vec![], tables: BTreeSet::new(), databases: BTreeSet::new(), ever_databases: BTreeSet::new(), table_db: Default::default(), dropped: Default::default(), values: BTreeSet::new() };
+    let mut v = Validator {
+        loaded,
+        nodes: scn.cluster.nodes,
+        vars: vec![],
+        tables: BTreeSet::new(),
+        databases: BTreeSet::new(),
+        ever_databases: BTreeSet::new(),
+        table_db: Default::default(),
+        dropped: Default::default(),
+        values: BTreeSet::new(),
+    };
     v.databases.insert(DEFAULT_DATABASE.to_string());
 
     if let Some(names) = &scn.mask_findings {
         for n in names {
             if core_sched::bugs::Fix::from_name(n).is_none() {
                 let at = find_key(&loaded.source, "mask-findings");
-                return Err(v.err(at, format!("mask-findings: unknown fix '{}'; valid fixes: {}", n, core_sched::bugs::Fix::names().join(", "))));
+                return Err(v.err(
+                    at,
+                    format!(
+                        "mask-findings: unknown fix '{}'; valid fixes: {}",
+                        n,
+                        core_sched::bugs::Fix::names().join(", ")
+                    ),
+                ));
             }
         }
     }
@@ -512,7 +617,9 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
         v.node(j, false, 0, "cluster.join-later", join_at)?;
     }
     if scn.cluster.join_later.iter().collect::<BTreeSet<_>>().len() >= scn.cluster.nodes as usize {
-        return Err(v.err(join_at, "cluster.join-later must leave at least one node that starts with the cluster".into()));
+        return Err(
+            v.err(join_at, "cluster.join-later must leave at least one node that starts with the cluster".into())
+        );
     }
 
     // [changefeed]: TiCDC rejects a check-balance-interval of 1 s or less.
@@ -529,9 +636,12 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
         return Err(v.err(at, "changefeed.balance-score-threshold must be > 0".into()));
     }
 
-
     // [changefeed]
-    for (key, d) in [("sync-point-interval", &scn.changefeed.sync_point_interval), ("sync-point-retention", &scn.changefeed.sync_point_retention), ("region-count-refresh-interval", &scn.changefeed.region_count_refresh_interval)] {
+    for (key, d) in [
+        ("sync-point-interval", &scn.changefeed.sync_point_interval),
+        ("sync-point-retention", &scn.changefeed.sync_point_retention),
+        ("region-count-refresh-interval", &scn.changefeed.region_count_refresh_interval),
+    ] {
         if let Some(d) = d {
             match parse_duration_ms(d) {
                 Ok(0) => return Err(v.err(None, format!("changefeed.{} must be > 0", key))),
@@ -557,7 +667,10 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
     for (i, var) in scn.vars.iter().enumerate() {
         let at = spans.vars.get(i).map(|s| s.span().start);
         if var.name.is_empty() || var.name.starts_with('$') || var.name == "maintainer" {
-            return Err(v.err(at, format!("invalid var name '{}': write it without '$', and 'maintainer' is reserved", var.name)));
+            return Err(v.err(
+                at,
+                format!("invalid var name '{}': write it without '$', and 'maintainer' is reserved", var.name),
+            ));
         }
         if v.vars.contains(&var.name) {
             return Err(v.err(at, format!("var '{}' is defined twice", var.name)));
@@ -579,7 +692,10 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
             v.table(t, &what, at)?;
             if step_needs_live_table(s) {
                 if let Some(how) = v.dropped.get(t) {
-                    return Err(v.err(Some(at), format!("table '{}' in {} no longer exists upstream: it was {}", t, what, how)));
+                    return Err(v.err(
+                        Some(at),
+                        format!("table '{}' in {} no longer exists upstream: it was {}", t, what, how),
+                    ));
                 }
             }
         }
@@ -588,7 +704,15 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
         }
         if let Some(fp) = failpoint {
             if !core_sched::effects::KNOWN_FAILPOINTS.contains(&fp) {
-                return Err(v.err(Some(at), format!("unknown failpoint '{}' in {}; valid failpoints: {}", fp, what, core_sched::effects::KNOWN_FAILPOINTS.join(", "))));
+                return Err(v.err(
+                    Some(at),
+                    format!(
+                        "unknown failpoint '{}' in {}; valid failpoints: {}",
+                        fp,
+                        what,
+                        core_sched::effects::KNOWN_FAILPOINTS.join(", ")
+                    ),
+                ));
             }
         }
         if let Step::Wait { until, .. } = s {
@@ -603,11 +727,16 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
                 v.dropped.remove(table);
             }
             Step::DropTable { table } => {
-                v.dropped.insert(table.clone(), format!("dropped by the drop_table step at line {}", line_col(&loaded.source, at).0));
+                v.dropped.insert(
+                    table.clone(),
+                    format!("dropped by the drop_table step at line {}", line_col(&loaded.source, at).0),
+                );
             }
             Step::CreateDatabase { database } => {
                 if v.databases.contains(database) {
-                    return Err(v.err(Some(at), format!("database '{}' in {} already exists (drop it first)", database, what)));
+                    return Err(
+                        v.err(Some(at), format!("database '{}' in {} already exists (drop it first)", database, what))
+                    );
                 }
                 v.databases.insert(database.clone());
                 v.ever_databases.insert(database.clone());
@@ -616,27 +745,52 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
                 let known = v.databases.clone();
                 v.database(database, &what, at, &known)?;
                 v.databases.remove(database);
-                let how = format!("dropped with database '{}' by the drop_database step at line {}", database, line_col(&loaded.source, at).0);
+                let how = format!(
+                    "dropped with database '{}' by the drop_database step at line {}",
+                    database,
+                    line_col(&loaded.source, at).0
+                );
                 for (t, db) in &v.table_db {
                     if db == database {
                         v.dropped.entry(t.clone()).or_insert_with(|| how.clone());
                     }
                 }
             }
-            Step::Wait { until: Predicate::DatabaseExistsDownstream { database } | Predicate::DatabaseNotExistsDownstream { database }, .. } => {
+            Step::Wait {
+                until:
+                    Predicate::DatabaseExistsDownstream { database } | Predicate::DatabaseNotExistsDownstream { database },
+                ..
+            } => {
                 let known = v.ever_databases.clone();
                 v.database(database, &what, at, &known)?;
             }
-            Step::RandomWorkload { ops, .. } if ops.contains(&super::WorkloadOp::CreateTable) && !v.databases.contains(DEFAULT_DATABASE) => {
+            Step::RandomWorkload { ops, .. }
+                if ops.contains(&super::WorkloadOp::CreateTable) && !v.databases.contains(DEFAULT_DATABASE) =>
+            {
                 return Err(v.err(Some(at), format!("{}: op create_table creates tables in database '{}', which an earlier drop_database step dropped", what, DEFAULT_DATABASE)));
             }
             Step::Start { node } if !scn.cluster.join_later.contains(node) => {
-                return Err(v.err(Some(at), format!("step 'start': node '{}' is not listed in cluster.join-later (use 'restart' for a killed node)", node)));
+                return Err(v.err(
+                    Some(at),
+                    format!(
+                        "step 'start': node '{}' is not listed in cluster.join-later (use 'restart' for a killed node)",
+                        node
+                    ),
+                ));
             }
             Step::Sleep { ms: 0 } => return Err(v.err(Some(at), "step 'sleep': ms must be > 0".into())),
-            Step::SplitTableRegions { regions: 0, .. } | Step::MergeTableRegions { regions: 0, .. } => return Err(v.err(Some(at), format!("step '{}': regions must be > 0 (a table has at least one region)", step_action(s)))),
-            Step::Wait { timeout_ms: 0, .. } => return Err(v.err(Some(at), "step 'wait': timeout_ms must be > 0".into())),
-            Step::DmlLoop { interval_ms: 0, .. } => return Err(v.err(Some(at), "step 'dml_loop': interval_ms must be > 0".into())),
+            Step::SplitTableRegions { regions: 0, .. } | Step::MergeTableRegions { regions: 0, .. } => {
+                return Err(v.err(
+                    Some(at),
+                    format!("step '{}': regions must be > 0 (a table has at least one region)", step_action(s)),
+                ))
+            }
+            Step::Wait { timeout_ms: 0, .. } => {
+                return Err(v.err(Some(at), "step 'wait': timeout_ms must be > 0".into()))
+            }
+            Step::DmlLoop { interval_ms: 0, .. } => {
+                return Err(v.err(Some(at), "step 'dml_loop': interval_ms must be > 0".into()))
+            }
             Step::UpdateChangefeed { config } => {
                 for d in [&config.sync_point_interval, &config.sync_point_retention].into_iter().flatten() {
                     match parse_duration_ms(d) {
@@ -715,7 +869,11 @@ mod tests {
     /// A fresh, empty directory under the system temp dir.
     fn temp_dir() -> PathBuf {
         static N: AtomicUsize = AtomicUsize::new(0);
-        let d = std::env::temp_dir().join(format!("ticdc-sim-load-{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
+        let d = std::env::temp_dir().join(format!(
+            "ticdc-sim-load-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
@@ -788,13 +946,15 @@ mod tests {
 
     #[test]
     fn errors_inside_later_steps_point_at_the_item() {
-        let (p, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"heal\"\n[[steps]]\naction = \"sleep\"\nmillis = 5\n"));
+        let (p, e) =
+            load_err(&format!("{HEAD}[[steps]]\naction = \"heal\"\n[[steps]]\naction = \"sleep\"\nmillis = 5\n"));
         assert_eq!(e, format!("{}:9:1: unknown field `millis`, expected `ms`", p.display()));
         let (p, e) = load_err("name = \"t\"\ndescription = \"d\"\nsteps = [{ action = \"heal\" },\n  { action = \"sleep\", millis = 5 }]\n");
         assert!(e.starts_with(&format!("{}:4:23: unknown field `millis`", p.display())), "{e}");
         let (p, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"heal\"\n[[steps]]\naction = \"wait\"\ntimeout_ms = 1\nuntil = {{ kind = \"nope\" }}\n"));
         assert!(e.starts_with(&format!("{}:10:18: unknown variant `nope`", p.display())), "{e}");
-        let (p, e) = load_err(&format!("{HEAD}[[checks]]\nkind = \"sync_diff\"\n[[checks]]\nkind = \"table_exists\"\n"));
+        let (p, e) =
+            load_err(&format!("{HEAD}[[checks]]\nkind = \"sync_diff\"\n[[checks]]\nkind = \"table_exists\"\n"));
         assert!(e.starts_with(&format!("{}:7:1: missing field `table`", p.display())), "{e}");
     }
 
@@ -815,7 +975,10 @@ mod tests {
     #[test]
     fn unknown_table_in_step() {
         let (p, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"insert\"\ntable = \"nope\"\nrows = 1\n"));
-        assert!(e.starts_with(&format!("{}:5: unknown table 'nope' in step 'insert'; known tables: t1", p.display())), "{e}");
+        assert!(
+            e.starts_with(&format!("{}:5: unknown table 'nope' in step 'insert'; known tables: t1", p.display())),
+            "{e}"
+        );
     }
 
     #[test]
@@ -835,7 +998,8 @@ mod tests {
 
     #[test]
     fn unknown_failpoint() {
-        let (p, e) = load_err(&format!("{HEAD}\n[[steps]]\naction = \"enable_failpoint\"\nname = \"Nope\"\nnode = \"n0\"\n"));
+        let (p, e) =
+            load_err(&format!("{HEAD}\n[[steps]]\naction = \"enable_failpoint\"\nname = \"Nope\"\nnode = \"n0\"\n"));
         assert!(e.starts_with(&format!("{}:6: unknown failpoint 'Nope'", p.display())), "{e}");
         assert!(e.contains("BlockCreateDispatcher"), "{e}");
     }
@@ -856,9 +1020,12 @@ mod tests {
     fn zero_timeouts_and_limits() {
         let (p, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"sleep\"\nms = 0\n"));
         assert_eq!(e, format!("{}:5: step 'sleep': ms must be > 0", p.display()));
-        let (_, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"wait\"\ntimeout_ms = 0\nuntil = {{ kind = \"maintainer_moved\" }}\n"));
+        let (_, e) = load_err(&format!(
+            "{HEAD}[[steps]]\naction = \"wait\"\ntimeout_ms = 0\nuntil = {{ kind = \"maintainer_moved\" }}\n"
+        ));
         assert!(e.contains("timeout_ms must be > 0"), "{e}");
-        let (p, e) = load_err(&format!("{HEAD}[limits]\nmax-sim-time-ms = 10\nmax-events = 0\nconverge-timeout-ms = 5\n"));
+        let (p, e) =
+            load_err(&format!("{HEAD}[limits]\nmax-sim-time-ms = 10\nmax-events = 0\nconverge-timeout-ms = 5\n"));
         assert_eq!(e, format!("{}:7: limits.max-events must be > 0", p.display()));
     }
 
@@ -923,7 +1090,9 @@ mod tests {
         assert!(e.contains("value '$x'"), "{e}");
         let (_, e) = load_err(&format!("{HEAD}[changefeed]\nsync-point-interval = \"30\"\n"));
         assert!(e.contains("changefeed.sync-point-interval: invalid duration '30'"), "{e}");
-        let (_, e) = load_err(&format!("{HEAD}[[steps]]\naction = \"update_changefeed\"\nconfig = {{ sync-point-interval = \"soon\" }}\n"));
+        let (_, e) = load_err(&format!(
+            "{HEAD}[[steps]]\naction = \"update_changefeed\"\nconfig = {{ sync-point-interval = \"soon\" }}\n"
+        ));
         assert!(e.contains("step 'update_changefeed': invalid duration 'soon'"), "{e}");
     }
 
@@ -950,25 +1119,47 @@ mod tests {
         // `databases` is a known database, and so are those of [[tables]].
         let (_, e) = load_err(&format!("{HEAD}{}", step("create_table", "table = \"x\"\ndatabase = \"nope\"\n")));
         assert!(e.contains("unknown database 'nope' in step 'create_table'; known databases: test"), "{e}");
-        let (_, e) = load_err(&format!("{HEAD}[[tables]]\nname = \"t2\"\ndatabase = \"other\"\n{}", step("create_database", "database = \"other\"\n")));
+        let (_, e) = load_err(&format!(
+            "{HEAD}[[tables]]\nname = \"t2\"\ndatabase = \"other\"\n{}",
+            step("create_database", "database = \"other\"\n")
+        ));
         assert!(e.contains("database 'other' in step 'create_database' already exists"), "{e}");
         let (p, e) = load_err(&format!("{HEAD}{}", step("create_database", "database = \"test\"\n")));
         assert!(e.starts_with(&format!("{}:5: database 'test'", p.display())), "{e}");
         // Dropped: no second drop, no table creation in it, no DML on its tables.
-        let dropped = format!("{HEAD}{}{}{}", step("create_database", "database = \"db\"\n"), step("create_table", "table = \"d1\"\ndatabase = \"db\"\n"), step("drop_database", "database = \"db\"\n"));
+        let dropped = format!(
+            "{HEAD}{}{}{}",
+            step("create_database", "database = \"db\"\n"),
+            step("create_table", "table = \"d1\"\ndatabase = \"db\"\n"),
+            step("drop_database", "database = \"db\"\n")
+        );
         let (_, e) = load_err(&format!("{dropped}{}", step("drop_database", "database = \"db\"\n")));
         assert!(e.contains("unknown database 'db' in step 'drop_database'"), "{e}");
         let (_, e) = load_err(&format!("{dropped}{}", step("create_table", "table = \"d2\"\ndatabase = \"db\"\n")));
         assert!(e.contains("unknown database 'db' in step 'create_table'"), "{e}");
         let (p, e) = load_err(&format!("{dropped}{}", step("insert", "table = \"d1\"\nrows = 1\n")));
         assert!(e.starts_with(&format!("{}:15: table 'd1' in step 'insert' no longer exists upstream: it was dropped with database 'db' by the drop_database step at line 12", p.display())), "{e}");
-        let (_, e) = load_err(&format!("{HEAD}{}{}", step("drop_table", "table = \"t1\"\n"), step("add_column", "table = \"t1\"\n")));
+        let (_, e) = load_err(&format!(
+            "{HEAD}{}{}",
+            step("drop_table", "table = \"t1\"\n"),
+            step("add_column", "table = \"t1\"\n")
+        ));
         assert!(e.contains("table 't1' in step 'add_column' no longer exists upstream: it was dropped by the drop_table step at line 5"), "{e}");
         // A predicate on a database that never existed.
-        let (_, e) = load_err(&format!("{HEAD}{}", step("wait", "timeout_ms = 5\nuntil = { kind = \"database_not_exists_downstream\", database = \"nope\" }\n")));
+        let (_, e) = load_err(&format!(
+            "{HEAD}{}",
+            step(
+                "wait",
+                "timeout_ms = 5\nuntil = { kind = \"database_not_exists_downstream\", database = \"nope\" }\n"
+            )
+        ));
         assert!(e.contains("unknown database 'nope' in step 'wait'"), "{e}");
         // The workload's create_table op needs `test`.
-        let (_, e) = load_err(&format!("{HEAD}{}{}", step("drop_database", "database = \"test\"\n"), step("random_workload", "duration_ms = 5\nops = [\"create_table\"]\n")));
+        let (_, e) = load_err(&format!(
+            "{HEAD}{}{}",
+            step("drop_database", "database = \"test\"\n"),
+            step("random_workload", "duration_ms = 5\nops = [\"create_table\"]\n")
+        ));
         assert!(e.contains("op create_table creates tables in database 'test'"), "{e}");
     }
 

@@ -29,7 +29,15 @@ impl AddDispatcherOperator {
             return None;
         }
         let config = create_config(sc, r);
-        Some((self.dest, ScheduleDispatcherRequest { config, action: ScheduleAction::Create, operator_type: self.op_type, maintainer_epoch: epoch }))
+        Some((
+            self.dest,
+            ScheduleDispatcherRequest {
+                config,
+                action: ScheduleAction::Create,
+                operator_type: self.op_type,
+                maintainer_epoch: epoch,
+            },
+        ))
     }
     pub fn check(&mut self, from: NodeId, st: &TableSpanStatus) {
         if from != self.dest {
@@ -75,10 +83,15 @@ mod tests {
     fn sc_with_table() -> (SpanController, DispatcherId) {
         let mut sc = SpanController::new(DispatcherId(1), NodeId(0), 100, SchedulerConfig::default());
         let mut n = 10;
-        let ids = sc.add_new_table(&TableInfo { table_id: 5, schema_id: 1, schema_name: "s".into(), name: "t".into(), splitable: true }, 100, 1, &mut || {
-            n += 1;
-            DispatcherId(n)
-        });
+        let ids = sc.add_new_table(
+            &TableInfo { table_id: 5, schema_id: 1, schema_name: "s".into(), name: "t".into(), splitable: true },
+            100,
+            1,
+            &mut || {
+                n += 1;
+                DispatcherId(n)
+            },
+        );
         (sc, ids[0])
     }
 
@@ -90,13 +103,22 @@ mod tests {
         assert_eq!(sc.get(&id).unwrap().state, ReplicaState::Scheduling);
         assert_eq!(sc.get(&id).unwrap().node, Some(NodeId(2)));
         let (to, req) = op.schedule(&sc, 0, 7).unwrap();
-        assert_eq!((to, req.action, req.maintainer_epoch, req.config.start_ts), (NodeId(2), ScheduleAction::Create, 7, 100));
+        assert_eq!(
+            (to, req.action, req.maintainer_epoch, req.config.start_ts),
+            (NodeId(2), ScheduleAction::Create, 7, 100)
+        );
         assert!(op.schedule(&sc, 500, 7).is_none(), "throttled");
         assert!(op.schedule(&sc, 10_000, 7).is_some(), "resent after 10 s");
         // Status from another node is ignored; Working from dest finishes.
-        op.check(NodeId(1), &TableSpanStatus { id, state: ComponentState::Working, checkpoint_ts: 0, event_size_per_second: 0 });
+        op.check(
+            NodeId(1),
+            &TableSpanStatus { id, state: ComponentState::Working, checkpoint_ts: 0, event_size_per_second: 0 },
+        );
         assert!(!op.finished);
-        op.check(NodeId(2), &TableSpanStatus { id, state: ComponentState::Working, checkpoint_ts: 0, event_size_per_second: 0 });
+        op.check(
+            NodeId(2),
+            &TableSpanStatus { id, state: ComponentState::Working, checkpoint_ts: 0, event_size_per_second: 0 },
+        );
         assert!(op.finished);
         op.post_finish(&mut sc);
         assert_eq!(sc.get(&id).unwrap().state, ReplicaState::Replicating);
@@ -122,7 +144,15 @@ mod tests {
         let c = add_dispatcher_config(sc.get(&id).unwrap(), sc.committed_checkpoint);
         assert_eq!(c.start_ts, 150);
         sc.committed_checkpoint = 0;
-        sc.get_mut(&id).unwrap().block_state = Some(BlockState { is_blocked: true, block_ts: 200, block_tables: None, need_dropped_tables: None, need_added_tables: vec![], is_sync_point: false, stage: BlockStage::Waiting });
+        sc.get_mut(&id).unwrap().block_state = Some(BlockState {
+            is_blocked: true,
+            block_ts: 200,
+            block_tables: None,
+            need_dropped_tables: None,
+            need_added_tables: vec![],
+            is_sync_point: false,
+            stage: BlockStage::Waiting,
+        });
         let c = add_dispatcher_config(sc.get(&id).unwrap(), 0);
         assert_eq!((c.start_ts, c.skip_dml_as_start_ts), (199, true));
         sc.get_mut(&id).unwrap().block_state.as_mut().unwrap().is_sync_point = true;

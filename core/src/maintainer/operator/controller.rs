@@ -100,14 +100,26 @@ impl OperatorController {
     }
 
     /// Atomic admission (the fixed behaviour). Returns false when rejected.
-    pub fn add_operator(&mut self, op: Operator, sc: &mut SpanController, alive: &BTreeSet<NodeId>, now: u64) -> Result<(), AdmitError> {
+    pub fn add_operator(
+        &mut self,
+        op: Operator,
+        sc: &mut SpanController,
+        alive: &BTreeSet<NodeId>,
+        now: u64,
+    ) -> Result<(), AdmitError> {
         self.admission_check(&op.id(), sc)?;
         self.admission_insert(op, sc, alive, now);
         Ok(())
     }
 
     /// A status from `from` for dispatcher `id` (every status of every heartbeat).
-    pub fn update_operator_status(&mut self, id: &DispatcherId, from: NodeId, st: &TableSpanStatus, sc: &mut SpanController) {
+    pub fn update_operator_status(
+        &mut self,
+        id: &DispatcherId,
+        from: NodeId,
+        st: &TableSpanStatus,
+        sc: &mut SpanController,
+    ) {
         if let Some(slot) = self.by_id.get(id) {
             if let Some(s) = self.slots.get_mut(slot) {
                 s.op.check(from, st, sc);
@@ -161,7 +173,14 @@ impl OperatorController {
     /// `AddMergeOperator`: check the sources (>= 2, consecutive, one node), occupy each
     /// (rolling back on failure), insert the merged task as Scheduling on the node, then
     /// admit the merge operator keyed by the merged ID.
-    pub fn add_merge_operator(&mut self, sources: Vec<DispatcherId>, merged: DispatcherId, sc: &mut SpanController, alive: &BTreeSet<NodeId>, now: u64) -> Result<(), String> {
+    pub fn add_merge_operator(
+        &mut self,
+        sources: Vec<DispatcherId>,
+        merged: DispatcherId,
+        sc: &mut SpanController,
+        alive: &BTreeSet<NodeId>,
+        now: u64,
+    ) -> Result<(), String> {
         let (node, span) = merge::check_merge(sc, &sources)?;
         if sc.get(&merged).is_some() {
             return Err(format!("merged dispatcher {} already exists", merged));
@@ -169,7 +188,16 @@ impl OperatorController {
         self.occupy_all(&sources, sc, alive, now)?;
         let first = sc.get(&sources[0]).unwrap().clone();
         let cp = sources.iter().filter_map(|s| sc.get(s)).map(|r| r.checkpoint_ts).min().unwrap_or(1).max(1);
-        sc.insert(crate::maintainer::span_controller::SpanReplication { id: merged, span, schema_id: first.schema_id, node: Some(node), state: crate::maintainer::span_controller::ReplicaState::Scheduling, checkpoint_ts: cp, last_state: None, block_state: None });
+        sc.insert(crate::maintainer::span_controller::SpanReplication {
+            id: merged,
+            span,
+            schema_id: first.schema_id,
+            node: Some(node),
+            state: crate::maintainer::span_controller::ReplicaState::Scheduling,
+            checkpoint_ts: cp,
+            last_state: None,
+            block_state: None,
+        });
         let op = Operator::Merge(MergeDispatcherOperator::new(merged, sources.clone(), node, false));
         if let Err(e) = self.add_operator(op, sc, alive, now) {
             self.cancel_occupy(&sources);
@@ -181,7 +209,14 @@ impl OperatorController {
 
     /// `AddRestoredMergeOperator`: like [`Self::add_merge_operator`] with a merged task
     /// that already exists (rebuilt at bootstrap from the merge journal).
-    pub fn add_restored_merge_operator(&mut self, sources: Vec<DispatcherId>, merged: DispatcherId, sc: &mut SpanController, alive: &BTreeSet<NodeId>, now: u64) -> Result<(), String> {
+    pub fn add_restored_merge_operator(
+        &mut self,
+        sources: Vec<DispatcherId>,
+        merged: DispatcherId,
+        sc: &mut SpanController,
+        alive: &BTreeSet<NodeId>,
+        now: u64,
+    ) -> Result<(), String> {
         let (node, _) = merge::check_merge(sc, &sources)?;
         if sc.get(&merged).is_none() {
             return Err(format!("merged task {} missing", merged));
@@ -196,11 +231,19 @@ impl OperatorController {
         Ok(())
     }
 
-    fn occupy_all(&mut self, sources: &[DispatcherId], sc: &mut SpanController, alive: &BTreeSet<NodeId>, now: u64) -> Result<(), String> {
+    fn occupy_all(
+        &mut self,
+        sources: &[DispatcherId],
+        sc: &mut SpanController,
+        alive: &BTreeSet<NodeId>,
+        now: u64,
+    ) -> Result<(), String> {
         let mut done = Vec::new();
         for id in sources {
             let node = sc.get(id).and_then(|r| r.node);
-            if let Err(e) = self.add_operator(Operator::Occupy(OccupyDispatcherOperator::new(*id, node)), sc, alive, now) {
+            if let Err(e) =
+                self.add_operator(Operator::Occupy(OccupyDispatcherOperator::new(*id, node)), sc, alive, now)
+            {
                 self.cancel_occupy(&done);
                 return Err(format!("cannot occupy {}: {:?}", id, e));
             }
@@ -223,7 +266,13 @@ impl OperatorController {
 
     /// One `Execute()` round: finalize finished operators, schedule due ones.
     /// Returns messages to send and follow-up operators to admit.
-    pub fn execute(&mut self, sc: &mut SpanController, now: u64, epoch: Epoch, new_id: &mut dyn FnMut() -> DispatcherId) -> (Vec<(NodeId, OpRequest)>, Vec<(Operator, &'static str)>, Vec<Operator>) {
+    pub fn execute(
+        &mut self,
+        sc: &mut SpanController,
+        now: u64,
+        epoch: Epoch,
+        new_id: &mut dyn FnMut() -> DispatcherId,
+    ) -> (Vec<(NodeId, OpRequest)>, Vec<(Operator, &'static str)>, Vec<Operator>) {
         let mut msgs = Vec::new();
         let mut finished = Vec::new();
         let mut follow = Vec::new();
@@ -260,7 +309,11 @@ impl OperatorController {
 
     /// `GetMinCheckpointTs`: min checkpoint of tasks under operators that block the checkpoint.
     pub fn min_checkpoint_ts(&self, sc: &SpanController) -> Option<Ts> {
-        self.slots.values().filter(|s| !s.done && s.op.block_ts_forward()).filter_map(|s| sc.get(&s.op.id()).map(|r| r.checkpoint_ts)).min()
+        self.slots
+            .values()
+            .filter(|s| !s.done && s.op.block_ts_forward())
+            .filter_map(|s| sc.get(&s.op.id()).map(|r| r.checkpoint_ts))
+            .min()
     }
 }
 
@@ -272,7 +325,16 @@ mod tests {
 
     fn setup() -> (OperatorController, SpanController, BTreeSet<NodeId>) {
         let mut sc = SpanController::new(DispatcherId(1), NodeId(0), 100, SchedulerConfig::default());
-        sc.insert(SpanReplication { id: DispatcherId(9), span: TableSpan::full(3), schema_id: 1, node: None, state: ReplicaState::Absent, checkpoint_ts: 100, last_state: None, block_state: None });
+        sc.insert(SpanReplication {
+            id: DispatcherId(9),
+            span: TableSpan::full(3),
+            schema_id: 1,
+            node: None,
+            state: ReplicaState::Absent,
+            checkpoint_ts: 100,
+            last_state: None,
+            block_state: None,
+        });
         (OperatorController::new(), sc, [NodeId(0), NodeId(1), NodeId(2)].into_iter().collect())
     }
 
@@ -299,8 +361,16 @@ mod tests {
         assert_eq!(oc.running().count(), 2, "both operators are running");
         assert_eq!(oc.size(), 1, "the map holds only the last one");
         let (msgs, _, _) = oc.execute(&mut sc, 0, 1, &mut || DispatcherId(77));
-        let creates: BTreeSet<NodeId> = msgs.iter().filter(|(_, r)| matches!(r, OpRequest::Schedule(r) if r.action == ScheduleAction::Create)).map(|(n, _)| *n).collect();
-        assert_eq!(creates, [NodeId(1), NodeId(2)].into_iter().collect(), "Create for one dispatcher ID sent to two nodes");
+        let creates: BTreeSet<NodeId> = msgs
+            .iter()
+            .filter(|(_, r)| matches!(r, OpRequest::Schedule(r) if r.action == ScheduleAction::Create))
+            .map(|(n, _)| *n)
+            .collect();
+        assert_eq!(
+            creates,
+            [NodeId(1), NodeId(2)].into_iter().collect(),
+            "Create for one dispatcher ID sent to two nodes"
+        );
     }
 
     #[test]

@@ -26,7 +26,17 @@ pub struct MergeDispatcherOperator {
 
 impl MergeDispatcherOperator {
     pub fn new(id: DispatcherId, sources: Vec<DispatcherId>, origin: NodeId, restored: bool) -> Self {
-        MergeDispatcherOperator { id, sources, origin, finished: false, aborted: false, aborted_by_ddl: false, checkpoint_ts: 0, restored, throttle: SendThrottle::default() }
+        MergeDispatcherOperator {
+            id,
+            sources,
+            origin,
+            finished: false,
+            aborted: false,
+            aborted_by_ddl: false,
+            checkpoint_ts: 0,
+            restored,
+            throttle: SendThrottle::default(),
+        }
     }
     pub fn start(&mut self, sc: &mut SpanController) {
         for s in &self.sources {
@@ -42,7 +52,14 @@ impl MergeDispatcherOperator {
         if !self.throttle.should_send(now, self.origin, ScheduleAction::Create) {
             return None;
         }
-        Some((self.origin, MergeDispatcherRequest { dispatcher_ids: self.sources.clone(), merged_dispatcher_id: self.id, maintainer_epoch: epoch }))
+        Some((
+            self.origin,
+            MergeDispatcherRequest {
+                dispatcher_ids: self.sources.clone(),
+                merged_dispatcher_id: self.id,
+                maintainer_epoch: epoch,
+            },
+        ))
     }
     pub fn check(&mut self, from: NodeId, st: &TableSpanStatus) {
         if from == self.origin && st.state == ComponentState::Working {
@@ -81,7 +98,15 @@ impl MergeDispatcherOperator {
             sc.remove(s);
         }
         if self.checkpoint_ts > 0 {
-            sc.update_status(&self.id, &TableSpanStatus { id: self.id, state: ComponentState::Working, checkpoint_ts: self.checkpoint_ts, event_size_per_second: 0 });
+            sc.update_status(
+                &self.id,
+                &TableSpanStatus {
+                    id: self.id,
+                    state: ComponentState::Working,
+                    checkpoint_ts: self.checkpoint_ts,
+                    event_size_per_second: 0,
+                },
+            );
         }
         sc.mark_replicating(&self.id);
     }
@@ -140,7 +165,16 @@ mod tests {
         let mut sc = SpanController::new(DispatcherId(1), NodeId(0), 100, SchedulerConfig::default());
         let halves = split_span_evenly(&TableSpan::full(6), 2);
         for (i, s) in halves.into_iter().enumerate() {
-            sc.insert(SpanReplication { id: DispatcherId(10 + i as u64), span: s, schema_id: 1, node: Some(NodeId(1)), state: ReplicaState::Replicating, checkpoint_ts: 100 + i as u64, last_state: None, block_state: None });
+            sc.insert(SpanReplication {
+                id: DispatcherId(10 + i as u64),
+                span: s,
+                schema_id: 1,
+                node: Some(NodeId(1)),
+                state: ReplicaState::Replicating,
+                checkpoint_ts: 100 + i as u64,
+                last_state: None,
+                block_state: None,
+            });
         }
         sc
     }
@@ -148,21 +182,29 @@ mod tests {
         [NodeId(0), NodeId(1), NodeId(2)].into_iter().collect()
     }
     fn working(id: u64, cp: Ts) -> TableSpanStatus {
-        TableSpanStatus { id: DispatcherId(id), state: ComponentState::Working, checkpoint_ts: cp, event_size_per_second: 0 }
+        TableSpanStatus {
+            id: DispatcherId(id),
+            state: ComponentState::Working,
+            checkpoint_ts: cp,
+            event_size_per_second: 0,
+        }
     }
 
     #[test]
     fn merge_success_replaces_sources_by_merged_span() {
         let mut sc = sc_two_halves();
         let mut oc = OperatorController::new();
-        oc.add_merge_operator(vec![DispatcherId(10), DispatcherId(11)], DispatcherId(99), &mut sc, &alive(), 0).unwrap();
+        oc.add_merge_operator(vec![DispatcherId(10), DispatcherId(11)], DispatcherId(99), &mut sc, &alive(), 0)
+            .unwrap();
         assert_eq!(sc.get(&DispatcherId(99)).unwrap().state, ReplicaState::Scheduling);
         assert_eq!(sc.get(&DispatcherId(99)).unwrap().checkpoint_ts, 100, "min of the sources");
         assert_eq!(sc.get(&DispatcherId(10)).unwrap().state, ReplicaState::Scheduling);
         assert_eq!(oc.running().count(), 3, "merge + two occupy");
         let (msgs, _, _) = oc.execute(&mut sc, 0, 5, &mut || DispatcherId(0));
         assert_eq!(msgs.len(), 1);
-        assert!(matches!(&msgs[0], (NodeId(1), OpRequest::Merge(r)) if r.merged_dispatcher_id == DispatcherId(99) && r.maintainer_epoch == 5));
+        assert!(
+            matches!(&msgs[0], (NodeId(1), OpRequest::Merge(r)) if r.merged_dispatcher_id == DispatcherId(99) && r.maintainer_epoch == 5)
+        );
         // A Working status from another node does not finish it.
         oc.update_operator_status(&DispatcherId(99), NodeId(2), &working(99, 150), &mut sc);
         let (_, fin, _) = oc.execute(&mut sc, 1, 5, &mut || DispatcherId(0));
@@ -182,7 +224,8 @@ mod tests {
     fn merge_origin_lost_marks_sources_absent_and_drops_merged_task() {
         let mut sc = sc_two_halves();
         let mut oc = OperatorController::new();
-        oc.add_merge_operator(vec![DispatcherId(10), DispatcherId(11)], DispatcherId(99), &mut sc, &alive(), 0).unwrap();
+        oc.add_merge_operator(vec![DispatcherId(10), DispatcherId(11)], DispatcherId(99), &mut sc, &alive(), 0)
+            .unwrap();
         oc.on_node_removed(NodeId(1), &mut sc);
         oc.execute(&mut sc, 0, 5, &mut || DispatcherId(0));
         oc.execute(&mut sc, 1, 5, &mut || DispatcherId(0));
@@ -196,7 +239,8 @@ mod tests {
     fn merge_removed_by_ddl_keeps_source_nodes_for_the_drop() {
         let mut sc = sc_two_halves();
         let mut oc = OperatorController::new();
-        oc.add_merge_operator(vec![DispatcherId(10), DispatcherId(11)], DispatcherId(99), &mut sc, &alive(), 0).unwrap();
+        oc.add_merge_operator(vec![DispatcherId(10), DispatcherId(11)], DispatcherId(99), &mut sc, &alive(), 0)
+            .unwrap();
         oc.on_task_removed(&DispatcherId(99), &mut sc);
         assert!(sc.get(&DispatcherId(99)).is_none());
         let r = sc.get(&DispatcherId(10)).unwrap();
@@ -211,7 +255,9 @@ mod tests {
         let mut sc = sc_two_halves();
         sc.get_mut(&DispatcherId(11)).unwrap().node = Some(NodeId(2));
         let mut oc = OperatorController::new();
-        assert!(oc.add_merge_operator(vec![DispatcherId(10), DispatcherId(11)], DispatcherId(99), &mut sc, &alive(), 0).is_err());
+        assert!(oc
+            .add_merge_operator(vec![DispatcherId(10), DispatcherId(11)], DispatcherId(99), &mut sc, &alive(), 0)
+            .is_err());
         assert!(sc.get(&DispatcherId(99)).is_none());
         assert_eq!(oc.running().count(), 0);
     }
@@ -220,7 +266,8 @@ mod tests {
     fn occupied_source_rejects_other_operators() {
         let mut sc = sc_two_halves();
         let mut oc = OperatorController::new();
-        oc.add_merge_operator(vec![DispatcherId(10), DispatcherId(11)], DispatcherId(99), &mut sc, &alive(), 0).unwrap();
+        oc.add_merge_operator(vec![DispatcherId(10), DispatcherId(11)], DispatcherId(99), &mut sc, &alive(), 0)
+            .unwrap();
         let mv = Operator::Move(MoveDispatcherOperator::new(DispatcherId(10), Some(NodeId(1)), NodeId(2)));
         assert_eq!(oc.add_operator(mv, &mut sc, &alive(), 0), Err(controller::AdmitError::AlreadyExists));
     }

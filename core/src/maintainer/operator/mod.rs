@@ -91,9 +91,20 @@ impl Operator {
         match self {
             Operator::Add(o) => format!("add {} -> {}", o.id, o.dest),
             Operator::Remove(o) => format!("remove {} from {}", o.id, o.node),
-            Operator::Move(o) => format!("move {} {} -> {}", o.id, o.origin.map(|n| n.to_string()).unwrap_or_else(|| "\"\"".into()), o.dest),
+            Operator::Move(o) => format!(
+                "move {} {} -> {}",
+                o.id,
+                o.origin.map(|n| n.to_string()).unwrap_or_else(|| "\"\"".into()),
+                o.dest
+            ),
             Operator::Split(o) => format!("split {} into {}", o.id, o.split_spans.len()),
-            Operator::Merge(o) => format!("merge {:?} into {} on {}{}", o.sources.iter().map(|s| s.to_string()).collect::<Vec<_>>(), o.id, o.origin, if o.restored { " (restored)" } else { "" }),
+            Operator::Merge(o) => format!(
+                "merge {:?} into {} on {}{}",
+                o.sources.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                o.id,
+                o.origin,
+                if o.restored { " (restored)" } else { "" }
+            ),
             Operator::Occupy(o) => format!("occupy {}", o.id),
         }
     }
@@ -223,7 +234,13 @@ pub fn add_dispatcher_config(r: &super::span_controller::SpanReplication, commit
         start = committed;
         skip = false;
     }
-    DispatcherConfig { span: r.span, start_ts: start, dispatcher_id: r.id, schema_id: r.schema_id, skip_dml_as_start_ts: skip }
+    DispatcherConfig {
+        span: r.span,
+        start_ts: start,
+        dispatcher_id: r.id,
+        schema_id: r.schema_id,
+        skip_dml_as_start_ts: skip,
+    }
 }
 
 /// The Create an operator sends for task `r`: [`add_dispatcher_config`] with the
@@ -238,5 +255,10 @@ pub fn create_config(sc: &SpanController, r: &super::span_controller::SpanReplic
 }
 
 pub fn remove_request(id: DispatcherId, span: TableSpan, op: OperatorType, epoch: Epoch) -> ScheduleDispatcherRequest {
-    ScheduleDispatcherRequest { config: DispatcherConfig { span, start_ts: 0, dispatcher_id: id, schema_id: 0, skip_dml_as_start_ts: false }, action: ScheduleAction::Remove, operator_type: op, maintainer_epoch: epoch }
+    ScheduleDispatcherRequest {
+        config: DispatcherConfig { span, start_ts: 0, dispatcher_id: id, schema_id: 0, skip_dml_as_start_ts: false },
+        action: ScheduleAction::Remove,
+        operator_type: op,
+        maintainer_epoch: epoch,
+    }
 }

@@ -55,7 +55,15 @@ impl MoveDispatcherOperator {
                     return None;
                 }
                 let config = create_config(sc, r);
-                Some((self.dest, ScheduleDispatcherRequest { config, action: ScheduleAction::Create, operator_type: OperatorType::Move, maintainer_epoch: epoch }))
+                Some((
+                    self.dest,
+                    ScheduleDispatcherRequest {
+                        config,
+                        action: ScheduleAction::Create,
+                        operator_type: OperatorType::Move,
+                        maintainer_epoch: epoch,
+                    },
+                ))
             }
             _ => None,
         }
@@ -129,7 +137,16 @@ mod tests {
 
     fn sc() -> SpanController {
         let mut sc = SpanController::new(DispatcherId(1), NodeId(0), 100, SchedulerConfig::default());
-        sc.insert(SpanReplication { id: DispatcherId(9), span: TableSpan::full(3), schema_id: 1, node: Some(NodeId(1)), state: ReplicaState::Replicating, checkpoint_ts: 100, last_state: None, block_state: None });
+        sc.insert(SpanReplication {
+            id: DispatcherId(9),
+            span: TableSpan::full(3),
+            schema_id: 1,
+            node: Some(NodeId(1)),
+            state: ReplicaState::Replicating,
+            checkpoint_ts: 100,
+            last_state: None,
+            block_state: None,
+        });
         sc
     }
     fn st(state: ComponentState) -> TableSpanStatus {

@@ -32,7 +32,17 @@ pub struct RemoveDispatcherOperator {
 
 impl RemoveDispatcherOperator {
     pub fn new(id: DispatcherId, span: TableSpan, node: NodeId, op_type: OperatorType, post: RemovePostFinish) -> Self {
-        RemoveDispatcherOperator { id, span, node, op_type, post, finished: false, removed: false, blocks_checkpoint: false, throttle: SendThrottle::default() }
+        RemoveDispatcherOperator {
+            id,
+            span,
+            node,
+            op_type,
+            post,
+            finished: false,
+            removed: false,
+            blocks_checkpoint: false,
+            throttle: SendThrottle::default(),
+        }
     }
     pub fn schedule(&mut self, now: u64, epoch: Epoch) -> Option<OpMessage> {
         if self.finished || !self.throttle.should_send(now, self.node, ScheduleAction::Remove) {
@@ -74,7 +84,16 @@ impl RemoveDispatcherOperator {
                 let spans: Vec<TableSpan> = sc.tasks_of_table(table).iter().map(|r| r.span).collect();
                 for hole in find_holes(table, &spans) {
                     let id = new_id();
-                    sc.insert(crate::maintainer::span_controller::SpanReplication { id, span: hole, schema_id, node: None, state: crate::maintainer::span_controller::ReplicaState::Absent, checkpoint_ts: start_ts.max(1), last_state: None, block_state: None });
+                    sc.insert(crate::maintainer::span_controller::SpanReplication {
+                        id,
+                        span: hole,
+                        schema_id,
+                        node: None,
+                        state: crate::maintainer::span_controller::ReplicaState::Absent,
+                        checkpoint_ts: start_ts.max(1),
+                        last_state: None,
+                        block_state: None,
+                    });
                 }
             }
         }
@@ -86,13 +105,43 @@ mod tests {
     use super::*;
     #[test]
     fn remove_finishes_only_on_terminal_status_from_its_node() {
-        let mut op = RemoveDispatcherOperator::new(DispatcherId(3), TableSpan::full(1), NodeId(1), OperatorType::Remove, RemovePostFinish::None);
+        let mut op = RemoveDispatcherOperator::new(
+            DispatcherId(3),
+            TableSpan::full(1),
+            NodeId(1),
+            OperatorType::Remove,
+            RemovePostFinish::None,
+        );
         assert!(op.schedule(0, 1).is_some());
-        op.check(NodeId(1), &TableSpanStatus { id: DispatcherId(3), state: ComponentState::WaitingMerge, checkpoint_ts: 0, event_size_per_second: 0 });
+        op.check(
+            NodeId(1),
+            &TableSpanStatus {
+                id: DispatcherId(3),
+                state: ComponentState::WaitingMerge,
+                checkpoint_ts: 0,
+                event_size_per_second: 0,
+            },
+        );
         assert!(!op.finished, "WaitingMerge does not finish a remove");
-        op.check(NodeId(2), &TableSpanStatus { id: DispatcherId(3), state: ComponentState::Stopped, checkpoint_ts: 0, event_size_per_second: 0 });
+        op.check(
+            NodeId(2),
+            &TableSpanStatus {
+                id: DispatcherId(3),
+                state: ComponentState::Stopped,
+                checkpoint_ts: 0,
+                event_size_per_second: 0,
+            },
+        );
         assert!(!op.finished, "status from another node");
-        op.check(NodeId(1), &TableSpanStatus { id: DispatcherId(3), state: ComponentState::Stopped, checkpoint_ts: 0, event_size_per_second: 0 });
+        op.check(
+            NodeId(1),
+            &TableSpanStatus {
+                id: DispatcherId(3),
+                state: ComponentState::Stopped,
+                checkpoint_ts: 0,
+                event_size_per_second: 0,
+            },
+        );
         assert!(op.finished);
         assert!(op.schedule(20_000, 1).is_none());
     }

@@ -16,8 +16,24 @@ pub struct SplitDispatcherOperator {
 }
 
 impl SplitDispatcherOperator {
-    pub fn new(id: DispatcherId, span: TableSpan, origin: NodeId, split_spans: Vec<TableSpan>, targets: Vec<NodeId>) -> Self {
-        SplitDispatcherOperator { id, span, origin, split_spans, targets, checkpoint_ts: 0, finished: false, removed: false, throttle: SendThrottle::default() }
+    pub fn new(
+        id: DispatcherId,
+        span: TableSpan,
+        origin: NodeId,
+        split_spans: Vec<TableSpan>,
+        targets: Vec<NodeId>,
+    ) -> Self {
+        SplitDispatcherOperator {
+            id,
+            span,
+            origin,
+            split_spans,
+            targets,
+            checkpoint_ts: 0,
+            finished: false,
+            removed: false,
+            throttle: SendThrottle::default(),
+        }
     }
     pub fn start(&mut self, sc: &mut SpanController) {
         sc.mark_scheduling(&self.id);
@@ -51,10 +67,18 @@ impl SplitDispatcherOperator {
             }
             return vec![];
         }
-        let cp = if self.checkpoint_ts == 0 { sc.get(&self.id).map(|r| r.checkpoint_ts).unwrap_or(1) } else { self.checkpoint_ts };
+        let cp = if self.checkpoint_ts == 0 {
+            sc.get(&self.id).map(|r| r.checkpoint_ts).unwrap_or(1)
+        } else {
+            self.checkpoint_ts
+        };
         let ids = sc.replace_replica_set(&self.id, &self.split_spans, cp, new_id);
         if self.targets.len() == ids.len() && !ids.is_empty() {
-            return ids.iter().zip(self.targets.iter()).map(|(id, n)| Operator::Add(AddDispatcherOperator::new(*id, *n, OperatorType::Split))).collect();
+            return ids
+                .iter()
+                .zip(self.targets.iter())
+                .map(|(id, n)| Operator::Add(AddDispatcherOperator::new(*id, *n, OperatorType::Split)))
+                .collect();
         }
         vec![]
     }
