@@ -60,7 +60,7 @@
 //! cleanup ([`sink::cloudstorage`]); syncpoints ([`syncpoint`]) are written by that sink
 //! as a storage object (TiCDC writes the record only to MySQL and refuses syncpoints for
 //! storage sinks); the fast resend after `IgnoredBlockStatus` is rate-limited
-//! ([`dispatcher::dispatcher`]).
+//! ([`dispatcher::basic_dispatcher`]).
 //!
 //! ## Tests
 //!

@@ -52,7 +52,9 @@ fn summarize(r: &CampaignResult) -> (usize, Option<u64>, BTreeMap<String, usize>
 /// Run every finding of `dir`. Err = bad input (a malformed seed file, a scenario that
 /// does not load, an unknown bug or fix).
 pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRow>, String> {
-    let mut groups: BTreeMap<(String, Vec<String>, Vec<String>), Vec<(String, u64)>> = BTreeMap::new();
+    // (scenario, bugs, fixed_by) -> the (file name, seed) of each seed file.
+    type Group = (String, Vec<String>, Vec<String>);
+    let mut groups: BTreeMap<Group, Vec<(String, u64)>> = BTreeMap::new();
     for path in collect(dir)? {
         let f = SeedFile::load(&path)?;
         let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();

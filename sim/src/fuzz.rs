@@ -9,6 +9,7 @@
 use crate::result::{Outcome, RunResult};
 use crate::runner::{run_on_fresh_thread, RunOptions};
 use crate::scenario::Scenario;
+use crate::wallclock::Stopwatch;
 use core_sched::bugs::Bugs;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -16,7 +17,7 @@ use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A half-open seed range `A..B`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,7 +201,7 @@ pub fn run_campaign(c: &Campaign, progress: &mut dyn FnMut(&Progress)) -> Campai
     let failures = AtomicUsize::new(0);
     let stopped = AtomicBool::new(false);
     let opts = RunOptions::default();
-    let start = Instant::now();
+    let start = Stopwatch::start();
     let mut runs: Vec<SeedOutcome> = Vec::new();
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel::<SeedOutcome>();
@@ -259,7 +260,7 @@ pub fn run_campaign(c: &Campaign, progress: &mut dyn FnMut(&Progress)) -> Campai
 pub struct ProgressBar {
     label: String,
     tty: bool,
-    last_draw: Option<Instant>,
+    last_draw: Option<Stopwatch>,
     next_pct: u64,
     drawn: bool,
 }
@@ -285,7 +286,7 @@ impl ProgressBar {
             if !due {
                 return;
             }
-            self.last_draw = Some(Instant::now());
+            self.last_draw = Some(Stopwatch::start());
             const W: u64 = 30;
             let filled = (p.done * W).checked_div(p.total).unwrap_or(W);
             let bar: String = (0..W).map(|i| if i < filled { '#' } else { '.' }).collect();

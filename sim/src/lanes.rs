@@ -86,14 +86,22 @@ impl<K> Default for LagQueues<K> {
     }
 }
 
+/// What [`LagQueues::admit`] did with a message.
+pub enum Admission {
+    /// Nothing lags it: the caller sends it on at once.
+    PassNow(Envelope),
+    /// Queued; the caller pops the queue at `release`.
+    Queued { release: u64 },
+}
+
 impl<K: Ord + Copy> LagQueues<K> {
-    /// Queue `env` in `key` at `now`: `Err(env)` when it passes at once (no lag drawn and
-    /// nothing ahead of it), else the release time, when the caller pops the queue. Once
-    /// lagging stops (the faults stop), what is queued still goes first.
-    pub fn admit(&mut self, rng: &mut ChaCha8Rng, key: K, now: u64, gen: u64, env: Envelope) -> Result<u64, Envelope> {
+    /// Queue `env` in `key` at `now`: [`Admission::PassNow`] when it passes at once (no lag
+    /// drawn and nothing ahead of it), else the release time, when the caller pops the
+    /// queue. Once lagging stops (the faults stop), what is queued still goes first.
+    pub fn admit(&mut self, rng: &mut ChaCha8Rng, key: K, now: u64, gen: u64, env: Envelope) -> Admission {
         let backlog = self.queues.get(&key).is_some_and(|q| !q.is_empty());
         if self.prob <= 0.0 && !backlog {
-            return Err(env);
+            return Admission::PassNow(env);
         }
         let lag = if self.prob > 0.0 && rng.random_bool(self.prob) {
             let [lo, hi] = self.range_ms;
@@ -104,11 +112,11 @@ impl<K: Ord + Copy> LagQueues<K> {
         };
         let release = (now + lag).max(*self.last.get(&key).unwrap_or(&0));
         if release <= now && !backlog {
-            return Err(env);
+            return Admission::PassNow(env);
         }
         self.last.insert(key, release);
         self.queues.entry(key).or_default().push_back((release, gen, env));
-        Ok(release)
+        Admission::Queued { release }
     }
 
     /// The messages waiting in queue `key`, oldest first.
@@ -170,7 +178,7 @@ mod tests {
             to: NodeId(1),
             msg: Message::MaintainerCloseRequest { cf: ChangefeedId("cf".into()), removed: false, maintainer_epoch: 5 },
         };
-        let mut waiting = vec![close.clone(), boot(5, 7)];
+        let mut waiting = [close.clone(), boot(5, 7)];
         // Nothing of its kind waits: not absorbed (queued behind).
         assert_eq!(absorb_pending(std::iter::empty(), &boot(5, 7)), None);
         // A resend of the same epoch is dropped; the waiting one keeps its place.

@@ -34,5 +34,6 @@ pub mod session;
 pub mod storage;
 pub mod trace;
 pub mod upstream;
+pub mod wallclock;
 pub mod world;
 pub mod zoo;

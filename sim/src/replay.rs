@@ -64,8 +64,8 @@ pub fn prepare(path: &Path) -> Result<Prepared, String> {
             if !file.scenario.contains("findings/") {
                 return Err(format!("{}: a control with no bugs is only for a scenario under scenarios/findings/ (got '{}'); elsewhere the bugs-off run must pass", path.display(), file.scenario));
             }
-            let claimed = file.expect.invariant.iter().chain(file.expect.also.iter());
-            if let Some(missing) = claimed.filter(|i| !c.absent.contains(i)).next() {
+            let mut claimed = file.expect.invariant.iter().chain(file.expect.also.iter());
+            if let Some(missing) = claimed.find(|i| !c.absent.contains(i)) {
                 return Err(format!(
                     "{}: control: with no bugs, 'absent' must list every invariant the file expects ({} is missing)",
                     path.display(),

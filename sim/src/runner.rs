@@ -39,7 +39,7 @@ pub const NODE_FAILURE_DETECTION_MS: u64 = 3_000;
 
 /// Run one seed on the current thread (use [`run_on_fresh_thread`] from tools).
 pub fn run_seed(scn: &Scenario, seed: u64, bugs: &Bugs, opts: &RunOptions) -> RunResult {
-    let wall = std::time::Instant::now();
+    let wall = crate::wallclock::Stopwatch::start();
     let rt = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
     let (s, b, o) = (scn.clone(), bugs.clone(), opts.clone());
     let mut r = rt.block_on(async move { drive(s, seed, b, o).await });

@@ -10,13 +10,13 @@ use core_sched::effects::{ObjectContent, StorageError};
 use core_sched::syncpoint::SyncPointRecord;
 use core_sched::types::*;
 use core_sched::upstream::{DdlKind, RowChange, RowOp};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Default)]
 pub struct Storage {
     pub objects: BTreeMap<String, ObjectContent>,
     /// Durable row changes (table, commit ts, key), for the no-data-loss check.
-    pub durable: HashSet<(TableId, Ts, u64)>,
+    pub durable: BTreeSet<(TableId, Ts, u64)>,
     /// DDL files made durable: (commit ts, table) -> writers (paths).
     pub ddl_writes: BTreeMap<(Ts, TableId), u32>,
     /// DDLs made durable since the barrier check last looked.
@@ -99,10 +99,10 @@ impl Storage {
         let mut db_dropped_at: Option<Ts> = None;
         for (_, c) in self.final_objects() {
             match c {
-                ObjectContent::Ddl(d) if d.table_id == table && table != 0 => {
-                    if last_ddl.map(|(t, _)| d.commit_ts > t).unwrap_or(true) {
-                        last_ddl = Some((d.commit_ts, d.kind));
-                    }
+                ObjectContent::Ddl(d)
+                    if d.table_id == table && table != 0 && last_ddl.map(|(t, _)| d.commit_ts > t).unwrap_or(true) =>
+                {
+                    last_ddl = Some((d.commit_ts, d.kind));
                 }
                 ObjectContent::Ddl(d) if d.kind == DdlKind::DropDatabase && d.schema_name == schema => {
                     db_dropped_at = db_dropped_at.max(Some(d.commit_ts));
@@ -134,10 +134,10 @@ impl Storage {
         let mut has_data = false;
         for (_, c) in self.final_objects() {
             match c {
-                ObjectContent::Ddl(d) if d.schema_name == schema => {
-                    if last.map(|(t, _)| d.commit_ts > t).unwrap_or(true) {
-                        last = Some((d.commit_ts, d.kind));
-                    }
+                ObjectContent::Ddl(d)
+                    if d.schema_name == schema && last.map(|(t, _)| d.commit_ts > t).unwrap_or(true) =>
+                {
+                    last = Some((d.commit_ts, d.kind));
                 }
                 ObjectContent::Rows(rows) if rows.first().map(|r| tables.contains(&r.table_id)).unwrap_or(false) => {
                     has_data = true

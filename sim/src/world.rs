@@ -4,7 +4,7 @@
 //! takes for one protocol step; madsim's seeded scheduler decides the interleaving.
 
 use crate::invariants::{self, DataLossChecker};
-use crate::lanes::{collector_lane, recv_lane, LagQueues, Lane, RecvLane};
+use crate::lanes::{collector_lane, recv_lane, Admission, LagQueues, Lane, RecvLane};
 use crate::result::{TraceRecord, Violation};
 use crate::storage::Storage;
 use crate::trace::TraceHash;
@@ -21,6 +21,9 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// A message on a directed link: (delivery time, (sender, receiver) generation at send, message).
+pub type InFlight = (u64, (u64, u64), Envelope);
 
 pub type W = Arc<Mutex<World>>;
 
@@ -78,7 +81,7 @@ pub struct Net {
     pub duplicated: u64,
     pub spiked: u64,
     /// In flight per directed link: (delivery time, (sender, receiver) generation at send, message).
-    pub links: BTreeMap<(u32, u32), VecDeque<(u64, (u64, u64), Envelope)>>,
+    pub links: BTreeMap<(u32, u32), VecDeque<InFlight>>,
     pub last_delivery: BTreeMap<(u32, u32), u64>,
     /// Directed (from, to) pairs that drop messages.
     pub cut: BTreeSet<(u32, u32)>,
@@ -311,11 +314,14 @@ pub enum StepKind {
     Api,
 }
 
+// madsim's `Instant` is std's, with `now` answered by the simulated clock inside a runtime.
+#[allow(clippy::disallowed_types, clippy::disallowed_methods)]
 pub fn now_ms() -> u64 {
     madsim::time::Instant::now().duration_since(START.with(|s| *s)).as_millis() as u64
 }
 
 thread_local! {
+    #[allow(clippy::disallowed_types, clippy::disallowed_methods)]
     static START: madsim::time::Instant = madsim::time::Instant::now();
 }
 
@@ -514,8 +520,8 @@ pub fn send(w: &W, wd: &mut World, env: Envelope) {
     let gen = wd.nodes[env.from.0 as usize].generation;
     let key = (env.from.0, gen, lane);
     let release = match wd.net.collector.admit(&mut wd.sim_rng, key, wd.now_ms, gen, env) {
-        Ok(at) => at,
-        Err(env) => return send_link(w, wd, env),
+        Admission::Queued { release } => release,
+        Admission::PassNow(env) => return send_link(w, wd, env),
     };
     let w2 = w.clone();
     let wait = release - wd.now_ms;
@@ -650,8 +656,8 @@ fn deliver(w: &W, link: (u32, u32)) {
             }
         }
         match g.net.stream.admit(&mut g.sim_rng, key, t, to_gen, env) {
-            Err(env) => env,
-            Ok(release) => {
+            Admission::PassNow(env) => env,
+            Admission::Queued { release } => {
                 let w2 = w.clone();
                 spawn_net(g, async move {
                     madsim::time::sleep(Duration::from_millis(release - t)).await;

@@ -16,7 +16,7 @@
 //! allowed close request then gets `success=true` and the orchestrator deletes the
 //! manager. Until then the manager stays reachable by control messages.
 
-use super::dispatcher::{Dispatcher, DispatcherEffects};
+use super::basic_dispatcher::{Dispatcher, DispatcherEffects};
 use crate::bugs::Bug;
 use crate::config::ChangefeedConfig;
 use crate::effects::*;

@@ -86,11 +86,8 @@ impl MaintainerManager {
             }
             Message::RemoveMaintainerRequest { cf, cascade, removed, maintainer_epoch } => {
                 match self.maintainers.get_mut(&cf) {
-                    Some(m) => {
-                        if maintainer_epoch == m.epoch || m.epoch == 0 {
-                            m.remove(ctx, cascade, removed);
-                        }
-                    }
+                    Some(m) if maintainer_epoch == m.epoch || m.epoch == 0 => m.remove(ctx, cascade, removed),
+                    Some(_) => {}
                     // `handleRemoveMaintainer`: a non-cascade remove of a maintainer this
                     // node does not host (e.g. it stopped and was forgotten after a report
                     // that got lost) is answered Stopped with the request's epoch, so a

@@ -292,12 +292,13 @@ impl Maintainer {
                     None => {}
                 }
             }
-            Message::MaintainerCloseResponse { maintainer_epoch, success, .. } => {
-                if epoch_matches(maintainer_epoch, self.epoch) && success {
-                    self.close_pending.remove(&from);
-                    self.maybe_stopped(ctx);
-                }
+            Message::MaintainerCloseResponse { maintainer_epoch, success, .. }
+                if epoch_matches(maintainer_epoch, self.epoch) && success =>
+            {
+                self.close_pending.remove(&from);
+                self.maybe_stopped(ctx);
             }
+            Message::MaintainerCloseResponse { .. } => {}
             Message::HeartBeatRequest { watermark, statuses, err, complete_status, .. } => {
                 // `onHeartbeatRequest` ignores heartbeats until the maintainer is
                 // bootstrapped (`initialized` is set when the bootstrap finishes, before the

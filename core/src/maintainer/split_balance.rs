@@ -468,9 +468,9 @@ impl<'a> Tally<'a> {
         let Some(l) = self.load.get_mut(&s.node) else { return false };
         *l += 1;
         let pn = self.per_node.get_mut(&s.node).unwrap();
-        for i in 0..3 {
-            pn[i] += tr.last_three[i];
-            self.sum[i] += tr.last_three[i];
+        for ((p, s), t) in pn.iter_mut().zip(self.sum.iter_mut()).zip(tr.last_three) {
+            *p += t;
+            *s += t;
         }
         self.on_node.entry(s.node).or_default().push((s, tr.latest()));
         true
@@ -508,7 +508,9 @@ fn min_max_nodes(table: TableId, per_node: &BTreeMap<NodeId, [f64; 3]>) -> (Node
 /// A run of spans stays within 3/4 of the thresholds: regions with Go's integer
 /// division first, traffic in floating point (`float64(writeThreshold)/4*3`).
 fn within_merge_bounds(regions: u64, traffic: f64, thr: u64, wt: u64) -> bool {
-    !(thr > 0 && regions > thr / 4 * 3) && !(wt > 0 && traffic > wt as f64 / 4.0 * 3.0)
+    let over_regions = thr > 0 && regions > thr / 4 * 3;
+    let over_traffic = wt > 0 && traffic > wt as f64 / 4.0 * 3.0;
+    !over_regions && !over_traffic
 }
 
 /// `chooseMergedSpans`: runs of adjacent spans on one node, each run within `3/4` of the

@@ -238,7 +238,7 @@ fn blocking_truncate_adds_the_new_table_only_after_done() {
 #[test]
 fn an_ignored_waiting_status_is_resent_and_one_inside_the_window_at_the_next_tick() {
     use super::fencing::{ddl_event, owned};
-    use crate::dispatcher::dispatcher::IGNORED_RESEND_MIN_MS;
+    use crate::dispatcher::basic_dispatcher::IGNORED_RESEND_MIN_MS;
     use crate::upstream::UpstreamEvent;
     let (mut dm, mut env) = owned(1, None, Env::new(1));
     dm_handle(&mut dm, &mut env, 0, sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));

@@ -23,7 +23,7 @@ fn heartbeats(out: &Out) -> Vec<(Watermark, Vec<DispatcherId>)> {
         .iter()
         .filter_map(|e| match &e.msg {
             Message::HeartBeatRequest { watermark, statuses, .. } => {
-                Some((watermark.clone(), statuses.iter().map(|s| s.id).collect()))
+                Some((*watermark, statuses.iter().map(|s| s.id).collect()))
             }
             _ => None,
         })
@@ -137,7 +137,7 @@ fn an_error_goes_out_before_the_heartbeat_task_exists() {
         .msgs
         .iter()
         .filter_map(|e| match &e.msg {
-            Message::HeartBeatRequest { watermark, err: Some(er), .. } => Some((watermark.clone(), er.message.clone())),
+            Message::HeartBeatRequest { watermark, err: Some(er), .. } => Some((*watermark, er.message.clone())),
             _ => None,
         })
         .collect();

@@ -3,7 +3,7 @@
 //! of the split-group checker (`SplitSpanChecker`), pinned at their boundaries.
 
 use super::harness::*;
-use crate::dispatcher::dispatcher::Dispatcher;
+use crate::dispatcher::basic_dispatcher::Dispatcher;
 use crate::maintainer::operator::Operator;
 use crate::maintainer::split_balance::*;
 use crate::messages::*;

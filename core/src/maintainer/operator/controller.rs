@@ -16,6 +16,10 @@ use super::*;
 use crate::maintainer::span_controller::SpanController;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// What one `execute` round yields: requests to send, finished operators with the
+/// reason they ended, and follow-up operators to admit.
+pub type ExecuteRound = (Vec<(NodeId, OpRequest)>, Vec<(Operator, &'static str)>, Vec<Operator>);
+
 /// Delay before an operator is polled again after `schedule()`.
 pub const OPERATOR_REPOLL_MS: u64 = 500;
 
@@ -272,7 +276,7 @@ impl OperatorController {
         now: u64,
         epoch: Epoch,
         new_id: &mut dyn FnMut() -> DispatcherId,
-    ) -> (Vec<(NodeId, OpRequest)>, Vec<(Operator, &'static str)>, Vec<Operator>) {
+    ) -> ExecuteRound {
         let mut msgs = Vec::new();
         let mut finished = Vec::new();
         let mut follow = Vec::new();
