@@ -73,16 +73,62 @@ impl std::fmt::Display for StorageError {
     }
 }
 
+/// What a step did that the simulator's checkers must know, as typed data. The human
+/// trace ([`TraceEvent`]) says the same for people and the trace hash; checkers read only
+/// these, so rewording a trace line cannot switch an invariant off.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Observation {
+    /// The node's set of live dispatchers, their states or the manager's owner changed
+    /// (created, working, removed, stopped, trigger replaced, write path stopped, manager
+    /// closed, owner updated): the placement checks must look again.
+    DispatchersChanged,
+    /// A dispatcher wrote a block event (DDL or syncpoint) as its barrier's writer.
+    BarrierWrite {
+        cf: ChangefeedId,
+        maintainer_epoch: Epoch,
+        commit_ts: Ts,
+        sync_point: bool,
+        dispatcher: DispatcherId,
+    },
+    /// The maintainer's barrier finished a block event (every dispatcher DONE).
+    BarrierEventDone { cf: ChangefeedId, maintainer_epoch: Epoch, commit_ts: Ts, sync_point: bool },
+    /// A dispatcher manager applied a control message of an older maintainer epoch.
+    ControlFromOlderEpochApplied { cf: ChangefeedId, message: String, from: NodeId, epoch: Epoch, current_epoch: Epoch },
+    /// The barrier took a block status from a node its task is not bound to (`owner`).
+    NonOwnerBlockStatusAdmitted {
+        maintainer_epoch: Epoch,
+        dispatcher: DispatcherId,
+        from: NodeId,
+        owner: Option<NodeId>,
+    },
+    /// A sink write error was raised to the changefeed (a retryable error, which restarts it).
+    SinkErrorEscalated { cf: ChangefeedId, dispatcher: DispatcherId, error: String, closing: bool },
+}
+
+/// An [`Observation`] with its place in the step's trace: it happened just before trace
+/// event number `before_trace`, so a violation it raises is reported next to its cause.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Observed {
+    pub before_trace: usize,
+    pub what: Observation,
+}
+
 #[derive(Default, Debug)]
 pub struct Out {
     pub msgs: Vec<Envelope>,
     pub storage: Vec<StorageRequest>,
     pub trace: Vec<TraceEvent>,
+    pub observations: Vec<Observed>,
 }
 
 impl Out {
     pub fn is_empty(&self) -> bool {
-        self.msgs.is_empty() && self.storage.is_empty() && self.trace.is_empty()
+        self.msgs.is_empty() && self.storage.is_empty() && self.trace.is_empty() && self.observations.is_empty()
+    }
+
+    /// Record an observation at the current place in the trace.
+    pub fn observe(&mut self, what: Observation) {
+        self.observations.push(Observed { before_trace: self.trace.len(), what });
     }
 }
 
@@ -160,6 +206,10 @@ impl<'a> Ctx<'a> {
     }
     pub fn trace(&mut self, role: Role, epoch: Epoch, kind: &'static str, fields: Vec<(&'static str, String)>) {
         self.out.trace.push(TraceEvent { role, epoch, kind, fields });
+    }
+    /// See [`Out::observe`].
+    pub fn observe(&mut self, what: Observation) {
+        self.out.observe(what);
     }
 }
 

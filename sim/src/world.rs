@@ -133,7 +133,7 @@ pub struct World {
     pub storage_errors: u64,
     /// (maintainer epoch, commit ts, is syncpoint) -> the dispatcher that wrote the
     /// block event of that open barrier.
-    pub ddl_writers: BTreeMap<(u64, String, bool), String>,
+    pub ddl_writers: BTreeMap<(Epoch, Ts, bool), DispatcherId>,
     /// Syncpoints are due from this ts on, every this many ms (set when the changefeed
     /// runs with `enable-sync-point`): `no-data-loss` wants each one below the persisted
     /// checkpoint recorded downstream.
@@ -369,71 +369,16 @@ pub fn step(
 fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
     let node_name = if out.trace.is_empty() { String::new() } else { n.to_string() };
     let mut dispatchers_changed = kind == StepKind::Membership;
-    for t in out.trace {
-        if matches!(
-            t.kind,
-            "create dispatcher"
-                | "create table trigger event dispatcher"
-                | "remove dispatcher"
-                | "dispatcher stopped"
-                | "dispatcher manager closed"
-                | "stopping dispatcher manager write path"
-                | "replace mismatched table trigger"
-                | "dispatcher working"
-                | "dispatcher manager owner updated"
-        ) {
-            dispatchers_changed = true;
-        }
-        // Writer half of barrier-writes-once: within one maintainer generation, the
-        // barrier of a blocking DDL has exactly one writer. (A span restarted from a
-        // checkpoint below a DDL it sees alone may write it again: TiCDC's DDL writes are
-        // at-least-once across restarts, moves and merges, so those are not counted.)
-        // A finished barrier may be replayed later (a span restarted from a checkpoint
-        // below the DDL: at-least-once DDL, as in TiCDC); only one writer per open barrier.
-        if t.kind == "barrier event done" {
-            let get = |k: &str| t.fields.iter().find(|(f, _)| *f == k).map(|(_, v)| v.clone()).unwrap_or_default();
-            wd.ddl_writers.remove(&(t.epoch, get("commit_ts"), get("sync_point") == "true"));
-        }
-        if matches!(t.kind, "write ddl" | "write sync point")
-            && t.fields.iter().any(|(k, v)| *k == "mode" && v == "barrier")
-        {
-            let get = |k: &str| t.fields.iter().find(|(f, _)| *f == k).map(|(_, v)| v.clone()).unwrap_or_default();
-            note_barrier_ddl_write(wd, t.epoch, &get("commit_ts"), t.kind == "write sync point", &get("dispatcher"));
-        }
-        if t.kind == "block status from non-owner admitted" {
-            let detail: Vec<String> = t.fields.iter().map(|(k, v)| format!("{}={}", k, v)).collect();
-            wd.violate(
-                invariants::BARRIER_OWNER_ONLY,
-                format!(
-                    "maintainer on {} admitted a block status from a node that does not own the dispatcher: {}",
-                    n,
-                    detail.join(" ")
-                ),
-            );
-        }
-        if t.kind == "applied control message from older epoch" {
-            let detail: Vec<String> = t.fields.iter().map(|(k, v)| format!("{}={}", k, v)).collect();
-            wd.violate(
-                invariants::EPOCH_FENCING,
-                format!(
-                    "dispatcher manager on {} applied a control message from an older maintainer epoch: {}",
-                    n,
-                    detail.join(" ")
-                ),
-            );
-        }
-        if t.kind == "cloud storage write failed" && t.fields.iter().any(|(k, v)| *k == "escalated" && v == "true") {
-            let detail: Vec<String> = t.fields.iter().map(|(k, v)| format!("{}={}", k, v)).collect();
-            wd.errors_logged.push((wd.now_ms, detail.join(" ")));
-            if wd.check_retryable_after_failover && wd.failover_at_ms.is_some() {
-                wd.violate(
-                    invariants::NO_RETRYABLE_ERROR_AFTER_FAILOVER,
-                    format!("retryable sink error on {} after failover: {}", n, detail.join(" ")),
-                );
-            }
+    let mut observations = out.observations.into_iter().peekable();
+    for (i, t) in out.trace.into_iter().enumerate() {
+        while let Some(o) = observations.next_if(|o| o.before_trace <= i) {
+            dispatchers_changed |= observe(wd, n, o.what);
         }
         let fields = t.fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
         wd.record(&node_name, &format!("{:?}", t.role), t.epoch, t.kind, fields);
+    }
+    for o in observations {
+        dispatchers_changed |= observe(wd, n, o.what);
     }
     for env in out.msgs {
         // Every TiCDC path that answers a bootstrap with an error logs it at Error level
@@ -454,6 +399,60 @@ fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
         storage_request(w, wd, n, req);
     }
     check(wd, n, kind, dispatchers_changed);
+}
+
+/// Hand one typed observation of node `n`'s step to the checkers that watch for it;
+/// true when the placement checks must look again.
+fn observe(wd: &mut World, n: NodeId, o: Observation) -> bool {
+    match o {
+        Observation::DispatchersChanged => return true,
+        // Writer half of barrier-writes-once: within one maintainer generation, the
+        // barrier of a blocking DDL has exactly one writer. A finished barrier may be
+        // replayed later (a span restarted from a checkpoint below the DDL: TiCDC's DDL
+        // writes are at-least-once across restarts, moves and merges), so only the writer
+        // of an open barrier counts.
+        Observation::BarrierEventDone { maintainer_epoch, commit_ts, sync_point, .. } => {
+            wd.ddl_writers.remove(&(maintainer_epoch, commit_ts, sync_point));
+        }
+        Observation::BarrierWrite { maintainer_epoch, commit_ts, sync_point, dispatcher, .. } => {
+            note_barrier_ddl_write(wd, maintainer_epoch, commit_ts, sync_point, dispatcher);
+        }
+        Observation::NonOwnerBlockStatusAdmitted { dispatcher, from, owner, .. } => {
+            let owner = owner.map(|n| n.to_string()).unwrap_or_else(|| "none".into());
+            wd.violate(
+                invariants::BARRIER_OWNER_ONLY,
+                format!(
+                    "maintainer on {} admitted a block status from a node that does not own the dispatcher: \
+                     dispatcher={} from={} owner={}",
+                    n, dispatcher, from, owner
+                ),
+            );
+        }
+        Observation::ControlFromOlderEpochApplied { cf, message, from, epoch, current_epoch } => {
+            wd.violate(
+                invariants::EPOCH_FENCING,
+                format!(
+                    "dispatcher manager on {} applied a control message from an older maintainer epoch: \
+                     changefeed={} message={} from={} epoch={} current_epoch={}",
+                    n, cf, message, from, epoch, current_epoch
+                ),
+            );
+        }
+        Observation::SinkErrorEscalated { cf, dispatcher, error, closing } => {
+            let detail = format!(
+                "changefeed={} dispatcher={} error={} closing={} escalated=true",
+                cf, dispatcher, error, closing
+            );
+            wd.errors_logged.push((wd.now_ms, detail.clone()));
+            if wd.check_retryable_after_failover && wd.failover_at_ms.is_some() {
+                wd.violate(
+                    invariants::NO_RETRYABLE_ERROR_AFTER_FAILOVER,
+                    format!("retryable sink error on {} after failover: {}", n, detail),
+                );
+            }
+        }
+    }
+    false
 }
 
 /// Invariant checks after a step.
@@ -690,6 +689,12 @@ fn handle_delivered(w: &W, env: Envelope, gen: Option<u64>) {
         let Some(m) = ns.mm.maintainers.get(&cf) else { return };
         for (id, owner, before) in probe {
             if before.admitted_in(&invariants::barrier_view(m, id)) {
+                ctx.observe(Observation::NonOwnerBlockStatusAdmitted {
+                    maintainer_epoch: m.epoch,
+                    dispatcher: id,
+                    from,
+                    owner,
+                });
                 let owner = owner.map(|n| n.to_string()).unwrap_or_else(|| "none".into());
                 ctx.out.trace.push(TraceEvent {
                     role: Role::Maintainer,
@@ -822,12 +827,8 @@ fn complete_storage_later(
 /// syncpoint if `sync_point`) at `commit_ts` by `dispatcher` in maintainer generation
 /// `epoch`; a second writer while that barrier is still open is a violation (the world
 /// forgets the writer when the barrier finishes).
-pub fn note_barrier_ddl_write(wd: &mut World, epoch: u64, commit_ts: &str, sync_point: bool, dispatcher: &str) {
-    let prev = wd
-        .ddl_writers
-        .entry((epoch, commit_ts.to_string(), sync_point))
-        .or_insert_with(|| dispatcher.to_string())
-        .clone();
+pub fn note_barrier_ddl_write(wd: &mut World, epoch: Epoch, commit_ts: Ts, sync_point: bool, dispatcher: DispatcherId) {
+    let prev = *wd.ddl_writers.entry((epoch, commit_ts, sync_point)).or_insert(dispatcher);
     if prev != dispatcher {
         let what = if sync_point { "syncpoint" } else { "DDL" };
         wd.violate(

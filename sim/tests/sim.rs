@@ -372,14 +372,14 @@ fn barrier_writes_once_fires_on_an_early_ddl_or_a_second_writer_and_is_quiet_oth
     assert!(w2.violations.is_empty(), "{:?}", w2.violations);
     // Writer half: one writer per DDL and generation; another generation may write again;
     // a syncpoint at the same ts is another barrier.
-    note_barrier_ddl_write(&mut w2, 7, "100", false, "aa");
-    note_barrier_ddl_write(&mut w2, 7, "100", false, "aa");
-    note_barrier_ddl_write(&mut w2, 8, "100", false, "bb");
-    note_barrier_ddl_write(&mut w2, 7, "100", true, "dd");
+    note_barrier_ddl_write(&mut w2, 7, 100, false, DispatcherId(0xaa));
+    note_barrier_ddl_write(&mut w2, 7, 100, false, DispatcherId(0xaa));
+    note_barrier_ddl_write(&mut w2, 8, 100, false, DispatcherId(0xbb));
+    note_barrier_ddl_write(&mut w2, 7, 100, true, DispatcherId(0xdd));
     assert!(w2.violations.is_empty(), "{:?}", w2.violations);
-    note_barrier_ddl_write(&mut w2, 7, "100", false, "cc");
+    note_barrier_ddl_write(&mut w2, 7, 100, false, DispatcherId(0xcc));
     assert!(w2.violations.iter().any(|v| v.invariant == BARRIER_WRITES_ONCE && v.detail.contains("two dispatchers")));
-    note_barrier_ddl_write(&mut w2, 7, "100", true, "ee");
+    note_barrier_ddl_write(&mut w2, 7, 100, true, DispatcherId(0xee));
     assert!(w2.violations.iter().any(
         |v| v.invariant == BARRIER_WRITES_ONCE && v.detail.contains("syncpoint at 100 written by two dispatchers")
     ));

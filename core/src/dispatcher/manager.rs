@@ -256,6 +256,13 @@ impl DispatcherManager {
     /// invariant watches for this event.
     fn note_if_stale(&self, ctx: &mut Ctx, what: &str, from: NodeId, epoch: Epoch) {
         if epoch != 0 && epoch < self.maintainer_epoch {
+            ctx.observe(Observation::ControlFromOlderEpochApplied {
+                cf: self.cf.clone(),
+                message: what.to_string(),
+                from,
+                epoch,
+                current_epoch: self.maintainer_epoch,
+            });
             self.trace(
                 ctx,
                 "applied control message from older epoch",
@@ -460,6 +467,7 @@ impl DispatcherManager {
         d.traffic_since_ms = ctx.now_ms;
         d.events_from_ms = self.first_events_at(ctx);
         self.add_dispatcher(ctx.now_ms, d);
+        ctx.observe(Observation::DispatchersChanged);
         self.trace(
             ctx,
             "create dispatcher",
@@ -494,6 +502,7 @@ impl DispatcherManager {
                 // The writer's last flush and its cleanup race (see `close_dispatcher`);
                 // TryClose waits until the table progress has drained either way.
                 self.sink.close_dispatcher(id, &mut *ctx.rng, &mut ctx.out.storage);
+                ctx.observe(Observation::DispatchersChanged);
                 self.trace(
                     ctx,
                     "remove dispatcher",
@@ -561,6 +570,7 @@ impl DispatcherManager {
                     // manager with a trigger created none and answered the bootstrap (the
                     // post-bootstrap request then failed on the ID mismatch). The switch
                     // models the in-place replacement the PR names as the hazard.
+                    ctx.observe(Observation::DispatchersChanged);
                     self.trace(
                         ctx,
                         "replace mismatched table trigger",
@@ -591,6 +601,7 @@ impl DispatcherManager {
         self.maintainer_epoch = epoch;
         self.config = config;
         if changed {
+            ctx.observe(Observation::DispatchersChanged);
             self.trace(
                 ctx,
                 "dispatcher manager owner updated",
@@ -634,6 +645,7 @@ impl DispatcherManager {
         d.traffic_since_ms = ctx.now_ms;
         self.add_dispatcher(ctx.now_ms, d);
         self.trigger_id = Some(t);
+        ctx.observe(Observation::DispatchersChanged);
         self.trace(
             ctx,
             "create table trigger event dispatcher",
@@ -938,6 +950,7 @@ impl DispatcherManager {
     pub fn try_close(&mut self, ctx: &mut Ctx) -> bool {
         if self.close_finished {
             self.closed = true;
+            ctx.observe(Observation::DispatchersChanged);
             self.trace(ctx, "dispatcher manager closed", vec![]);
             return true;
         }
@@ -968,6 +981,7 @@ impl DispatcherManager {
         self.merge_tasks.clear();
         self.blocked_writes.clear();
         self.fenced_trigger = self.trigger_id.take();
+        ctx.observe(Observation::DispatchersChanged);
         self.trace(ctx, "stopping dispatcher manager write path", vec![]);
     }
 
@@ -1317,6 +1331,7 @@ impl DispatcherManager {
         if fx.became_working {
             let st = self.dispatchers[&id].status();
             let seq = self.dispatchers[&id].seq;
+            ctx.observe(Observation::DispatchersChanged);
             self.trace(
                 ctx,
                 "dispatcher working",
@@ -1353,6 +1368,15 @@ impl DispatcherManager {
             .and_then(|d| d.block.as_ref())
             .map(|b| b.event.key() == (ts, true) && b.stage == BlockStage::Writing)
             .unwrap_or(false);
+        if barrier {
+            ctx.observe(Observation::BarrierWrite {
+                cf: self.cf.clone(),
+                maintainer_epoch: self.maintainer_epoch,
+                commit_ts: ts,
+                sync_point: true,
+                dispatcher: id,
+            });
+        }
         self.trace(
             ctx,
             "write sync point",
@@ -1379,6 +1403,15 @@ impl DispatcherManager {
             .and_then(|d| d.block.as_ref())
             .map(|b| b.event.key() == (ev.commit_ts, false) && b.stage == BlockStage::Writing)
             .unwrap_or(false);
+        if barrier {
+            ctx.observe(Observation::BarrierWrite {
+                cf: self.cf.clone(),
+                maintainer_epoch: self.maintainer_epoch,
+                commit_ts: ev.commit_ts,
+                sync_point: false,
+                dispatcher: id,
+            });
+        }
         self.trace(
             ctx,
             "write ddl",
@@ -1426,6 +1459,14 @@ impl DispatcherManager {
             }
             FlushOutcome::Failed { dispatcher, error, closing } => {
                 let escalate = !closing || ctx.bug(Bug::EscalateClosingWriterError);
+                if escalate {
+                    ctx.observe(Observation::SinkErrorEscalated {
+                        cf: self.cf.clone(),
+                        dispatcher,
+                        error: error.to_string(),
+                        closing,
+                    });
+                }
                 self.trace(
                     ctx,
                     "cloud storage write failed",
@@ -1537,6 +1578,7 @@ impl DispatcherManager {
                 self.trigger_id = None;
                 self.removed_triggers.insert(id);
             }
+            ctx.observe(Observation::DispatchersChanged);
             self.trace(
                 ctx,
                 "dispatcher stopped",

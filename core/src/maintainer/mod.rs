@@ -377,6 +377,12 @@ impl Maintainer {
             self.trace(ctx, k, vec![("detail", v)]);
         }
         for (ts, sp) in std::mem::take(&mut self.barrier.finished) {
+            ctx.observe(Observation::BarrierEventDone {
+                cf: self.cf.clone(),
+                maintainer_epoch: self.epoch,
+                commit_ts: ts,
+                sync_point: sp,
+            });
             self.trace(ctx, "barrier event done", vec![("commit_ts", ts.to_string()), ("sync_point", sp.to_string())]);
         }
         for (n, statuses) in out.responses {

@@ -4,7 +4,7 @@
 use super::harness::*;
 use crate::bugs::Bug;
 use crate::dispatcher::{DispatcherManager, DispatcherOrchestrator};
-use crate::effects::Out;
+use crate::effects::{Observation, Out};
 use crate::messages::*;
 use crate::types::*;
 use crate::upstream::*;
@@ -71,8 +71,20 @@ fn create_from_stale_epoch_or_other_node_is_dropped() {
 #[test]
 fn bug_no_epoch_fencing_lets_a_stale_create_through() {
     let (mut dm, mut env) = owned(2, None, Env::new(2).with_bug(Bug::NoEpochFencing));
-    create(&mut dm, &mut env, 1, X, TableSpan::full(10), STALE);
+    let o = create(&mut dm, &mut env, 1, X, TableSpan::full(10), STALE);
     assert!(dm.dispatchers.contains_key(&X));
+    // The epoch-fencing checker sees the stale apply as a typed observation, placed before
+    // the trace line that tells it, and the new dispatcher as a placement change.
+    let stale = o.observations.iter().find_map(|ob| match &ob.what {
+        Observation::ControlFromOlderEpochApplied { epoch, current_epoch, .. } => {
+            Some((ob.before_trace, *epoch, *current_epoch))
+        }
+        _ => None,
+    });
+    let (at, epoch, current) = stale.expect("observed");
+    assert_eq!((epoch, current), (STALE, EPOCH));
+    assert_eq!(o.trace[at].kind, "applied control message from older epoch");
+    assert!(o.observations.iter().any(|ob| ob.what == Observation::DispatchersChanged));
 }
 
 fn remove_x(fencing_bug: bool, epoch: Epoch) -> bool {

@@ -61,6 +61,12 @@ fn close_during_flush(env: Env) -> (DispatcherManager, Env, Out) {
     let o = env.take();
     let t = o.trace.iter().find(|t| t.kind == "cloud storage write failed").expect("traced");
     assert!(t.fields.contains(&("closing", "true".to_string())));
+    // The checkers learn of an escalation only from the typed observation.
+    let escalated = env.bugs.on(Bug::EscalateClosingWriterError);
+    let observed = o.observations.iter().any(
+        |ob| matches!(&ob.what, Observation::SinkErrorEscalated { dispatcher, closing: true, .. } if *dispatcher == X),
+    );
+    assert_eq!(observed, escalated, "an escalated error is observed, a swallowed one is not");
     (dm, env, o)
 }
 
@@ -101,6 +107,8 @@ fn bug_escalate_closing_writer_error_records_a_retryable_error() {
 fn failure_of_an_open_writer_is_a_retryable_error() {
     let (mut dm, mut env, op_id, path) = flushing(Env::new(1));
     dm.on_storage_result(&mut env.ctx(), op_id, Err(StorageError::Transient(path)));
+    let o = env.take();
+    assert!(o.observations.iter().any(|ob| matches!(&ob.what, Observation::SinkErrorEscalated { closing: false, .. })));
     assert_eq!(dm.errors.len(), 1);
     assert_eq!(dm.errors[0].code, ErrorCode::ChangefeedRetryable);
     assert!(dm.dispatchers[&X].checkpoint_ts() < 110, "lost rows keep the checkpoint below them");
