@@ -30,6 +30,9 @@ pub enum Command {
     Scenario(ScenarioArgs),
     /// List the historical bugs that `--bug` can switch back on.
     Bugs,
+    /// List the invariants the checkers hold, with their family (checker file) and what
+    /// each guards.
+    Invariants,
     /// Run a range of seeds of one scenario in parallel and summarize the failures.
     Fuzz(FuzzArgs),
     /// Rerun seed files (a file, or every *.json in a directory) and check them.
@@ -206,10 +209,22 @@ fn print_out(s: &str) {
 }
 
 /// Run a parsed command: the text for stdout and the exit code, or a one-line error.
+/// The checkers' registry as a table (`ticdc-sim invariants`).
+fn format_invariants() -> String {
+    let w = crate::checkers::REGISTRY.iter().map(|i| i.name.len()).max().unwrap_or(0);
+    let mut o = String::from("invariants (sim/src/checkers/<family>.rs):\n");
+    for i in crate::checkers::REGISTRY {
+        o.push_str(&format!("  {:<w$}  {:<10}  {}\n", i.name, i.family, i.guards, w = w));
+    }
+    o.push_str("end checks of a scenario (its [[checks]]) are reported as check:<name>\n");
+    o
+}
+
 pub fn run(cli: Cli) -> Result<(String, i32), String> {
     match cli.command {
         Command::List => Ok((format_list(&load::list()), 0)),
         Command::Bugs => Ok((format_bugs(), 0)),
+        Command::Invariants => Ok((format_invariants(), 0)),
         Command::Scenario(a) => run_scenario(&a),
         Command::Fuzz(a) => crate::fuzz::cli_fuzz(&a),
         Command::Replay(a) => crate::replay::cli_replay(&a.path),

@@ -47,12 +47,12 @@ pub fn prepare(path: &Path) -> Result<Prepared, String> {
         ),
     };
     for inv in file.expect.also.iter().chain(file.control.iter().flat_map(|c| c.absent.iter())) {
-        if !crate::invariants::ALL_INVARIANTS.contains(&inv.as_str()) && !inv.starts_with("check:") {
+        if !crate::checkers::ALL_INVARIANTS.contains(&inv.as_str()) && !inv.starts_with("check:") {
             return Err(format!(
                 "{}: unknown invariant '{}'; valid invariants: {}",
                 path.display(),
                 inv,
-                crate::invariants::ALL_INVARIANTS.join(", ")
+                crate::checkers::ALL_INVARIANTS.join(", ")
             ));
         }
     }

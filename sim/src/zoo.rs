@@ -56,7 +56,7 @@ pub fn plan_for(bug: Bug) -> ZooPlan {
         Bug::AcceptNonownerBlockStatus => ZooPlan {
             scenario: "ddl_with_random_move_table",
             companions: &[Bug::NonatomicOperatorAdmission],
-            detect: Some(crate::invariants::BARRIER_OWNER_ONLY),
+            detect: Some(crate::checkers::BARRIER_OWNER_ONLY),
         },
         // Seed 004 stack: requests of an older generation arriving after a maintainer move.
         Bug::NoEpochFencing => alone("move_maintainer_with_delayed_messages"),
@@ -82,7 +82,7 @@ pub fn plan_for(bug: Bug) -> ZooPlan {
         Bug::AcceptNilTriggerBootstrap => ZooPlan {
             scenario: STALE_RESEND_FINDING,
             companions: &[],
-            detect: Some(crate::invariants::TABLE_TRIGGER_OWNER),
+            detect: Some(crate::checkers::TABLE_TRIGGER_OWNER),
         },
         // Seed 004, PR #5436: a bootstrap carrying the owner's trigger ID reaches a reused
         // manager that still holds another trigger. TiCDC HEAD reaches that state only
@@ -98,7 +98,7 @@ pub fn plan_for(bug: Bug) -> ZooPlan {
         Bug::ReplaceMismatchedTrigger => ZooPlan {
             scenario: STALE_RESEND_FINDING,
             companions: &[],
-            detect: Some(crate::invariants::ONE_TABLE_TRIGGER),
+            detect: Some(crate::checkers::ONE_TABLE_TRIGGER),
         },
         // Seed 004 review: the maintainer's capture loses its etcd session while its
         // post-bootstrap request is in flight; the handler's fenced return keeps the

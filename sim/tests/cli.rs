@@ -83,6 +83,17 @@ fn bugs_lists_historical_bugs() {
 }
 
 #[test]
+fn invariants_lists_the_checkers_registry() {
+    let o = run(&["invariants"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    for name in ticdc_sim::checkers::ALL_INVARIANTS {
+        assert!(out.contains(name), "{name} missing: {out}");
+    }
+    assert!(out.contains("placement") && out.contains("no two writable dispatchers"), "{out}");
+}
+
+#[test]
 fn help_exits_zero() {
     let o = run(&["--help"]);
     assert_eq!(o.status.code(), Some(0));

@@ -3,7 +3,7 @@
 //! ones have unit-level pairs in `sim.rs`).
 
 use core_sched::bugs::{Bug, Bugs};
-use ticdc_sim::invariants::*;
+use ticdc_sim::checkers::*;
 use ticdc_sim::result::{Outcome, RunResult};
 use ticdc_sim::runner::{run_on_fresh_thread, RunOptions};
 use ticdc_sim::scenario::Scenario;

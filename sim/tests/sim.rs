@@ -4,7 +4,7 @@ use core_sched::bugs::Bugs;
 use core_sched::dispatcher::{Dispatcher, DispatcherManager};
 use core_sched::messages::ComponentState;
 use core_sched::types::*;
-use ticdc_sim::invariants::*;
+use ticdc_sim::checkers::*;
 use ticdc_sim::result::Outcome;
 use ticdc_sim::runner::{run_on_fresh_thread, RunOptions};
 use ticdc_sim::scenario::Scenario;
@@ -343,7 +343,7 @@ fn span_partition_fires_on_overlap_and_holes_and_is_quiet_on_a_partition() {
 fn barrier_writes_once_fires_on_an_early_ddl_or_a_second_writer_and_is_quiet_otherwise() {
     use core_sched::effects::ObjectContent;
     use rand::SeedableRng;
-    use ticdc_sim::world::{check_durable_ddls, note_barrier_ddl_write, World};
+    use ticdc_sim::world::{check_durable_ddls, World};
     let mut w = World::new(1, Bugs::none(), 2, [1, 2]);
     let t = w.upstream.create_table(1, "test", "t1", 1);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
@@ -372,17 +372,19 @@ fn barrier_writes_once_fires_on_an_early_ddl_or_a_second_writer_and_is_quiet_oth
     assert!(w2.violations.is_empty(), "{:?}", w2.violations);
     // Writer half: one writer per DDL and generation; another generation may write again;
     // a syncpoint at the same ts is another barrier.
-    note_barrier_ddl_write(&mut w2, 7, 100, false, DispatcherId(0xaa));
-    note_barrier_ddl_write(&mut w2, 7, 100, false, DispatcherId(0xaa));
-    note_barrier_ddl_write(&mut w2, 8, 100, false, DispatcherId(0xbb));
-    note_barrier_ddl_write(&mut w2, 7, 100, true, DispatcherId(0xdd));
-    assert!(w2.violations.is_empty(), "{:?}", w2.violations);
-    note_barrier_ddl_write(&mut w2, 7, 100, false, DispatcherId(0xcc));
-    assert!(w2.violations.iter().any(|v| v.invariant == BARRIER_WRITES_ONCE && v.detail.contains("two dispatchers")));
-    note_barrier_ddl_write(&mut w2, 7, 100, true, DispatcherId(0xee));
-    assert!(w2.violations.iter().any(
-        |v| v.invariant == BARRIER_WRITES_ONCE && v.detail.contains("syncpoint at 100 written by two dispatchers")
-    ));
+    let mut writers = ticdc_sim::checkers::BarrierWriters::default();
+    let mut note = |epoch, sync_point, d| writers.write(epoch, 100, sync_point, DispatcherId(d));
+    assert_eq!(note(7, false, 0xaa), None);
+    assert_eq!(note(7, false, 0xaa), None);
+    assert_eq!(note(8, false, 0xbb), None);
+    assert_eq!(note(7, true, 0xdd), None);
+    let (inv, detail) = note(7, false, 0xcc).expect("a second writer of an open DDL barrier");
+    assert!(inv == BARRIER_WRITES_ONCE && detail.contains("two dispatchers"), "{}", detail);
+    let (inv, detail) = note(7, true, 0xee).expect("a second writer of an open syncpoint barrier");
+    assert!(inv == BARRIER_WRITES_ONCE && detail.contains("syncpoint at 100 written by two dispatchers"), "{}", detail);
+    // A finished barrier may be replayed by another writer.
+    writers.done(7, 100, false);
+    assert_eq!(writers.write(7, 100, false, DispatcherId(0xcc)), None);
 }
 
 #[test]

@@ -1,0 +1,151 @@
+//! Dispatcher placement across the cluster, after every step that changed a live
+//! dispatcher set: `one-dispatcher-per-key` (no two writable dispatchers cover the same keys
+//! of a table), `one-instance-per-dispatcher-id`, `one-table-trigger` (one registered table
+//! trigger per changefeed: one DDL owner) and `table-trigger-owner` (a manager holding the
+//! trigger is owned by its own capture's maintainer).
+//!
+//! TiCDC's promise: every key range of a replicated table is written by exactly one
+//! dispatcher, and the changefeed has one DDL owner (§16). Caught: the duplicate full-span
+//! dispatcher after a maintainer failover (`ignore-unknown-working-table`, TiCDC #6202), a
+//! mismatched trigger replaced in place (`replace-mismatched-trigger`) and a nil-trigger
+//! bootstrap accepted from another capture (`accept-nil-trigger-bootstrap`, PR #5436).
+
+use super::*;
+use core_sched::dispatcher::DispatcherManager;
+use core_sched::messages::ComponentState;
+use core_sched::types::*;
+use std::collections::BTreeMap;
+
+/// A dispatcher that can write: created, not closed, Initializing or Working, not removing.
+fn can_write(state: ComponentState, removing: bool) -> bool {
+    !removing && matches!(state, ComponentState::Initializing | ComponentState::Working)
+}
+
+/// Cluster-wide dispatcher placement checks over every live node's managers.
+pub fn check_dispatchers<'a>(
+    managers: impl Iterator<Item = (NodeId, &'a DispatcherManager)>,
+) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let mut by_id: BTreeMap<DispatcherId, NodeId> = BTreeMap::new();
+    let mut by_table: BTreeMap<TableId, Vec<(TableSpan, DispatcherId, NodeId)>> = BTreeMap::new();
+    let mut triggers: BTreeMap<&ChangefeedId, Vec<(DispatcherId, NodeId)>> = BTreeMap::new();
+    for (n, dm) in managers {
+        if dm.maintainer_id != n {
+            if let Some(t) = dm.dispatchers.values().find(|d| d.is_trigger) {
+                out.push((TABLE_TRIGGER_OWNER, format!("dispatcher manager of changefeed {} on {} holds table trigger event dispatcher {} but is owned by the maintainer on {} (epoch {})", dm.cf, n, t.id, dm.maintainer_id, dm.maintainer_epoch)));
+            }
+        }
+        for d in dm.dispatchers.values() {
+            if let Some(other) = by_id.insert(d.id, n) {
+                out.push((ONE_INSTANCE_PER_ID, format!("dispatcher {} lives on {} and {}", d.id, other, n)));
+            }
+            if !can_write(d.state, d.try_removing) {
+                continue;
+            }
+            if d.is_trigger {
+                // A trigger receives events (owns the DDL span) only once the post-bootstrap
+                // request initialised its schema store and registered it with the event
+                // collector; before that it cannot write a DDL.
+                if d.registered {
+                    triggers.entry(&dm.cf).or_default().push((d.id, n));
+                }
+            } else {
+                by_table.entry(d.span.table_id).or_default().push((d.span, d.id, n));
+            }
+        }
+    }
+    for (cf, t) in triggers {
+        if t.len() > 1 {
+            out.push((
+                ONE_TABLE_TRIGGER,
+                format!("changefeed {} has {} live table trigger event dispatchers: {:?}", cf, t.len(), t),
+            ));
+        }
+    }
+    for (table, mut v) in by_table {
+        v.sort();
+        for i in 1..v.len() {
+            for j in 0..i {
+                if v[j].0.overlaps(&v[i].0) {
+                    out.push((
+                        ONE_DISPATCHER_PER_KEY,
+                        format!(
+                            "table {}: dispatchers {} on {} {} and {} on {} {} cover the same keys",
+                            table, v[j].1, v[j].2, v[j].0, v[i].1, v[i].2, v[i].0
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manager_with_trigger(node: NodeId, owner: NodeId) -> DispatcherManager {
+        let mut dm = DispatcherManager::new(ChangefeedId("cf".into()), node, Default::default(), 0);
+        dm.maintainer_id = owner;
+        dm.maintainer_epoch = 7;
+        let t = DispatcherId(1);
+        let mut d = core_sched::dispatcher::Dispatcher::new(t, TableSpan::ddl_span(), 0, 100, true, false);
+        d.state = ComponentState::Working;
+        d.registered = true;
+        dm.dispatchers.insert(t, d);
+        dm.trigger_id = Some(t);
+        dm
+    }
+
+    fn found(v: &[(&'static str, String)], inv: &str) -> bool {
+        v.iter().any(|(i, _)| *i == inv)
+    }
+
+    #[test]
+    fn table_trigger_owner_fires_when_a_trigger_holder_is_owned_by_another_capture() {
+        let dm = manager_with_trigger(NodeId(2), NodeId(1));
+        let v = check_dispatchers([(NodeId(2), &dm)].into_iter());
+        assert!(found(&v, TABLE_TRIGGER_OWNER), "{:?}", v);
+    }
+
+    #[test]
+    fn table_trigger_owner_fires_for_a_closing_trigger_handed_to_another_capture() {
+        // Still closing under its maintainer's Remove: its Stopped must reach that maintainer.
+        let mut closing = manager_with_trigger(NodeId(2), NodeId(1));
+        closing.dispatchers.values_mut().for_each(|d| d.try_removing = true);
+        assert!(found(&check_dispatchers([(NodeId(2), &closing)].into_iter()), TABLE_TRIGGER_OWNER));
+    }
+
+    #[test]
+    fn table_trigger_owner_is_quiet_for_the_own_maintainer_and_without_trigger() {
+        let dm = manager_with_trigger(NodeId(2), NodeId(2));
+        assert!(check_dispatchers([(NodeId(2), &dm)].into_iter()).is_empty());
+        let mut closing = manager_with_trigger(NodeId(2), NodeId(2));
+        closing.dispatchers.values_mut().for_each(|d| d.try_removing = true);
+        assert!(check_dispatchers([(NodeId(2), &closing)].into_iter()).is_empty());
+        // A manager without a trigger may be owned by any maintainer.
+        let mut plain = manager_with_trigger(NodeId(2), NodeId(1));
+        plain.dispatchers.clear();
+        plain.trigger_id = None;
+        assert!(check_dispatchers([(NodeId(2), &plain)].into_iter()).is_empty());
+    }
+
+    #[test]
+    fn one_table_trigger_fires_for_a_trigger_replaced_in_place() {
+        // `replace-mismatched-trigger`: the new trigger next to the old, still live, one.
+        let mut dm = manager_with_trigger(NodeId(2), NodeId(2));
+        let mut d =
+            core_sched::dispatcher::Dispatcher::new(DispatcherId(2), TableSpan::ddl_span(), 0, 200, true, false);
+        d.state = ComponentState::Working;
+        dm.dispatchers.insert(DispatcherId(2), d);
+        dm.trigger_id = Some(DispatcherId(2));
+        // Not yet registered (post-bootstrap pending): it receives no events, owns nothing.
+        let v = check_dispatchers([(NodeId(2), &dm)].into_iter());
+        assert!(!found(&v, ONE_TABLE_TRIGGER), "{:?}", v);
+        dm.dispatchers.get_mut(&DispatcherId(2)).unwrap().registered = true;
+        let v = check_dispatchers([(NodeId(2), &dm)].into_iter());
+        assert!(found(&v, ONE_TABLE_TRIGGER), "{:?}", v);
+        assert!(!found(&v, TABLE_TRIGGER_OWNER));
+    }
+}
