@@ -1,0 +1,200 @@
+//! Convergence once the faults stop: what still keeps the cluster from having
+//! converged, and the loop that waits for it within the budget.
+
+use super::{Driver, WAIT_POLL_MS};
+use crate::invariants::*;
+use crate::result::*;
+use core_sched::maintainer::span_controller::ReplicaState;
+use core_sched::messages::{ComponentState, FeedState};
+use core_sched::types::*;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+impl Driver {
+    /// What keeps the cluster from having converged, empty once it has. Without `detail`
+    /// it stops at the first reason and formats nothing (the converge loop polls it every
+    /// 100 ms; only the timeout report needs the reasons).
+    fn pending(&self, target: Ts, detail: bool) -> Vec<String> {
+        let g = self.w.lock().unwrap();
+        let mut p = Vec::new();
+        macro_rules! reason {
+            ($($arg:tt)*) => {
+                if detail {
+                    p.push(format!($($arg)*));
+                } else {
+                    return vec![String::new()];
+                }
+            };
+        }
+        if g.meta.changefeeds.get(&g.cf).map(|i| i.state == FeedState::Failed).unwrap_or(false) {
+            // A failed changefeed converges to stopped: no maintainer and no dispatcher
+            // manager of it runs anywhere (its data is not expected downstream).
+            if let Some((n, m)) = g.maintainer() {
+                reason!("failed changefeed still has a {:?} maintainer on {}", m.state, n);
+            }
+            for (i, s) in g.nodes.iter().enumerate() {
+                if let Some(dm) = s.state.as_ref().and_then(|st| st.orch.managers.get(&g.cf)) {
+                    reason!(
+                        "failed changefeed still has a dispatcher manager on {} ({} dispatchers)",
+                        NodeId(i as u32),
+                        dm.dispatchers.len()
+                    );
+                }
+            }
+            return p;
+        }
+        // The changefeed's persisted state and last error say why a maintainer is missing
+        // or stuck (e.g. restarting after every rejected bootstrap).
+        let feed = g.meta.changefeeds.get(&g.cf).map(|i| match &i.last_error {
+            Some(e) => format!(" (changefeed {:?}, last error: {})", i.state, e),
+            None => format!(" (changefeed {:?})", i.state),
+        });
+        let feed = feed.unwrap_or_default();
+        let Some((_, m)) = g.maintainer() else { return vec![format!("no live maintainer{}", feed)] };
+        if !m.initialized() {
+            return vec![format!("maintainer not bootstrapped{}", feed)];
+        }
+        for op in m.oc.running() {
+            reason!("operator still running: {}", op.describe());
+        }
+        for r in m.sc.tasks.values() {
+            if r.state != ReplicaState::Replicating {
+                reason!("span {} of table {} is {:?}", r.id, r.span.table_id, r.state);
+            }
+        }
+        let mut working: BTreeMap<TableId, Vec<TableSpan>> = BTreeMap::new();
+        for (i, s) in g.nodes.iter().enumerate() {
+            let Some(st) = &s.state else { continue };
+            for dm in st.orch.managers.values() {
+                for d in dm.dispatchers.values() {
+                    if d.state == ComponentState::Working && !d.try_removing && !d.is_trigger {
+                        working.entry(d.span.table_id).or_default().push(d.span);
+                    }
+                    // Every live dispatcher must be one the maintainer knows about.
+                    if !d.try_removing && !d.is_trigger && m.sc.get(&d.id).is_none() {
+                        reason!(
+                            "dispatcher {} of table {} on {} is unknown to the maintainer",
+                            d.id,
+                            d.span.table_id,
+                            NodeId(i as u32)
+                        );
+                    }
+                }
+            }
+        }
+        for t in g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()) {
+            if !m.sc.is_table_exists(t.id) {
+                reason!("table {} ({}) has no span", t.id, t.name);
+            }
+            let holes = find_holes(t.id, working.get(&t.id).map(|v| v.as_slice()).unwrap_or(&[]));
+            if !holes.is_empty() {
+                reason!("table {} ({}) not covered by Working dispatchers: {:?}", t.id, t.name, holes);
+            }
+            if g.storage.table_rows(t.id) != t.rows {
+                reason!("table {} ({}) downstream differs from upstream", t.id, t.name);
+            }
+        }
+        if g.persisted_checkpoint < target {
+            reason!("checkpoint {} behind upstream {}", g.persisted_checkpoint, target);
+            // Name the slowest dispatchers and what holds them back.
+            let mut slow: Vec<(Ts, String)> = Vec::new();
+            for (i, s) in g.nodes.iter().enumerate() {
+                let Some(st) = &s.state else { continue };
+                for dm in st.orch.managers.values() {
+                    for d in dm.dispatchers.values() {
+                        let cp = d.checkpoint_ts();
+                        if cp < target {
+                            let why = format!(
+                                "dispatcher {} (table {}) on {} {:?} checkpoint {}{}{}{}{}{}",
+                                d.id,
+                                d.span.table_id,
+                                NodeId(i as u32),
+                                d.state,
+                                cp,
+                                d.block
+                                    .as_ref()
+                                    .map(|b| format!(
+                                        ", blocked on {} at {} ({:?})",
+                                        b.event.query(),
+                                        b.event.commit_ts(),
+                                        b.stage
+                                    ))
+                                    .unwrap_or_default(),
+                                if d.ddl_writing.is_some() {
+                                    if d.writing_sync_point {
+                                        ", writing a syncpoint"
+                                    } else {
+                                        ", writing a DDL"
+                                    }
+                                } else {
+                                    ""
+                                },
+                                if !d.progress.is_empty() {
+                                    format!(", {} unflushed commit ts", d.progress.len())
+                                } else {
+                                    String::new()
+                                },
+                                if d.try_removing { ", removing" } else { "" },
+                                if !d.registered { ", not registered" } else { "" },
+                            );
+                            slow.push((cp, why));
+                        }
+                    }
+                }
+            }
+            slow.sort();
+            p.extend(slow.into_iter().take(3).map(|(_, w)| w));
+        }
+        p
+    }
+
+    /// Faults stop, partitions heal, failpoints stay as the scenario left them; the
+    /// cluster must converge within the budget.
+    pub(super) async fn converge(&mut self) {
+        let target = {
+            let mut g = self.w.lock().unwrap();
+            // The faults stop: partitions heal, the network and storage behave.
+            g.net.cut.clear();
+            g.net.loss = 0.0;
+            g.net.duplicate = 0.0;
+            g.net.delay_spike = 0.0;
+            g.net.collector.prob = 0.0;
+            g.net.stream.prob = 0.0;
+            g.storage_error = 0.0;
+            g.record("-", "Scenario", 0, "faults stop, converging", vec![]);
+            let now = g.now_ms;
+            g.upstream.tso(now)
+        };
+        let deadline = self.now() + self.scn.limits.converge_timeout_ms;
+        loop {
+            if self.pending(target, false).is_empty() {
+                return;
+            }
+            let over = self.budget().is_err() || self.now() >= deadline;
+            let p = if over { self.pending(target, true) } else { Vec::new() };
+            if let Err(e) = self.budget() {
+                self.liveness.push(Violation {
+                    invariant: CONVERGES.into(),
+                    at_ms: self.now(),
+                    detail: format!("{}; pending: {}", e, p.join("; ")),
+                });
+                return;
+            }
+            if self.now() >= deadline {
+                self.liveness.push(Violation {
+                    invariant: CONVERGES.into(),
+                    at_ms: self.now(),
+                    detail: format!(
+                        "not converged within {} ms: {}",
+                        self.scn.limits.converge_timeout_ms,
+                        p.join("; ")
+                    ),
+                });
+                return;
+            }
+            madsim::time::sleep(Duration::from_millis(WAIT_POLL_MS)).await;
+            let mut g = self.w.lock().unwrap();
+            g.now_ms = crate::world::now_ms();
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! Runs one seed of a scenario inside a fresh madsim runtime on a fresh OS thread:
+//! builds the world, drives the scenario's steps, lets the cluster converge once the
+//! faults stop, runs the end checks and classifies the outcome. The submodules hold
+//! the drive loop's parts, one concern each; `Driver` is the state they share.
+
+mod api;
+mod cluster;
+mod config;
+mod converge;
+mod end_checks;
+mod predicates;
+mod refs;
+mod steps;
+mod swarm;
+mod workload;
+
+pub use predicates::trace_sequence_seen;
+
+use crate::invariants::*;
+use crate::result::*;
+use crate::scenario::*;
+use crate::world::*;
+use config::changefeed_config;
+use core_sched::bugs::Bugs;
+use core_sched::types::*;
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Print the trace as log lines while running.
+    pub verbose: bool,
+    /// Test hook: mix process-global state into the run so two runs differ.
+    pub inject_nondeterminism: bool,
+}
+
+/// Poll period of `wait` predicates.
+const WAIT_POLL_MS: u64 = 100;
+/// Delay before the cluster notices a killed node (etcd session TTL).
+pub const NODE_FAILURE_DETECTION_MS: u64 = 3_000;
+
+/// Run one seed on the current thread (use [`run_on_fresh_thread`] from tools).
+pub fn run_seed(scn: &Scenario, seed: u64, bugs: &Bugs, opts: &RunOptions) -> RunResult {
+    let wall = crate::wallclock::Stopwatch::start();
+    let rt = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
+    let (s, b, o) = (scn.clone(), bugs.clone(), opts.clone());
+    let mut r = rt.block_on(async move { drive(s, seed, b, o).await });
+    drop(rt);
+    r.wall_ms = wall.elapsed().as_millis() as u64;
+    r
+}
+
+/// Run one seed on a fresh OS thread (std hash seeds and thread-local RNG state must
+/// not leak from one seed into the next). A panic becomes a `crash` outcome, and so does
+/// a failure to spawn the thread: a tool sweeping seeds must keep going either way.
+pub fn run_on_fresh_thread(scn: &Scenario, seed: u64, bugs: &Bugs, opts: &RunOptions) -> RunResult {
+    quiet_seed_panics();
+    let (s, b, o) = (scn.clone(), bugs.clone(), opts.clone());
+    let res = std::thread::Builder::new()
+        .name(format!("{}{}", SEED_THREAD_PREFIX, seed))
+        .stack_size(64 << 20)
+        .spawn(move || run_seed(&s, seed, &b, &o));
+    let res = match res {
+        Ok(h) => h.join(),
+        Err(e) => return crash_result(scn, seed, bugs, format!("cannot spawn the seed thread: {}", e)),
+    };
+    match res {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic".into());
+            crash_result(scn, seed, bugs, msg)
+        }
+    }
+}
+
+/// Name prefix of the threads that run one seed.
+const SEED_THREAD_PREFIX: &str = "seed-";
+
+/// Silence the default panic message on seed threads (the panic becomes a `crash`
+/// outcome with its message), once per process. Swapping the hook around every run
+/// instead would race when several threads run seeds at once (`fuzz --jobs`, `cargo
+/// test`) and could leave the silent hook installed for the whole process.
+fn quiet_seed_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !std::thread::current().name().is_some_and(|n| n.starts_with(SEED_THREAD_PREFIX)) {
+                prev(info);
+            }
+        }));
+    });
+}
+
+/// The result of a run that crashed before producing one.
+pub fn crash_result(scn: &Scenario, seed: u64, bugs: &Bugs, msg: String) -> RunResult {
+    let bug_names: Vec<String> = bugs.names().iter().map(|s| s.to_string()).collect();
+    RunResult {
+        scenario: scn.name.clone(),
+        seed,
+        bugs: bug_names,
+        fixes: bugs.fix_names().iter().map(|s| s.to_string()).collect(),
+        outcome: Outcome::Crash,
+        violations: vec![],
+        trace_hash: String::new(),
+        sim_time_ms: 0,
+        wall_ms: 0,
+        events: 0,
+        config: vec![],
+        phases: vec![],
+        checks: vec![],
+        trace: vec![],
+        crash: Some(msg),
+        net: Default::default(),
+    }
+}
+
+/// The state of one run: the world, the capture processes and what the steps have
+/// named or captured so far. The submodules each add the methods of one concern.
+struct Driver {
+    w: W,
+    scn: Scenario,
+    handles: Vec<madsim::runtime::NodeHandle>,
+    vars: BTreeMap<String, NodeId>,
+    tables: BTreeMap<String, TableId>,
+    liveness: Vec<Violation>,
+    phases: Vec<(String, u64)>,
+    flush_ms: u64,
+    /// Swarm fault families (name -> on); empty when the scenario is not a swarm.
+    families: BTreeMap<String, bool>,
+    /// Values captured by `trace_seen` predicates (`capture`), referenced as `$name`.
+    values: BTreeMap<String, String>,
+    /// Stop flags of the background DML loops (`dml_loop`).
+    dml_loops: Vec<Arc<AtomicBool>>,
+}
+
+/// One run inside the madsim runtime: setup, steps, converge, checks, result.
+async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunResult {
+    init_clock();
+    let (mut world, masked) = config::build_world(&scn, seed, &bugs, &opts);
+    let mut cfg = changefeed_config(&scn.changefeed);
+    let mut config_lines = config::config_lines(&scn, seed, &bugs, &masked, &cfg);
+    // Swarm: the seed decides which fault families are on (and how hard), so one
+    // scenario covers many fault mixes. The plan is printed with the configuration.
+    let families =
+        if scn.faults.swarm { swarm::draw(seed, &mut world, &mut cfg, &mut config_lines) } else { BTreeMap::new() };
+    let w: W = Arc::new(Mutex::new(world));
+    let handle = madsim::runtime::Handle::current();
+    let net = handle.create_node().name("network").build();
+    w.lock().unwrap().net_handle = Some(net);
+    let flush_ms = cfg.sink.flush_interval_ms;
+    let handles = cluster::spawn_captures(&w, &scn, flush_ms);
+    let mut d = Driver {
+        w: w.clone(),
+        scn: scn.clone(),
+        handles,
+        vars: BTreeMap::new(),
+        tables: BTreeMap::new(),
+        liveness: vec![],
+        phases: vec![],
+        flush_ms,
+        families,
+        values: BTreeMap::new(),
+        dml_loops: vec![],
+    };
+    madsim::time::sleep(Duration::from_millis(5)).await;
+    notify_membership(&w);
+    d.setup(&cfg);
+    d.phase("setup");
+    let mut stopped_early = false;
+    for st in scn.steps.iter() {
+        let step = st.get_ref().clone();
+        if let Err(e) = d.run_step(&step).await {
+            d.liveness.push(Violation { invariant: CONVERGES.into(), at_ms: d.now(), detail: e });
+            stopped_early = true;
+            break;
+        }
+    }
+    d.stop_dml_loops();
+    d.phase("steps");
+    if !stopped_early {
+        d.converge().await;
+    }
+    d.phase("converge");
+    let checks = if stopped_early { vec![] } else { d.run_checks() };
+    d.phase("checks");
+    // Kill every node so no task leaks from seed to seed.
+    for h in &d.handles {
+        madsim::runtime::Handle::current().kill(h.id());
+    }
+    madsim::time::sleep(Duration::from_millis(1)).await;
+    let g = w.lock().unwrap();
+    config_lines.extend(d.vars.iter().map(|(k, v)| format!("var ${} = {}", k, v)));
+    let mut violations = g.violations.clone();
+    // A failed sync-diff or an assertion on a protocol value (`trace_field`) is a safety
+    // failure; other failed checks are liveness failures.
+    let safety = !violations.is_empty()
+        || checks.iter().any(|c| !c.passed && (c.check.starts_with("sync_diff") || c.check.starts_with("trace_field")));
+    violations.extend(d.liveness.iter().cloned());
+    for c in checks.iter().filter(|c| !c.passed) {
+        violations.push(Violation {
+            invariant: format!("check:{}", c.check),
+            at_ms: g.now_ms,
+            detail: c.detail.clone(),
+        });
+    }
+    let outcome = if safety {
+        Outcome::Safety
+    } else if !violations.is_empty() {
+        Outcome::Liveness
+    } else {
+        Outcome::Pass
+    };
+    RunResult {
+        scenario: scn.name.clone(),
+        seed,
+        bugs: bugs.names().iter().map(|s| s.to_string()).collect(),
+        fixes: bugs.fix_names().iter().map(|s| s.to_string()).collect(),
+        outcome,
+        violations,
+        trace_hash: format!("{:016x}", g.hash.0),
+        sim_time_ms: g.now_ms,
+        wall_ms: 0,
+        events: g.events,
+        config: config_lines,
+        phases: d.phases.clone(),
+        checks,
+        trace: g.trace.clone(),
+        crash: None,
+        net: NetStats {
+            delivered: g.net.delivered,
+            dropped: g.net.dropped,
+            lost: g.net.lost,
+            duplicated: g.net.duplicated,
+            spiked: g.net.spiked,
+            lagged: g.net.collector.lagged + g.net.stream.lagged,
+            storage_errors: g.storage_errors,
+        },
+    }
+}
+
+impl Driver {
+    /// Simulated time as the world last recorded it.
+    fn now(&self) -> u64 {
+        self.w.lock().unwrap().now_ms
+    }
+
+    /// Mark the end of a phase of the run (for the report).
+    fn phase(&mut self, name: &str) {
+        let t = {
+            let mut g = self.w.lock().unwrap();
+            g.now_ms = crate::world::now_ms();
+            g.now_ms
+        };
+        self.phases.push((name.to_string(), t));
+    }
+
+    /// The scenario's event and simulated-time limits: an error once one is reached.
+    fn budget(&self) -> Result<(), String> {
+        let g = self.w.lock().unwrap();
+        if g.events > self.scn.limits.max_events {
+            return Err(format!("event budget of {} exhausted", self.scn.limits.max_events));
+        }
+        if g.now_ms > self.scn.limits.max_sim_time_ms {
+            return Err(format!("simulated-time limit of {} ms reached", self.scn.limits.max_sim_time_ms));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,216 @@
+//! The random workload step: DDL, DML, table and maintainer moves, splits and merges,
+//! kills, session losses and partitions, drawn from the seed one op per interval.
+
+use super::Driver;
+use crate::scenario::*;
+use core_sched::types::*;
+use core_sched::upstream::RowOp;
+use rand::Rng;
+use std::time::Duration;
+
+impl Driver {
+    /// Draw one operation every `interval` ms from the seed until `duration` is over.
+    /// Scheduling calls go to the API once, without retry (the integration tests' random
+    /// movers ignore failures too).
+    pub(super) async fn random_workload(
+        &mut self,
+        duration: u64,
+        interval: u64,
+        ops: &[WorkloadOp],
+        max_tables: usize,
+        regions: u64,
+    ) -> Result<(), String> {
+        // `session_loss` joined the swarm families last: a seed that switches it off draws
+        // from the list without it (the other families' ops are drawn and skipped), so
+        // those runs keep the op stream they had before the family existed.
+        let ops: Vec<WorkloadOp> = ops
+            .iter()
+            .copied()
+            .filter(|op| !(*op == WorkloadOp::SessionLoss && self.families.get("session_loss") == Some(&false)))
+            .collect();
+        if ops.is_empty() {
+            return Ok(());
+        }
+        let end = self.now() + duration;
+        let nodes = self.scn.cluster.nodes;
+        let mut created = 0u32;
+        // Databases this workload created and has not dropped (only these are dropped).
+        let mut databases: Vec<String> = Vec::new();
+        let mut created_dbs = 0u32;
+        while self.now() < end {
+            self.budget()?;
+            let (op, pick, node, n, kind) = {
+                let mut g = self.w.lock().unwrap();
+                let op = ops[g.sim_rng.random_range(0..ops.len())];
+                let live: Vec<TableId> =
+                    g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()).map(|t| t.id).collect();
+                let pick = if live.is_empty() { None } else { Some(live[g.sim_rng.random_range(0..live.len())]) };
+                let node = NodeId(g.sim_rng.random_range(0..nodes));
+                let n = g.sim_rng.random_range(1..=5u64);
+                let kind = g.sim_rng.random_range(0..3u32);
+                (op, pick, node, n, kind)
+            };
+            let live_count = self.w.lock().unwrap().upstream.tables.values().filter(|t| t.dropped_ts.is_none()).count();
+            let family = match op {
+                WorkloadOp::KillRestart => Some("kill_restart"),
+                WorkloadOp::MoveMaintainer => Some("move_maintainer"),
+                WorkloadOp::MoveTable => Some("move_table"),
+                WorkloadOp::SplitTable | WorkloadOp::MergeTable | WorkloadOp::MergeTableRegions => Some("split_merge"),
+                WorkloadOp::Partition => Some("partition"),
+                WorkloadOp::SessionLoss => Some("session_loss"),
+                _ => None,
+            };
+            if family.map(|f| self.families.get(f) == Some(&false)).unwrap_or(false) {
+                madsim::time::sleep(Duration::from_millis(interval)).await;
+                continue;
+            }
+            let desc = format!("{:?} table={:?} node={} n={}", op, pick, node, n);
+            {
+                let mut g = self.w.lock().unwrap();
+                g.now_ms = crate::world::now_ms();
+                g.record("-", "Scenario", 0, "workload", vec![("op".into(), desc)]);
+            }
+            match (op, pick) {
+                (WorkloadOp::CreateTable, _) if live_count < max_tables => {
+                    created += 1;
+                    let name = format!("w{}", created);
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    let id = g.upstream.create_table(now, "test", &name, regions);
+                    let gw = &mut *g;
+                    gw.upstream.dml(now, id, n, RowOp::Insert, &mut gw.sim_rng);
+                    drop(g);
+                    self.tables.insert(name, id);
+                }
+                (WorkloadOp::CreateDatabase, _) if live_count < max_tables => {
+                    // No extra draws: the table count comes from `kind`, the rows from `n`.
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    let name = loop {
+                        created_dbs += 1;
+                        let name = format!("wd{}", created_dbs);
+                        if !g.upstream.database_exists(&name) {
+                            break name;
+                        }
+                    };
+                    g.upstream.create_database(now, &name)?;
+                    let count = (kind as usize + 1).min(max_tables - live_count);
+                    let mut new_tables = Vec::new();
+                    for i in 1..=count {
+                        let tname = format!("{}_t{}", name, i);
+                        let id = g.upstream.create_table(now, &name, &tname, regions);
+                        let gw = &mut *g;
+                        gw.upstream.dml(now, id, n, RowOp::Insert, &mut gw.sim_rng);
+                        new_tables.push((tname, id));
+                    }
+                    drop(g);
+                    self.tables.extend(new_tables);
+                    databases.push(name);
+                }
+                (WorkloadOp::DropDatabase, _) if !databases.is_empty() => {
+                    let name = databases.remove(n as usize % databases.len());
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    g.upstream.drop_database(now, &name)?;
+                }
+                (WorkloadOp::DropTable, Some(t)) if live_count > 1 => {
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    g.upstream.drop_table(now, t);
+                }
+                (WorkloadOp::TruncateTable, Some(t)) => self.truncate(t),
+                (WorkloadOp::AddColumn, Some(t)) => {
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    g.upstream.add_column(now, t);
+                }
+                (WorkloadOp::Dml, Some(t)) => {
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    let op = [RowOp::Insert, RowOp::Update, RowOp::Delete][kind as usize];
+                    let gw = &mut *g;
+                    gw.upstream.dml(now, t, n, op, &mut gw.sim_rng);
+                }
+                (WorkloadOp::MoveTable, Some(t)) => {
+                    self.api(
+                        &mut |m, ctx, _| m.api_move_table(ctx, t, node).map(|n| format!("{} move operators", n)),
+                        "move table",
+                    );
+                }
+                (WorkloadOp::SplitTable, Some(t)) => {
+                    self.api(
+                        &mut |m, ctx, up| m.api_split_table(ctx, t, up).map(|n| format!("split into {}", n)),
+                        "split table",
+                    );
+                }
+                (WorkloadOp::MergeTable, Some(t)) => {
+                    self.api(&mut |m, ctx, _| m.api_merge_table(ctx, t), "merge table");
+                }
+                (WorkloadOp::MergeTableRegions, Some(t)) => {
+                    self.w.lock().unwrap().upstream.merge_regions(t, n);
+                }
+                (WorkloadOp::KillRestart, _) => {
+                    // A capture killed or session-lost a moment ago is still a member (until
+                    // its failure detection): count only the ones that still run.
+                    let alive = self.w.lock().unwrap().running_members();
+                    if alive.len() > 1 && alive.contains(&node) {
+                        self.kill(node);
+                        self.restart_once_down(node, 2_000 + 1_000 * n);
+                    }
+                }
+                (WorkloadOp::MoveMaintainer, _) => {
+                    // A workload move without an owner (mid-election) is just skipped.
+                    // The random workload's scheduler does not insist: a refused move is skipped.
+                    let _ = self.move_maintainer(node);
+                }
+                (WorkloadOp::SessionLoss, _) => {
+                    let alive = self.w.lock().unwrap().running_members();
+                    if alive.len() > 1 && alive.contains(&node) {
+                        crate::session::session_loss(&self.w, node, crate::session::SESSION_DONE_NOTICE_MS);
+                        self.restart_once_down(node, 1_000 * n);
+                    }
+                }
+                (WorkloadOp::Partition, _) if nodes > 1 => {
+                    let (other, both) = {
+                        let mut g = self.w.lock().unwrap();
+                        let o = (node.0 + g.sim_rng.random_range(1..nodes)) % nodes;
+                        (o, g.sim_rng.random_bool(0.5))
+                    };
+                    let mut cuts = vec![(node.0, other)];
+                    if both {
+                        cuts.push((other, node.0));
+                    }
+                    {
+                        let mut g = self.w.lock().unwrap();
+                        for c in &cuts {
+                            g.net.cut.insert(*c);
+                        }
+                        g.record(
+                            "-",
+                            "Scenario",
+                            0,
+                            "partition",
+                            vec![
+                                ("cuts".into(), format!("{:?}", cuts)),
+                                ("heal_after_ms".into(), (1_000 * n).to_string()),
+                            ],
+                        );
+                    }
+                    let w = self.w.clone();
+                    let net = self.w.lock().unwrap().net_handle.clone().unwrap();
+                    net.spawn(async move {
+                        madsim::time::sleep(Duration::from_millis(1_000 * n)).await;
+                        let mut g = w.lock().unwrap();
+                        for c in &cuts {
+                            g.net.cut.remove(c);
+                        }
+                        g.record("-", "Scenario", 0, "partition healed", vec![("cuts".into(), format!("{:?}", cuts))]);
+                    });
+                }
+                _ => {}
+            }
+            madsim::time::sleep(Duration::from_millis(interval)).await;
+        }
+        Ok(())
+    }
+}
