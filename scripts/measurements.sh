@@ -93,6 +93,7 @@ if ! skip findings; then
 fi
 t_findings=$(( $(date +%s) - t_part ))
 t_total=$(( $(date +%s) - t_start ))
+load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 
 # Body of a generated report without its title line; its headings one level down.
 embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
@@ -105,7 +106,7 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
     echo "| | |"
     echo "|---|---|"
     echo "| run started | $started |"
-    echo "| machine | $(nproc) cores${cpu:+, $cpu}; load average at start $load |"
+    echo "| machine | $(nproc) cores${cpu:+, $cpu}; load average at start $load, at end $load_end |"
     echo "| binary | \`$SIM\` built $bin_time, repository at $commit$dirty |"
     echo "| seeds | N = $N (\`bench_3node_10table\`: $BENCH_N), \`--jobs $JOBS\` |"
     echo "| wall time | throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, total ${t_total} s |"
