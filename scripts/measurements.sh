@@ -35,6 +35,9 @@ skip() { case ",$SKIP," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Run a private copy, so a rebuild of target/release during the run does not mix binaries.
+cp "$SIM" "$work/ticdc-sim"
+BIN="$work/ticdc-sim"
 mkdir -p "$REPORT_DIR" "$(dirname "$OUT")"
 
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
@@ -58,7 +61,7 @@ if ! skip throughput; then
         [ "$name" = bench_3node_10table ] && n=$BENCH_N
         echo "measurements: fuzz $name --seeds 0..$n" >&2
         rc=0
-        "$SIM" fuzz "$name" --seeds "0..$n" --jobs "$JOBS" --json >"$work/fuzz.json" 2>/dev/null || rc=$?
+        "$BIN" fuzz "$name" --seeds "0..$n" --jobs "$JOBS" --json >"$work/fuzz.json" 2>/dev/null || rc=$?
         [ "$rc" -gt 1 ] && { echo "error: fuzz $name exited $rc" >&2; tp_rc=$rc; continue; }
         [ "$rc" -eq 1 ] && tp_rc=1
         row=$(jq -r --arg n "$name" '
@@ -69,7 +72,7 @@ if ! skip throughput; then
         tp_rows+="$row"$'\n'
     done
     echo "measurements: fuzz bench_3node_10table --seeds 0..$BENCH_N --jobs 1" >&2
-    "$SIM" fuzz bench_3node_10table --seeds "0..$BENCH_N" --jobs 1 --json >"$work/bench1.json" 2>/dev/null || true
+    "$BIN" fuzz bench_3node_10table --seeds "0..$BENCH_N" --jobs 1 --json >"$work/bench1.json" 2>/dev/null || true
 fi
 t_throughput=$(( $(date +%s) - t_part ))
 
@@ -79,7 +82,7 @@ zoo_rc=skipped
 if ! skip zoo; then
     echo "measurements: zoo --seeds $N" >&2
     zoo_rc=0
-    "$SIM" zoo --seeds "$N" --jobs "$JOBS" --report-dir "$REPORT_DIR" >"$work/zoo.out" 2>"$work/zoo.err" || zoo_rc=$?
+    "$BIN" zoo --seeds "$N" --jobs "$JOBS" --report-dir "$REPORT_DIR" >"$work/zoo.out" 2>"$work/zoo.err" || zoo_rc=$?
 fi
 t_zoo=$(( $(date +%s) - t_part ))
 
@@ -89,7 +92,7 @@ findings_rc=skipped
 if ! skip findings; then
     echo "measurements: findings --seeds $N" >&2
     findings_rc=0
-    "$SIM" findings --seeds "$N" --jobs "$JOBS" --report-dir "$REPORT_DIR" >"$work/findings.out" 2>"$work/findings.err" || findings_rc=$?
+    "$BIN" findings --seeds "$N" --jobs "$JOBS" --report-dir "$REPORT_DIR" >"$work/findings.out" 2>"$work/findings.err" || findings_rc=$?
 fi
 t_findings=$(( $(date +%s) - t_part ))
 t_total=$(( $(date +%s) - t_start ))
