@@ -22,8 +22,6 @@ pub mod checkers;
 pub mod cli;
 pub mod findings;
 pub mod fuzz;
-/// The checkers under their former name, for paths in scenarios and tests.
-pub use checkers as invariants;
 pub mod lanes;
 pub mod node;
 pub mod replay;

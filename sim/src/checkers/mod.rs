@@ -4,7 +4,7 @@
 //!
 //! Checkers are pure: they get what they look at (the nodes' managers and maintainers,
 //! upstream, storage, typed observations of a step) and return `(invariant, detail)`
-//! pairs; `crate::world` decides when each runs and records what they find. They run
+//! pairs; the world (`world/checks.rs`) decides when each runs and records what they find. They run
 //! incrementally: placement only after a step that changed a live dispatcher set, the
 //! maintainer's books only after a maintainer step, `no-data-loss` only over the upstream
 //! changes the persisted checkpoint newly covers, `barrier-owner-only` only for

@@ -2,7 +2,7 @@
 //! converged, and the loop that waits for it within the budget.
 
 use super::{Driver, WAIT_POLL_MS};
-use crate::invariants::*;
+use crate::checkers::*;
 use crate::result::*;
 use core_sched::maintainer::span_controller::ReplicaState;
 use core_sched::messages::{ComponentState, FeedState};

@@ -16,7 +16,7 @@ mod workload;
 
 pub use predicates::trace_sequence_seen;
 
-use crate::invariants::*;
+use crate::checkers::*;
 use crate::result::*;
 use crate::scenario::*;
 use crate::world::*;
@@ -38,8 +38,7 @@ pub struct RunOptions {
 
 /// Poll period of `wait` predicates.
 const WAIT_POLL_MS: u64 = 100;
-/// Delay before the cluster notices a killed node (etcd session TTL).
-pub const NODE_FAILURE_DETECTION_MS: u64 = 3_000;
+pub use crate::world::NODE_FAILURE_DETECTION_MS;
 
 /// Run one seed on the current thread (use [`run_on_fresh_thread`] from tools).
 pub fn run_seed(scn: &Scenario, seed: u64, bugs: &Bugs, opts: &RunOptions) -> RunResult {

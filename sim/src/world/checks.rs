@@ -1,0 +1,122 @@
+//! Glue between the world and the checkers (`crate::checkers`): which checker runs after
+//! which step, and every violation found recorded once in the trace.
+
+use super::*;
+use crate::checkers;
+use core_sched::effects::*;
+use core_sched::types::*;
+
+/// Hand one typed observation of node `n`'s step to the checkers that watch for it;
+/// true when the placement checks must look again.
+pub(crate) fn observe(wd: &mut World, n: NodeId, o: Observation) -> bool {
+    let found = match o {
+        Observation::DispatchersChanged => return true,
+        Observation::BarrierEventDone { maintainer_epoch, commit_ts, sync_point, .. } => {
+            wd.barrier_writers.done(maintainer_epoch, commit_ts, sync_point);
+            None
+        }
+        Observation::BarrierWrite { maintainer_epoch, commit_ts, sync_point, dispatcher, .. } => {
+            wd.barrier_writers.write(maintainer_epoch, commit_ts, sync_point, dispatcher)
+        }
+        Observation::NonOwnerBlockStatusAdmitted { dispatcher, from, owner, .. } => {
+            Some(checkers::nonowner_admitted(n, dispatcher, from, owner))
+        }
+        Observation::ControlFromOlderEpochApplied { cf, message, from, epoch, current_epoch } => {
+            Some(checkers::older_epoch_applied(n, &cf, &message, from, epoch, current_epoch))
+        }
+        Observation::SinkErrorEscalated { cf, dispatcher, error, closing } => {
+            let detail = format!(
+                "changefeed={} dispatcher={} error={} closing={} escalated=true",
+                cf, dispatcher, error, closing
+            );
+            wd.errors_logged.push((wd.now_ms, detail.clone()));
+            (wd.check_retryable_after_failover && wd.failover_at_ms.is_some())
+                .then(|| checkers::retryable_after_failover(n, &detail))
+        }
+    };
+    if let Some((inv, d)) = found {
+        wd.violate(inv, d);
+    }
+    false
+}
+
+/// Invariant checks after a step.
+pub(crate) fn check(wd: &mut World, n: NodeId, kind: StepKind, dispatchers_changed: bool) {
+    if dispatchers_changed {
+        // A capture the cluster no longer counts (its etcd session ended and the failure
+        // detection fired) has its dispatchers re-placed by the maintainer, while it may
+        // still run until it notices and local-fences. That overlap is inherent to
+        // lease-based membership (TiCDC bounds it with the local fence, which
+        // `no-write-after-fence` checks), so the placement invariants look at the captures
+        // the cluster still counts, session-lost ones included until their detection.
+        let found = {
+            let iter = wd
+                .nodes
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.alive && s.member)
+                .filter_map(|(i, s)| s.state.as_ref().map(|st| (NodeId(i as u32), st)))
+                .flat_map(|(id, st)| st.orch.managers.values().map(move |dm| (id, dm)));
+            checkers::check_dispatchers(iter)
+        };
+        for (inv, d) in found {
+            wd.violate(inv, d);
+        }
+    }
+    if matches!(
+        kind,
+        StepKind::Message | StepKind::Operators | StepKind::Scheduler | StepKind::Api | StepKind::Membership
+    ) {
+        let found = wd
+            .node_state(n)
+            .map(|st| st.mm.maintainers.values().flat_map(checkers::check_maintainer).collect::<Vec<_>>())
+            .unwrap_or_default();
+        for (inv, d) in found {
+            wd.violate(inv, d);
+        }
+    }
+    check_persisted_checkpoint(wd);
+}
+
+/// `checkpoint-monotonic` and `no-data-loss`, run when the persisted checkpoint moves.
+pub fn check_persisted_checkpoint(wd: &mut World) {
+    let Some(cp) = wd.meta.changefeeds.get(&wd.cf).map(|info| info.checkpoint_ts) else { return };
+    if let Some((inv, d)) = checkers::checkpoint_went_back(wd.persisted_checkpoint, cp) {
+        wd.violate(inv, d);
+    }
+    if cp > wd.persisted_checkpoint {
+        wd.persisted_checkpoint = cp;
+        let found = wd.data_loss.advance(&wd.upstream, &wd.storage, wd.start_ts, cp, wd.sync_points);
+        for (inv, d) in found {
+            wd.violate(inv, d);
+        }
+    }
+}
+
+/// `barrier-writes-once`, flush half, over the DDL and syncpoint records that just became
+/// durable (consumes them).
+pub fn check_durable_ddls(wd: &mut World) {
+    let syncpoints = std::mem::take(&mut wd.storage.new_syncpoints);
+    let ddls = std::mem::take(&mut wd.storage.new_ddls);
+    for (inv, d) in checkers::durable_block_events(&wd.upstream, &wd.storage, wd.start_ts, &syncpoints, &ddls) {
+        wd.violate(inv, d);
+    }
+}
+
+/// `no-write-after-drop` over the data and DDL files that just became durable (run before
+/// [`check_durable_ddls`], which consumes the new DDL records).
+pub fn check_writes_after_drop(wd: &mut World) {
+    let rows = std::mem::take(&mut wd.storage.new_rows);
+    if rows.is_empty() && wd.storage.new_ddls.is_empty() {
+        return;
+    }
+    for (inv, d) in checkers::check_no_write_after_drop(
+        &wd.upstream,
+        &wd.storage,
+        wd.persisted_checkpoint,
+        &rows,
+        &wd.storage.new_ddls,
+    ) {
+        wd.violate(inv, d);
+    }
+}

@@ -1,0 +1,107 @@
+//! The step executor: one protocol step of one role on one node, and what becomes of its
+//! effects (trace records, typed observations for the checkers, messages, storage requests).
+
+use super::*;
+use crate::checkers;
+use crate::upstream::Upstream;
+use core_sched::coordinator::MetaStore;
+use core_sched::effects::*;
+use core_sched::messages::{Message, Topic};
+use core_sched::types::*;
+
+/// Run one protocol step on node `n` (if alive and of generation `gen`).
+pub fn step(
+    w: &W,
+    n: NodeId,
+    gen: Option<u64>,
+    kind: StepKind,
+    f: impl FnOnce(&mut NodeState, &mut Ctx, &mut Upstream, &mut MetaStore),
+) -> bool {
+    let mut g = w.lock().unwrap();
+    let wd = &mut *g;
+    wd.now_ms = now_ms();
+    // Hard stop: past the event budget nothing runs any more (the driver reports it).
+    if wd.events > wd.max_events {
+        return false;
+    }
+    let slot = &mut wd.nodes[n.0 as usize];
+    if !slot.alive || gen.map(|x| x != slot.generation).unwrap_or(false) {
+        return false;
+    }
+    let Some(ns) = slot.state.as_mut() else { return false };
+    let mut out = Out::default();
+    {
+        let mut ctx = Ctx {
+            now_ms: wd.now_ms,
+            node: n,
+            rng: &mut wd.core_rng,
+            bugs: &wd.bugs,
+            failpoints: &wd.failpoints[n.0 as usize],
+            out: &mut out,
+        };
+        f(ns, &mut ctx, &mut wd.upstream, &mut wd.meta);
+    }
+    wd.events += 1;
+    apply_out(w, wd, n, kind, out);
+    true
+}
+
+pub(crate) fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
+    let node_name = if out.trace.is_empty() { String::new() } else { n.to_string() };
+    let mut dispatchers_changed = kind == StepKind::Membership;
+    let mut observations = out.observations.into_iter().peekable();
+    for (i, t) in out.trace.into_iter().enumerate() {
+        while let Some(o) = observations.next_if(|o| o.before_trace <= i) {
+            dispatchers_changed |= observe(wd, n, o.what);
+        }
+        let fields = t.fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        wd.record(&node_name, &format!("{:?}", t.role), t.epoch, t.kind, fields);
+    }
+    for o in observations {
+        dispatchers_changed |= observe(wd, n, o.what);
+    }
+    for env in out.msgs {
+        // Every TiCDC path that answers a bootstrap with an error logs it at Error level
+        // first (`ensureBootstrapTableTriggerDispatcher`, the trigger-ID checks, "create
+        // new dispatcher manager failed"), before the maintainer sees it.
+        if let Message::MaintainerBootstrapResponse { err: Some(e), .. }
+        | Message::MaintainerPostBootstrapResponse { err: Some(e), .. } = &env.msg
+        {
+            wd.errors_logged.push((wd.now_ms, format!("node={} bootstrap answered with error: {}", n, e.message)));
+        }
+        send(w, wd, env);
+    }
+    let fenced = wd.node_state(n).map(|st| st.orch.fenced).unwrap_or(false);
+    for (inv, d) in checkers::check_no_write_after_fence(n, fenced, &out.storage) {
+        wd.violate(inv, d);
+    }
+    for req in out.storage {
+        storage_request(w, wd, n, req);
+    }
+    check(wd, n, kind, dispatchers_changed);
+}
+
+pub(crate) fn handle_message(
+    ns: &mut NodeState,
+    ctx: &mut Ctx,
+    up: &mut Upstream,
+    meta: &mut MetaStore,
+    from: NodeId,
+    msg: Message,
+) {
+    match msg.topic() {
+        Topic::Coordinator => {
+            if let Some(c) = ns.coord.as_mut() {
+                c.handle_message(ctx, from, msg, meta);
+            }
+        }
+        Topic::MaintainerManager => {
+            let schema = crate::upstream::NodeSchemaStore {
+                up: &*up,
+                gc_fast_fail: ctx.fp(FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL),
+            };
+            ns.mm.handle_message(ctx, from, msg, &schema)
+        }
+        Topic::DispatcherManagerManager | Topic::HeartbeatCollector => ns.orch.handle_message(ctx, from, msg),
+    }
+}

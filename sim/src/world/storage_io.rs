@@ -1,0 +1,125 @@
+//! External storage as the sink sees it: requests land after a seeded latency (or a seeded
+//! transient failure) and their results go back to the issuing node's sink.
+
+use super::*;
+use crate::storage::Storage;
+use core_sched::effects::*;
+use core_sched::types::*;
+use rand::Rng;
+use std::time::Duration;
+
+/// Carry out a storage request issued by node `n` (completions return to that node).
+pub(crate) fn storage_request(w: &W, wd: &mut World, n: NodeId, req: StorageRequest) {
+    match req {
+        StorageRequest::Delete { paths } => {
+            // The cleanup is a storage operation like any other: it lands after its own
+            // latency, so it can fall between a flush's put and its rename.
+            let lat = storage_latency(wd);
+            let w2 = w.clone();
+            let node = n.to_string();
+            spawn_on(wd, n, async move {
+                madsim::time::sleep(Duration::from_millis(lat)).await;
+                let mut g = w2.lock().unwrap();
+                g.now_ms = now_ms();
+                g.storage.delete(&paths);
+                g.record(&node, "Storage", 0, "delete temporary objects", vec![("paths".into(), paths.join(","))]);
+            });
+        }
+        StorageRequest::Put { op_id, content: ObjectContent::Rows(_), .. }
+            if wd.failpoints[n.0 as usize].on(FP_MYSQL_SINK_HANG_LONG_TIME) =>
+        {
+            // `util.Hang(ctx, time.Hour)` in the DML writer: a row write waits until the writer's context is
+            // cancelled (the capture's local fence cancels it, see `session`).
+            let gen = wd.nodes[n.0 as usize].generation;
+            wd.hung_storage.push((n, gen, op_id));
+            wd.record(
+                &n.to_string(),
+                "Sink",
+                0,
+                "inject MySQLSinkHangLongTime",
+                vec![("op_id".into(), op_id.to_string())],
+            );
+        }
+        StorageRequest::Put { op_id, path, content } => {
+            let lat = storage_latency(wd);
+            if storage_fails(wd) {
+                complete_storage_later(w, wd, n, op_id, lat, move |_| Err(StorageError::Transient(path)));
+            } else {
+                complete_storage_later(w, wd, n, op_id, lat, move |st| st.put(&path, content));
+            }
+        }
+        StorageRequest::Rename { op_id, from, to } => {
+            let lat = storage_latency(wd);
+            if storage_fails(wd) {
+                complete_storage_later(w, wd, n, op_id, lat, move |_| Err(StorageError::Transient(to)));
+            } else {
+                complete_storage_later(w, wd, n, op_id, lat, move |st| st.rename(&from, &to).map(|_| ()));
+            }
+        }
+    }
+}
+
+/// Latency of one storage operation, drawn from the seed.
+pub(crate) fn storage_latency(wd: &mut World) -> u64 {
+    let [lo, hi] = wd.storage_latency_ms;
+    wd.sim_rng.random_range(lo..=hi.max(lo))
+}
+
+/// Draw an opt-in transient storage failure (no draw at all when it is off).
+pub(crate) fn storage_fails(wd: &mut World) -> bool {
+    if wd.storage_error > 0.0 && wd.sim_rng.random_bool(wd.storage_error) {
+        wd.storage_errors += 1;
+        return true;
+    }
+    false
+}
+
+/// Apply a storage operation after `lat` ms on node `n`, then hand its result back to
+/// the node's sink (if the node was not restarted meanwhile).
+pub(crate) fn complete_storage_later(
+    w: &W,
+    wd: &World,
+    n: NodeId,
+    op_id: u64,
+    lat: u64,
+    op: impl FnOnce(&mut Storage) -> Result<(), StorageError> + Send + 'static,
+) {
+    let w2 = w.clone();
+    let gen = wd.nodes[n.0 as usize].generation;
+    spawn_on(wd, n, async move {
+        madsim::time::sleep(Duration::from_millis(lat)).await;
+        let res = {
+            let mut g = w2.lock().unwrap();
+            let r = op(&mut g.storage);
+            check_writes_after_drop(&mut g);
+            check_durable_ddls(&mut g);
+            r
+        };
+        storage_done(&w2, n, gen, op_id, res);
+    });
+}
+
+pub fn storage_done(w: &W, n: NodeId, gen: u64, op_id: u64, res: Result<(), StorageError>) {
+    step(w, n, Some(gen), StepKind::Storage, |ns, ctx, _, _| {
+        for dm in ns.orch.managers.values_mut() {
+            if dm.sink.instance == op_id >> 32 {
+                dm.on_storage_result(ctx, op_id, res);
+                break;
+            }
+        }
+    });
+}
+
+pub(crate) fn spawn_on(wd: &World, n: NodeId, fut: impl std::future::Future<Output = ()> + Send + 'static) {
+    // Look the node up afresh: a restarted node has a new task table, and a handle
+    // taken before the kill would spawn into the dead one.
+    let h = wd.node_handles[n.0 as usize].as_ref().and_then(|h| madsim::runtime::Handle::current().get_node(h.id()));
+    match h {
+        Some(h) => {
+            h.spawn(fut);
+        }
+        None => {
+            madsim::task::spawn(fut);
+        }
+    }
+}
