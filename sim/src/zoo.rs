@@ -76,9 +76,10 @@ pub fn plan_for(bug: Bug) -> ZooPlan {
         // nil-ID bootstrap reaches the manager fenced to the departed generation, the fixed
         // check rejects it, and without the check that manager (holding the stale trigger)
         // is handed to a maintainer on another capture (`table-trigger-owner`).
-        // Since session 6 the coordinator admits a move only after the add operator saw
-        // BootstrapDone, which made the companion plan on `trigger_takeover_with_delayed_messages` rarer (22 of 1,000); the
-        // bug alone on the open finding is caught more often, so the zoo runs that.
+        // The coordinator admits a maintainer move only after the add operator saw
+        // BootstrapDone, so the companion plan on `trigger_takeover_with_delayed_messages`
+        // rarely reaches the window; the bug alone on the open finding is caught more often,
+        // so the zoo runs that.
         Bug::AcceptNilTriggerBootstrap => ZooPlan {
             scenario: STALE_RESEND_FINDING,
             companions: &[],
