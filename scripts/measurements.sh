@@ -13,7 +13,8 @@
 #   OUT=file       where the page goes (default: docs/measurements.md)
 #   REPORT_DIR=d   where zoo and findings write their .md/.json (default: reports, the
 #                  committed reports/bug-zoo.* and reports/findings.*)
-#   SKIP=list      comma-separated parts to leave out: throughput, zoo, findings
+#   SKIP=list      comma-separated parts to leave out: throughput, zoo, findings, campaign
+#                  (campaign: scripts/campaign.sh, 20,000 swarm seeds; always that many)
 #
 # The script builds nothing: build first (`cargo build --release`). It always exits 0
 # once the page is written; each command's exit code is recorded in the page.
@@ -95,6 +96,17 @@ if ! skip findings; then
     "$BIN" findings --seeds "$N" --jobs "$JOBS" --report-dir "$REPORT_DIR" >"$work/findings.out" 2>"$work/findings.err" || findings_rc=$?
 fi
 t_findings=$(( $(date +%s) - t_part ))
+
+# ---------------------------------------------------------------- campaign
+t_part=$(date +%s)
+campaign_rc=skipped
+if ! skip campaign; then
+    echo "measurements: scripts/campaign.sh (swarm 3000..23000)" >&2
+    campaign_rc=0
+    SIM="$BIN" JOBS="$JOBS" scripts/campaign.sh "$work/campaign" >"$work/campaign.out" 2>"$work/campaign.err" \
+        || campaign_rc=$?
+fi
+t_campaign=$(( $(date +%s) - t_part ))
 t_total=$(( $(date +%s) - t_start ))
 load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 
@@ -112,7 +124,7 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
     echo "| machine | $(nproc) cores${cpu:+, $cpu}; load average at start $load, at end $load_end |"
     echo "| binary | \`$SIM\` built $bin_time, repository at $commit$dirty |"
     echo "| seeds | N = $N (\`bench_3node_10table\`: $BENCH_N), \`--jobs $JOBS\` |"
-    echo "| wall time | throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, total ${t_total} s |"
+    echo "| wall time | throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, campaign ${t_campaign} s, total ${t_total} s |"
     echo
     echo "Rates depend on the machine and on what else runs on it: on a shared machine"
     echo "(the load average above) they drop, and other builds running at the same time"
@@ -164,6 +176,21 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
         embed "$REPORT_DIR/findings.md"
         if [ "$findings_rc" != 0 ]; then echo; echo '```'; tail -n 5 "$work/findings.err"; echo '```'; fi
     fi
+    echo
+    echo "## Long campaign"
+    echo
+    if [ "$campaign_rc" = skipped ]; then
+        echo "(skipped: \`SKIP=$SKIP\`)"
+    else
+        echo "\`scripts/campaign.sh\` (\`fuzz swarm --seeds 3000..23000 --known seeds/findings/ --save DIR\`,"
+        echo "exit code $campaign_rc), the campaign to run on every change to the core; seeds that fail"
+        echo "with a known open finding are listed, not counted:"
+        echo
+        echo '```'
+        sed "s|$work/campaign|DIR|" "$work/campaign.out"
+        [ "$campaign_rc" != 0 ] && tail -n 5 "$work/campaign.err"
+        echo '```'
+    fi
 } >"$work/page.md"
 mv "$work/page.md" "$OUT"
-echo "measurements: wrote $OUT in ${t_total} s (throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s)" >&2
+echo "measurements: wrote $OUT in ${t_total} s (throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, campaign ${t_campaign} s)" >&2

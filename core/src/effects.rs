@@ -179,6 +179,9 @@ pub struct Ctx<'a> {
     pub bugs: &'a Bugs,
     pub failpoints: &'a Failpoints,
     pub out: &'a mut Out,
+    /// The downstream's `ddl_ts` rows (read when syncpoints are on, see
+    /// [`crate::sink::ddl_ts`]); `&NO_DDL_TS` for none.
+    pub ddl_ts: &'a dyn crate::sink::ddl_ts::DdlTsView,
 }
 
 impl<'a> Ctx<'a> {

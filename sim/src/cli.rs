@@ -477,6 +477,9 @@ pub fn format_report(
         format_determinism(&mut o, d);
     }
     let _ = writeln!(o, "outcome: {}", r.outcome.as_str());
+    if let Some(n) = crate::result::outcome_note(r.outcome, &r.violations) {
+        let _ = writeln!(o, "  ({})", n);
+    }
     let _ = writeln!(o, "trace hash: {}", if r.trace_hash.is_empty() { "-" } else { &r.trace_hash });
     let _ = writeln!(o, "simulated time: {}", secs(r.sim_time_ms));
     let _ = writeln!(o, "wall time: {} ms", r.wall_ms);

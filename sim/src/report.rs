@@ -258,6 +258,9 @@ pub fn format_markdown(r: &RunResult, reproduce: &str, s: &Slice) -> String {
     let _ = writeln!(o, "- seed: {}", r.seed);
     let _ = writeln!(o, "- bugs: {}", bugs);
     let _ = writeln!(o, "- outcome: **{}**", r.outcome.as_str());
+    if let Some(n) = crate::result::outcome_note(r.outcome, &r.violations) {
+        let _ = writeln!(o, "  ({})", n);
+    }
     let _ = writeln!(o, "- trace hash: `{}`", if r.trace_hash.is_empty() { "-" } else { &r.trace_hash });
     let _ = writeln!(
         o,

@@ -40,6 +40,75 @@ pub struct Violation {
     pub detail: String,
 }
 
+/// A failed end check that proves wrong data downstream or a wrong protocol value: a
+/// sync-diff (`sync_diff`, `sync_diff snapshot=..`) or a `trace_field` assertion. Every
+/// other failed check (counts, convergence-like waits) is a liveness failure.
+pub fn is_safety_check(check: &str) -> bool {
+    check.starts_with("sync_diff") || check.starts_with("trace_field")
+}
+
+/// Whether a violation (an invariant name, or `check:<check>`) is a safety violation.
+/// `converges` is the one liveness invariant; a failed check is safety per
+/// [`is_safety_check`].
+pub fn is_safety_violation(invariant: &str) -> bool {
+    match invariant.strip_prefix("check:") {
+        Some(check) => is_safety_check(check),
+        None => invariant != crate::checkers::CONVERGES,
+    }
+}
+
+/// A run's violations in the order its outcome reads them: the invariants fired during
+/// the run, then the liveness failure (`converges`), then the failed end checks (all
+/// evaluated at `at_ms`), safety checks first.
+pub fn order_violations(
+    invariants: Vec<Violation>,
+    liveness: &[Violation],
+    checks: &[CheckResult],
+    at_ms: u64,
+) -> Vec<Violation> {
+    let mut violations = invariants;
+    violations.extend(liveness.iter().cloned());
+    let mut failed: Vec<&CheckResult> = checks.iter().filter(|c| !c.passed).collect();
+    failed.sort_by_key(|c| !is_safety_check(&c.check));
+    violations.extend(failed.into_iter().map(|c| Violation {
+        invariant: format!("check:{}", c.check),
+        at_ms,
+        detail: c.detail.clone(),
+    }));
+    violations
+}
+
+/// The outcome of a run is that of its first violation (`violations` in the run's order:
+/// invariants fired during the run, then `converges`, then the failed end checks, safety
+/// checks first). A run that did not converge and then fails `sync_diff` is a liveness
+/// failure: the rows it misses are the ones it never got to replicate
+/// ([`outcome_note`] says so in the report).
+pub fn outcome_of(violations: &[Violation]) -> Outcome {
+    match violations.first() {
+        None => Outcome::Pass,
+        Some(v) if is_safety_violation(&v.invariant) => Outcome::Safety,
+        Some(_) => Outcome::Liveness,
+    }
+}
+
+/// Why a liveness run also lists safety checks: one line for the report, or none.
+pub fn outcome_note(outcome: Outcome, violations: &[Violation]) -> Option<String> {
+    if outcome != Outcome::Liveness {
+        return None;
+    }
+    let later: Vec<&str> =
+        violations.iter().filter(|v| is_safety_violation(&v.invariant)).map(|v| v.invariant.as_str()).collect();
+    if later.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "liveness, not safety: the first violation is `{}`; {} failed after it, on a run that had not converged (rows it \
+         never replicated)",
+        violations[0].invariant,
+        later.join(", ")
+    ))
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct CheckResult {
     pub check: String,
@@ -116,4 +185,50 @@ pub struct NetStats {
     pub lagged: u64,
     /// Injected transient storage failures.
     pub storage_errors: u64,
+}
+
+#[cfg(test)]
+mod outcome_tests {
+    use super::*;
+
+    fn v(inv: &str) -> Violation {
+        Violation { invariant: inv.into(), at_ms: 0, detail: String::new() }
+    }
+
+    #[test]
+    fn a_run_is_classified_by_its_first_violation() {
+        assert_eq!(outcome_of(&[]), Outcome::Pass);
+        // The issue-21 shape: not converged, then sync_diff misses the rows.
+        let vs = [v("converges"), v("check:sync_diff")];
+        assert_eq!(outcome_of(&vs), Outcome::Liveness);
+        let note = outcome_note(Outcome::Liveness, &vs).unwrap();
+        assert!(note.contains("`converges`") && note.contains("check:sync_diff"), "{}", note);
+        // An invariant that fired during the run comes first and makes it safety.
+        let vs = [v("no-data-loss"), v("converges"), v("check:sync_diff")];
+        assert_eq!(outcome_of(&vs), Outcome::Safety);
+        assert_eq!(outcome_note(Outcome::Safety, &vs), None);
+        // Checks alone: sync_diff and trace_field are safety, others liveness.
+        assert_eq!(outcome_of(&[v("check:sync_diff snapshot=5")]), Outcome::Safety);
+        assert_eq!(outcome_of(&[v("check:trace_field x")]), Outcome::Safety);
+        assert_eq!(outcome_of(&[v("check:replication_count t1")]), Outcome::Liveness);
+        assert_eq!(outcome_of(&[v("converges")]), Outcome::Liveness);
+        assert_eq!(outcome_note(Outcome::Liveness, &[v("converges")]), None);
+    }
+
+    #[test]
+    fn failed_safety_checks_come_before_liveness_checks() {
+        let c = |check: &str, passed| CheckResult { check: check.into(), passed, detail: String::new() };
+        let checks = [c("replication_count t6", false), c("no_error_logged", true), c("sync_diff", false)];
+        let vs = order_violations(vec![], &[], &checks, 7);
+        let names: Vec<&str> = vs.iter().map(|v| v.invariant.as_str()).collect();
+        assert_eq!(names, ["check:sync_diff", "check:replication_count t6"]);
+        assert_eq!(outcome_of(&vs), Outcome::Safety);
+        // Not converged: `converges` precedes every check, and the run is liveness.
+        let vs = order_violations(vec![], &[v("converges")], &checks, 7);
+        assert_eq!(vs[0].invariant, "converges");
+        assert_eq!(outcome_of(&vs), Outcome::Liveness);
+        // An invariant of the run precedes both.
+        let vs = order_violations(vec![v("no-data-loss")], &[v("converges")], &checks, 7);
+        assert_eq!(outcome_of(&vs), Outcome::Safety);
+    }
 }

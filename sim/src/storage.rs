@@ -7,6 +7,7 @@
 //! the secondary ts", which sync-diff compares with the upstream at the primary ts.
 
 use core_sched::effects::{ObjectContent, StorageError};
+use core_sched::sink::ddl_ts::{DdlTsRow, DdlTsView};
 use core_sched::syncpoint::SyncPointRecord;
 use core_sched::types::*;
 use core_sched::upstream::{DdlKind, RowChange, RowOp};
@@ -30,10 +31,34 @@ pub struct Storage {
     pub new_syncpoints: Vec<SyncPointRecord>,
     /// Tables whose data files became durable since the drop check last looked.
     pub new_rows: Vec<TableId>,
+    /// The MySQL sink's `ddl_ts` rows of the changefeed, by table (see
+    /// `core_sched::sink::ddl_ts`): kept from the DDL objects, read only while syncpoints
+    /// are on.
+    pub ddl_ts: BTreeMap<TableId, DdlTsRow>,
+    /// The reserved syncpoint row.
+    pub ddl_ts_sync_point: Option<DdlTsRow>,
+    /// Block-event writes since [`crate::world::record_ddl_ts`] last looked: (commit ts,
+    /// finished, is syncpoint). A put of the object starts the write (`SendDDLTsPre`), its
+    /// rename finishes it (`SendDDLTs`).
+    pub new_ddl_ts: Vec<(Ts, bool, bool)>,
+}
+
+impl DdlTsView for Storage {
+    fn table_row(&self, table: TableId) -> Option<DdlTsRow> {
+        self.ddl_ts.get(&table).copied()
+    }
+    fn syncpoint_row(&self) -> Option<DdlTsRow> {
+        self.ddl_ts_sync_point
+    }
 }
 
 impl Storage {
     pub fn put(&mut self, path: &str, content: ObjectContent) -> Result<(), StorageError> {
+        match &content {
+            ObjectContent::Ddl(d) => self.new_ddl_ts.push((d.commit_ts, false, false)),
+            ObjectContent::SyncPoint(r) => self.new_ddl_ts.push((r.primary_ts, false, true)),
+            ObjectContent::Rows(_) => {}
+        }
         self.objects.insert(path.to_string(), content);
         Ok(())
     }
@@ -51,10 +76,12 @@ impl Storage {
                 }
             }
             ObjectContent::Ddl(d) => {
+                self.new_ddl_ts.push((d.commit_ts, true, false));
                 *self.ddl_writes.entry((d.commit_ts, d.table_id)).or_insert(0) += 1;
                 self.new_ddls.push(d.clone());
             }
             ObjectContent::SyncPoint(r) => {
+                self.new_ddl_ts.push((r.primary_ts, true, true));
                 let first = !self.syncpoints.contains_key(&r.primary_ts);
                 self.syncpoints.entry(r.primary_ts).or_insert_with(|| (r.clone(), 0)).1 += 1;
                 if first {

@@ -305,7 +305,15 @@ fn span_partition_fires_on_overlap_and_holes_and_is_quiet_on_a_partition() {
     use rand::SeedableRng;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
     let (bugs, fps, mut out) = (Bugs::none(), Failpoints::default(), Out::default());
-    let mut ctx = Ctx { now_ms: 0, node: NodeId(0), rng: &mut rng, bugs: &bugs, failpoints: &fps, out: &mut out };
+    let mut ctx = Ctx {
+        now_ms: 0,
+        node: NodeId(0),
+        rng: &mut rng,
+        bugs: &bugs,
+        failpoints: &fps,
+        out: &mut out,
+        ddl_ts: &core_sched::sink::ddl_ts::NO_DDL_TS,
+    };
     let mut m = Maintainer::new(
         &mut ctx,
         ChangefeedId("cf".into()),

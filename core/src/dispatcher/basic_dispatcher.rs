@@ -66,6 +66,9 @@ pub struct Dispatcher {
     pub is_trigger: bool,
     pub state: ComponentState,
     pub skip_dml_as_start_ts: bool,
+    /// `skipSyncpointAtStartTs`: the syncpoint at the start ts is not delivered (set only
+    /// by the MySQL sink's recovery info, see [`crate::sink::ddl_ts`]).
+    pub skip_sync_point_at_start_ts: bool,
     /// Registered with the event collector (the trigger only after post-bootstrap).
     pub registered: bool,
     /// Events with commit ts <= fed_ts were queued by the event service.
@@ -120,6 +123,7 @@ impl Dispatcher {
             is_trigger,
             state: ComponentState::Initializing,
             skip_dml_as_start_ts: skip_dml,
+            skip_sync_point_at_start_ts: false,
             registered: !is_trigger,
             fed_ts: start_ts,
             queue: VecDeque::new(),
@@ -298,8 +302,10 @@ impl Dispatcher {
                 }
                 UpstreamEvent::SyncPoint(s) => {
                     let s = *s;
-                    // A stale event (`commitTs < resolvedTs`) is ignored.
-                    if s < self.resolved_ts {
+                    // A stale event (`commitTs < resolvedTs`) is ignored, and so is the
+                    // syncpoint at the start ts when the recovery info says it was written
+                    // (`CalculateStartSyncPointTs` with `skipSyncpointAtStartTs`).
+                    if s < self.resolved_ts || (self.skip_sync_point_at_start_ts && s == self.start_ts) {
                         self.queue.pop_front();
                         continue;
                     }

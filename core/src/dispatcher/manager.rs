@@ -462,8 +462,31 @@ impl DispatcherManager {
         if self.dispatchers.contains_key(&c.dispatcher_id) {
             return;
         }
-        self.init_watermark(c.start_ts);
-        let mut d = Dispatcher::new(c.dispatcher_id, c.span, c.schema_id, c.start_ts, false, c.skip_dml_as_start_ts);
+        let r = self.recovery_info(ctx, c.span.table_id, c.start_ts);
+        // `resolveSkipDMLAsStartTs`: the request's skip flag stands only while the start ts
+        // is unchanged.
+        let skip_dml = if r.start_ts == c.start_ts {
+            c.skip_dml_as_start_ts || r.skip_dml_as_start_ts
+        } else {
+            r.skip_dml_as_start_ts
+        };
+        self.init_watermark(r.start_ts);
+        let mut d = Dispatcher::new(c.dispatcher_id, c.span, c.schema_id, r.start_ts, false, skip_dml);
+        d.skip_sync_point_at_start_ts = r.skip_sync_point_at_start_ts;
+        if r.start_ts != c.start_ts {
+            self.trace(
+                ctx,
+                "get table recovery info for dispatchers",
+                vec![
+                    ("dispatcher", c.dispatcher_id.to_string()),
+                    ("table", c.span.table_id.to_string()),
+                    ("receiveStartTs", c.start_ts.to_string()),
+                    ("realStartTs", r.start_ts.to_string()),
+                    ("skipSyncpointAtStartTs", r.skip_sync_point_at_start_ts.to_string()),
+                    ("skipDMLAsStartTs", skip_dml.to_string()),
+                ],
+            );
+        }
         d.traffic_since_ms = ctx.now_ms;
         d.events_from_ms = self.first_events_at(ctx);
         self.add_dispatcher(ctx.now_ms, d);
@@ -475,7 +498,7 @@ impl DispatcherManager {
                 ("dispatcher", c.dispatcher_id.to_string()),
                 ("table", c.span.table_id.to_string()),
                 ("span", c.span.to_string()),
-                ("start_ts", c.start_ts.to_string()),
+                ("start_ts", r.start_ts.to_string()),
                 ("op", format!("{:?}", req.operator_type)),
             ],
         );
@@ -634,14 +657,32 @@ impl DispatcherManager {
         Some(self.bootstrap_response(ctx, epoch))
     }
 
+    /// `getTableRecoveryInfoFromMysqlSink`: with syncpoints on (TiCDC allows them only
+    /// with a MySQL sink) the `ddl_ts` row of the table lifts the start ts; otherwise the
+    /// start ts stands (see [`crate::sink::ddl_ts`]).
+    fn recovery_info(&self, ctx: &Ctx, table: TableId, start_ts: Ts) -> crate::sink::ddl_ts::Recovery {
+        if self.config.sync_point_interval().is_some() {
+            crate::sink::ddl_ts::table_recovery_info(ctx.ddl_ts, table, start_ts)
+        } else {
+            crate::sink::ddl_ts::Recovery { start_ts, skip_sync_point_at_start_ts: false, skip_dml_as_start_ts: false }
+        }
+    }
+
     /// `NewTableTriggerEventDispatcher`: false when the write path is closed
     /// (`ErrDispatcherManagerWritePathClosed`).
     fn create_trigger(&mut self, ctx: &mut Ctx, t: DispatcherId, start_ts: Ts) -> bool {
         if self.write_path_closed {
             return false;
         }
+        // `NewTableTriggerEventDispatcher` goes through `newEventDispatchers` too: with a
+        // MySQL sink the trigger starts at the DDL span's row (the bootstrap response then
+        // reports that start ts, and the maintainer builds its tables there). Simplification:
+        // the rows a new changefeed removes (`removeDDLTs`) do not exist yet here.
+        let r = self.recovery_info(ctx, DDL_SPAN_TABLE_ID, start_ts);
+        let start_ts = r.start_ts;
         self.init_watermark(start_ts);
-        let mut d = Dispatcher::new(t, TableSpan::ddl_span(), 0, start_ts, true, false);
+        let mut d = Dispatcher::new(t, TableSpan::ddl_span(), 0, start_ts, true, r.skip_dml_as_start_ts);
+        d.skip_sync_point_at_start_ts = r.skip_sync_point_at_start_ts;
         d.traffic_since_ms = ctx.now_ms;
         self.add_dispatcher(ctx.now_ms, d);
         self.trigger_id = Some(t);
@@ -1169,6 +1210,19 @@ impl DispatcherManager {
                 merged_start_ts_candidate(min_cp, &pending)
             };
             let table = self.dispatchers[&merged].span.table_id;
+            // `mergeMergedStartTsCandidateWithMySQLRecovery`: a later row wins with its
+            // flags; an equal one adds its flags.
+            let r = self.recovery_info(ctx, table, c.start_ts);
+            let mut c = c;
+            let mut skip_sp = false;
+            if r.start_ts > c.start_ts {
+                c.start_ts = r.start_ts;
+                c.skip_dml_as_start_ts = r.skip_dml_as_start_ts;
+                skip_sp = r.skip_sync_point_at_start_ts;
+            } else if r.start_ts == c.start_ts {
+                c.skip_dml_as_start_ts |= r.skip_dml_as_start_ts;
+                skip_sp = r.skip_sync_point_at_start_ts;
+            }
             if let Some((ts, sp)) = c.pending {
                 self.trace(
                     ctx,
@@ -1190,6 +1244,7 @@ impl DispatcherManager {
             d.fed_ts = c.start_ts;
             d.resolved_ts = c.start_ts;
             d.skip_dml_as_start_ts = c.skip_dml_as_start_ts;
+            d.skip_sync_point_at_start_ts = skip_sp;
             d.state = ComponentState::Initializing;
             d.registered = true;
             d.events_from_ms = events_from;

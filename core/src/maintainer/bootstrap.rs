@@ -12,7 +12,9 @@ impl Maintainer {
     pub(crate) fn finish_bootstrap(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
         let responses: Vec<(NodeId, Message)> =
             self.bootstrap_responses.iter().filter_map(|(n, r)| r.clone().map(|r| (*n, r))).collect();
-        // 1. startTs = max of the responses' trigger start ts.
+        // 1. startTs = max of the responses' trigger start ts: the schema snapshot's ts
+        //    (`determineStartTs`). With a MySQL sink it can be above the start checkpoint
+        //    (the trigger's ddl_ts row); spans created here still start at the checkpoint.
         let mut start_ts = 0;
         for (n, r) in &responses {
             if let Message::MaintainerBootstrapResponse { checkpoint_ts, spans, .. } = r {
@@ -154,9 +156,10 @@ impl Maintainer {
                         }
                         let post = match req.operator_type {
                             OperatorType::Move | OperatorType::Split => RemovePostFinish::MarkAbsent,
-                            _ if table_set.contains_key(&rep.span.table_id) => {
-                                RemovePostFinish::RemoveTaskAndRepair { start_ts, schema_id: rep.schema_id }
-                            }
+                            _ if table_set.contains_key(&rep.span.table_id) => RemovePostFinish::RemoveTaskAndRepair {
+                                start_ts: self.start_checkpoint,
+                                schema_id: rep.schema_id,
+                            },
                             _ => RemovePostFinish::RemoveTask,
                         };
                         if !table_set.contains_key(&rep.span.table_id) {
@@ -192,7 +195,9 @@ impl Maintainer {
                         self.sc.insert(s);
                     }
                 }
-                self.fill_holes(ctx, t.table_id, t.schema_id, start_ts);
+                // New spans start at the maintainer's start checkpoint (`c.startTs`), not at
+                // the trigger's start ts, which a MySQL sink's ddl_ts row may have lifted.
+                self.fill_holes(ctx, t.table_id, t.schema_id, self.start_checkpoint);
             } else {
                 let regions = region_of(t.table_id);
                 let ids = {

@@ -43,6 +43,23 @@ pub struct Env {
     pub bugs: Bugs,
     pub fps: Failpoints,
     pub out: Out,
+    /// The downstream's `ddl_ts` rows the managers read (with syncpoints on).
+    pub ddl_ts: TestDdlTs,
+}
+
+/// `ddl_ts` rows set by a test.
+#[derive(Default)]
+pub struct TestDdlTs {
+    pub rows: BTreeMap<TableId, crate::sink::ddl_ts::DdlTsRow>,
+    pub sync_point: Option<crate::sink::ddl_ts::DdlTsRow>,
+}
+impl crate::sink::ddl_ts::DdlTsView for TestDdlTs {
+    fn table_row(&self, t: TableId) -> Option<crate::sink::ddl_ts::DdlTsRow> {
+        self.rows.get(&t).copied()
+    }
+    fn syncpoint_row(&self) -> Option<crate::sink::ddl_ts::DdlTsRow> {
+        self.sync_point
+    }
 }
 
 impl Env {
@@ -54,6 +71,7 @@ impl Env {
             bugs: Bugs::none(),
             fps: Failpoints::default(),
             out: Out::default(),
+            ddl_ts: TestDdlTs::default(),
         }
     }
     pub fn with_bug(mut self, b: Bug) -> Self {
@@ -72,6 +90,7 @@ impl Env {
             bugs: &self.bugs,
             failpoints: &self.fps,
             out: &mut self.out,
+            ddl_ts: &self.ddl_ts,
         }
     }
     pub fn take(&mut self) -> Out {

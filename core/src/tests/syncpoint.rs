@@ -597,3 +597,33 @@ fn fix_match_action_on_sync_point_keeps_the_syncpoint_pending() {
     dm_handle(&mut dm1, &mut env, 0, action_msg(ActionKind::Pass, S, true, InfluencedDispatchers::Normal(vec![X])));
     assert!(dm1.dispatchers[&X].block.is_none());
 }
+
+/// With syncpoints on (TiCDC: MySQL sinks only) a dispatcher created below its table's
+/// `ddl_ts` row starts at the row (`getTableRecoveryInfoFromMysqlSink`), so a DDL already
+/// written downstream is not replayed; a finished syncpoint row at least as new is skipped
+/// at the start ts; without syncpoints the request's start ts stands.
+#[test]
+fn with_syncpoints_a_created_dispatcher_starts_at_its_tables_ddl_ts_row() {
+    use crate::sink::ddl_ts::DdlTsRow;
+    let t = S + (50 << TSO_LOGICAL_BITS);
+    let mut env = Env::new(1);
+    env.ddl_ts.rows.insert(10, DdlTsRow { ddl_ts: t, finished: true, is_syncpoint: false });
+    env.ddl_ts.rows.insert(11, DdlTsRow { ddl_ts: S - 7, finished: true, is_syncpoint: false });
+    env.ddl_ts.sync_point = Some(DdlTsRow { ddl_ts: S, finished: true, is_syncpoint: true });
+    let (mut dm, mut env) = owned(1, None, env);
+    dm.config.enable_sync_point = true;
+    dm.config.sync_point_interval_ms = 1_000;
+    let (_, o) =
+        dm_handle(&mut dm, &mut env, 0, sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    assert_eq!(dm.dispatchers[&X].start_ts, t, "lifted to the written DDL");
+    assert_eq!(trace_field(&o, "get table recovery info for dispatchers", "realStartTs"), Some(t.to_string()));
+    // Table 11: the syncpoint row is newer than its own and finished: start there, skip it.
+    dm_handle(&mut dm, &mut env, 0, sched(create_req(Y, TableSpan::full(11), START, OperatorType::Add, EPOCH)));
+    assert_eq!((dm.dispatchers[&Y].start_ts, dm.dispatchers[&Y].skip_sync_point_at_start_ts), (S, true));
+    let o = dm_feed(&mut dm, &mut env, Y, vec![UpstreamEvent::SyncPoint(S)], S + 1);
+    assert_eq!(block_reports(&o), vec![], "the written syncpoint is not waited on again");
+    // Without syncpoints (any other sink) the rows are not read.
+    let (mut dm2, mut env) = owned(1, None, env);
+    dm_handle(&mut dm2, &mut env, 0, sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    assert_eq!(dm2.dispatchers[&X].start_ts, START);
+}

@@ -196,26 +196,8 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     madsim::time::sleep(Duration::from_millis(1)).await;
     let g = w.lock().unwrap();
     config_lines.extend(d.vars.iter().map(|(k, v)| format!("var ${} = {}", k, v)));
-    let mut violations = g.violations.clone();
-    // A failed sync-diff or an assertion on a protocol value (`trace_field`) is a safety
-    // failure; other failed checks are liveness failures.
-    let safety = !violations.is_empty()
-        || checks.iter().any(|c| !c.passed && (c.check.starts_with("sync_diff") || c.check.starts_with("trace_field")));
-    violations.extend(d.liveness.iter().cloned());
-    for c in checks.iter().filter(|c| !c.passed) {
-        violations.push(Violation {
-            invariant: format!("check:{}", c.check),
-            at_ms: g.now_ms,
-            detail: c.detail.clone(),
-        });
-    }
-    let outcome = if safety {
-        Outcome::Safety
-    } else if !violations.is_empty() {
-        Outcome::Liveness
-    } else {
-        Outcome::Pass
-    };
+    let violations = order_violations(g.violations.clone(), &d.liveness, &checks, g.now_ms);
+    let outcome = outcome_of(&violations);
     RunResult {
         scenario: scn.name.clone(),
         seed,

@@ -38,6 +38,7 @@ pub fn step(
             bugs: &wd.bugs,
             failpoints: &wd.failpoints[n.0 as usize],
             out: &mut out,
+            ddl_ts: &wd.storage,
         };
         f(ns, &mut ctx, &mut wd.upstream, &mut wd.meta);
     }

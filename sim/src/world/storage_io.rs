@@ -91,6 +91,7 @@ pub(crate) fn complete_storage_later(
         let res = {
             let mut g = w2.lock().unwrap();
             let r = op(&mut g.storage);
+            record_ddl_ts(&mut g);
             check_writes_after_drop(&mut g);
             check_durable_ddls(&mut g);
             r
@@ -120,6 +121,55 @@ pub(crate) fn spawn_on(wd: &World, n: NodeId, fut: impl std::future::Future<Outp
         }
         None => {
             madsim::task::spawn(fut);
+        }
+    }
+}
+
+/// The MySQL sink's `ddl_ts` rows after block-event writes (`SendDDLTsPre`/`SendDDLTs`,
+/// `mysql_writer_for_ddl_ts.go`): a syncpoint updates the reserved row; a DDL writes a
+/// row for every table it blocks (a DB event: the schema's tables, an All event: every
+/// table, the DDL span included) and every table it adds, and its finish deletes the rows
+/// of the tables it drops. The latest write wins, as the writer's upsert.
+pub fn record_ddl_ts(wd: &mut World) {
+    use core_sched::messages::InfluenceType;
+    use core_sched::sink::ddl_ts::DdlTsRow;
+    for (ts, finished, is_syncpoint) in std::mem::take(&mut wd.storage.new_ddl_ts) {
+        let row = DdlTsRow { ddl_ts: ts, finished, is_syncpoint };
+        if is_syncpoint {
+            wd.storage.ddl_ts_sync_point = Some(row);
+            continue;
+        }
+        let i = wd.upstream.ddls.partition_point(|d| d.commit_ts < ts);
+        let Some(ev) = wd.upstream.ddls.get(i).filter(|d| d.commit_ts == ts) else { continue };
+        let alive = |t: &crate::upstream::UTable| t.created_ts < ts && t.dropped_ts.map(|d| d >= ts).unwrap_or(true);
+        let mut tables: Vec<TableId> = match ev.blocked_tables.influence_type {
+            InfluenceType::Normal => ev.blocked_tables.table_ids.clone(),
+            InfluenceType::Db => std::iter::once(DDL_SPAN_TABLE_ID)
+                .chain(
+                    wd.upstream
+                        .tables
+                        .values()
+                        .filter(|t| t.schema_id == ev.blocked_tables.schema_id && alive(t))
+                        .map(|t| t.id),
+                )
+                .collect(),
+            InfluenceType::All => std::iter::once(DDL_SPAN_TABLE_ID)
+                .chain(wd.upstream.tables.values().filter(|t| alive(t)).map(|t| t.id))
+                .collect(),
+        };
+        tables.extend(ev.need_added_tables.iter().map(|t| t.table_id));
+        let dropped: Vec<TableId> = match (&ev.need_dropped_tables, finished) {
+            (Some(d), true) if d.influence_type == InfluenceType::Normal => d.table_ids.clone(),
+            (Some(d), true) if d.influence_type == InfluenceType::Db => {
+                wd.upstream.tables.values().filter(|t| t.schema_id == d.schema_id && alive(t)).map(|t| t.id).collect()
+            }
+            _ => vec![],
+        };
+        for t in tables {
+            wd.storage.ddl_ts.insert(t, row);
+        }
+        for t in dropped {
+            wd.storage.ddl_ts.remove(&t);
         }
     }
 }
