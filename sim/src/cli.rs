@@ -3,11 +3,13 @@
 //! Exit codes: 0 pass, 1 safety, 2 usage error or bad input, 3 liveness, 4 crash,
 //! 5 nondeterminism. Bad input is reported as one `error: ...` line on stderr.
 
+use crate::args::{parse_bugs, parse_fixes, parse_jobs, parse_seed, reproduce_command, FuzzArgs};
+use crate::error::CliError;
 use crate::result::{Outcome, RunResult, TraceRecord};
 use crate::runner::{run_on_fresh_thread, RunOptions};
 use crate::scenario::load;
 use clap::{Args, Parser, Subcommand};
-use core_sched::bugs::{Bug, Bugs, Fix, ALL_BUGS, ALL_FIXES};
+use core_sched::bugs::{Bugs, ALL_BUGS, ALL_FIXES};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -41,46 +43,6 @@ pub enum Command {
     Zoo(ZooArgs),
     /// Run every known open finding with and without its candidate fix and tabulate.
     Findings(FindingsArgs),
-}
-
-#[derive(Args, Debug)]
-pub struct FuzzArgs {
-    /// Scenario name (from scenarios/) or path to a .toml file.
-    #[arg(value_name = "NAME|PATH")]
-    pub scenario: String,
-    /// Seed range A..B (B exclusive).
-    #[arg(long, value_name = "A..B")]
-    pub seeds: String,
-    /// Worker threads (default: available parallelism).
-    #[arg(long, value_name = "N")]
-    pub jobs: Option<usize>,
-    /// Re-introduce a historical bug (repeatable; see `ticdc-sim bugs`).
-    #[arg(long = "bug", value_name = "NAME")]
-    pub bugs: Vec<String>,
-    /// Switch on a candidate fix for an open finding (repeatable; see `ticdc-sim bugs`).
-    #[arg(long = "fix", value_name = "NAME")]
-    pub fixes: Vec<String>,
-    /// Write every failing seed as a seed file into DIR.
-    #[arg(long, value_name = "DIR")]
-    pub save: Option<std::path::PathBuf>,
-    /// Stop scheduling new seeds after K failures.
-    #[arg(long, value_name = "K")]
-    pub stop_after: Option<usize>,
-    /// Run only shard I of N: the seeds s with (s - A) % N == I.
-    #[arg(long, value_name = "I/N")]
-    pub shard: Option<String>,
-    /// Seed files (a directory or file) of known open findings: a failure that matches
-    /// one (scenario, seed, bugs, outcome, invariant) is listed as known and does not
-    /// fail the campaign.
-    #[arg(long, value_name = "DIR|FILE")]
-    pub known: Option<std::path::PathBuf>,
-    /// Print one JSON object instead of the human summary.
-    #[arg(long)]
-    pub json: bool,
-    /// Run TiCDC's code exactly as it is: drop the scenario's masked findings
-    /// (`mask-findings`, by default `fresh-status-watermark`).
-    #[arg(long)]
-    pub no_mask: bool,
 }
 
 #[derive(Args, Debug)]
@@ -179,8 +141,8 @@ where
             print_out(&out);
             code
         }
-        Err(msg) => {
-            eprintln!("error: {}", msg);
+        Err(e) => {
+            eprintln!("error: {}", e);
             EXIT_USAGE
         }
     }
@@ -208,7 +170,6 @@ fn print_out(s: &str) {
     let _ = std::io::stdout().lock().write_all(s.as_bytes());
 }
 
-/// Run a parsed command: the text for stdout and the exit code, or a one-line error.
 /// The checkers' registry as a table (`ticdc-sim invariants`).
 fn format_invariants() -> String {
     let w = crate::checkers::REGISTRY.iter().map(|i| i.name.len()).max().unwrap_or(0);
@@ -220,7 +181,8 @@ fn format_invariants() -> String {
     o
 }
 
-pub fn run(cli: Cli) -> Result<(String, i32), String> {
+/// Run a parsed command: the text for stdout and the exit code, or a one-line error.
+pub fn run(cli: Cli) -> Result<(String, i32), CliError> {
     match cli.command {
         Command::List => Ok((format_list(&load::list()), 0)),
         Command::Bugs => Ok((format_bugs(), 0)),
@@ -231,40 +193,6 @@ pub fn run(cli: Cli) -> Result<(String, i32), String> {
         Command::Zoo(a) => crate::zoo::cli_zoo(a.seeds, parse_jobs(a.jobs)?, &a.report_dir, &parse_bugs(&a.bugs)?),
         Command::Findings(a) => crate::findings::cli_findings(&a.dir, a.seeds, parse_jobs(a.jobs)?, &a.report_dir),
     }
-}
-
-/// `--jobs`: at least 1; by default one worker per available core.
-pub fn parse_jobs(jobs: Option<usize>) -> Result<usize, String> {
-    match jobs {
-        Some(0) => Err("invalid --jobs 0: need at least one worker".into()),
-        Some(n) => Ok(n),
-        None => Ok(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
-    }
-}
-
-pub fn parse_seed(s: &str) -> Result<u64, String> {
-    s.parse::<u64>()
-        .map_err(|_| format!("invalid seed '{}': expected an unsigned 64-bit integer (0..={})", s, u64::MAX))
-}
-
-pub fn parse_bugs(names: &[String]) -> Result<Bugs, String> {
-    let mut bugs = Bugs::none();
-    for n in names {
-        let b =
-            Bug::from_name(n).ok_or_else(|| format!("unknown bug '{}'; valid bugs: {}", n, Bug::names().join(", ")))?;
-        bugs = bugs.with(b);
-    }
-    Ok(bugs)
-}
-
-/// Add the candidate fixes named by `--fix` to `bugs`.
-pub fn parse_fixes(mut bugs: Bugs, names: &[String]) -> Result<Bugs, String> {
-    for n in names {
-        let f = Fix::from_name(n)
-            .ok_or_else(|| format!("unknown fix '{}'; valid fixes: {}", n, Fix::names().join(", ")))?;
-        bugs = bugs.with_fix(f);
-    }
-    Ok(bugs)
 }
 
 /// The JSON report: the run result plus the reproduce line and determinism details.
@@ -294,10 +222,10 @@ pub struct Divergence {
     pub second: Option<String>,
 }
 
-fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), String> {
+fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), CliError> {
     let seed = parse_seed(&a.seed)?;
     let bugs = parse_fixes(parse_bugs(&a.bugs)?, &a.fixes)?;
-    let mut loaded = load::resolve(&a.scenario).map_err(|e| e.to_string())?;
+    let mut loaded = load::resolve(&a.scenario)?;
     if a.no_mask {
         loaded.scenario.unmask();
     }
@@ -323,7 +251,7 @@ fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), String> {
     }
     let out = if a.json {
         let report = JsonReport { result: &result, reproduce, determinism };
-        serde_json::to_string(&report).map_err(|e| format!("cannot serialize the report: {}", e))? + "\n"
+        serde_json::to_string(&report).map_err(CliError::serialize("report"))? + "\n"
     } else {
         format_report(&loaded.scenario.name, &result, a.verbose, determinism.as_ref(), reproduce.as_deref())
     };
@@ -364,26 +292,6 @@ fn reproduce_line(a: &ScenarioArgs, seed: u64, bugs: &Bugs) -> String {
         s.push_str(" --inject-nondeterminism");
     }
     s
-}
-
-/// `cargo run --release -- scenario NAME --seed N [--bug X]... [--fix Y]...`
-pub fn reproduce_command(scenario: &str, seed: u64, bugs: &[&str], fixes: &[&str]) -> String {
-    let mut s = format!("cargo run --release -- scenario {} --seed {}", shell_quote(scenario), seed);
-    for b in bugs {
-        let _ = write!(s, " --bug {}", b);
-    }
-    for f in fixes {
-        let _ = write!(s, " --fix {}", f);
-    }
-    s
-}
-
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-./+,:=@".contains(c)) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
 }
 
 // ---------------------------------------------------------------------------------
@@ -550,20 +458,5 @@ mod tests {
         assert!(first_divergence(&a, &a).is_none());
         let d = first_divergence(&a[..2], &a).unwrap();
         assert_eq!((d.index, d.first.is_none()), (2, true));
-    }
-
-    #[test]
-    fn seeds_and_bugs_parse() {
-        assert_eq!(parse_seed("7"), Ok(7));
-        assert!(parse_seed("-1").is_err());
-        assert!(parse_seed("abc").is_err());
-        assert!(parse_bugs(&["no-epoch-fencing".into()]).is_ok());
-        assert!(parse_bugs(&["nope".into()]).unwrap_err().contains("no-epoch-fencing"));
-    }
-
-    #[test]
-    fn quoting() {
-        assert_eq!(shell_quote("scenarios/a.toml"), "scenarios/a.toml");
-        assert_eq!(shell_quote("my file.toml"), "'my file.toml'");
     }
 }

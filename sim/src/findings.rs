@@ -5,7 +5,8 @@
 //! each way. Answers "is the finding still there, how often, and does its proposed fix
 //! still make it go away". Exit 1 if some fix leaves a failing seed.
 
-use crate::cli::{parse_bugs, parse_fixes};
+use crate::args::{parse_bugs, parse_fixes};
+use crate::error::CliError;
 use crate::fuzz::{run_campaign, Campaign, CampaignResult, ProgressBar, SeedList, SeedRange, Shard};
 use crate::result::Outcome;
 use crate::runner::{run_on_fresh_thread, RunOptions};
@@ -51,7 +52,7 @@ fn summarize(r: &CampaignResult) -> (usize, Option<u64>, BTreeMap<String, usize>
 
 /// Run every finding of `dir`. Err = bad input (a malformed seed file, a scenario that
 /// does not load, an unknown bug or fix).
-pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRow>, String> {
+pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRow>, CliError> {
     // (scenario, bugs, fixed_by) -> the (file name, seed) of each seed file.
     type Group = (String, Vec<String>, Vec<String>);
     let mut groups: BTreeMap<Group, Vec<(String, u64)>> = BTreeMap::new();
@@ -62,9 +63,10 @@ pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRo
     }
     let mut rows = Vec::new();
     for ((scenario, bugs, fixes), files) in groups {
-        let scn = load::resolve(&scenario).map_err(|e| format!("finding {}: {}", scenario, e))?.scenario;
-        let base = parse_bugs(&bugs).map_err(|e| format!("finding {}: {}", scenario, e))?;
-        let fixed = parse_fixes(base.clone(), &fixes).map_err(|e| format!("finding {}: {}", scenario, e))?;
+        let finding = |e: CliError| CliError::Finding { scenario: scenario.clone(), source: Box::new(e) };
+        let scn = load::resolve(&scenario).map_err(|e| finding(e.into()))?.scenario;
+        let base = parse_bugs(&bugs).map_err(|e| finding(e.into()))?;
+        let fixed = parse_fixes(base.clone(), &fixes).map_err(|e| finding(e.into()))?;
         let opts = RunOptions::default();
         let recorded_failing =
             files.iter().filter(|(_, s)| run_on_fresh_thread(&scn, *s, &base, &opts).outcome != Outcome::Pass).count();
@@ -142,18 +144,18 @@ pub fn format_findings(rows: &[FindingRow]) -> String {
 }
 
 /// `findings [--dir DIR] [--seeds N] [--jobs N] [--report-dir DIR]`.
-pub fn cli_findings(dir: &Path, seeds: u64, jobs: usize, report_dir: &Path) -> Result<(String, i32), String> {
+pub fn cli_findings(dir: &Path, seeds: u64, jobs: usize, report_dir: &Path) -> Result<(String, i32), CliError> {
     if seeds == 0 {
-        return Err("invalid --seeds 0: need at least one seed".into());
+        return Err(CliError::ZeroFindingSeeds);
     }
     let rows = run_findings(dir, seeds, jobs)?;
     let md = format_findings(&rows);
-    std::fs::create_dir_all(report_dir).map_err(|e| format!("cannot create {}: {}", report_dir.display(), e))?;
+    std::fs::create_dir_all(report_dir).map_err(CliError::create_dir("report directory", report_dir))?;
     let md_path = report_dir.join("findings.md");
     let json_path = report_dir.join("findings.json");
-    std::fs::write(&md_path, &md).map_err(|e| format!("cannot write {}: {}", md_path.display(), e))?;
+    std::fs::write(&md_path, &md).map_err(CliError::write_file(&md_path))?;
     std::fs::write(&json_path, serde_json::to_string_pretty(&rows).unwrap_or_default())
-        .map_err(|e| format!("cannot write {}: {}", json_path.display(), e))?;
+        .map_err(CliError::write_file(&json_path))?;
     let mut out = md;
     let _ = writeln!(out, "\nwrote {} and {}", md_path.display(), json_path.display());
     let broken: Vec<&str> = rows

@@ -6,6 +6,10 @@
 //! sorted by seed, so it does not depend on `--jobs` (except which seeds ran when
 //! `--stop-after` cut the campaign short).
 
+pub use crate::args::{SeedRange, Shard};
+
+use crate::args::{parse_bugs, parse_fixes, parse_jobs, parse_range, parse_shard, reproduce_command, FuzzArgs};
+use crate::error::CliError;
 use crate::result::{Outcome, RunResult};
 use crate::runner::{run_on_fresh_thread, RunOptions};
 use crate::scenario::Scenario;
@@ -18,62 +22,6 @@ use std::io::{IsTerminal, Write as _};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
-
-/// A half-open seed range `A..B`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SeedRange {
-    pub start: u64,
-    pub end: u64,
-}
-
-impl std::fmt::Display for SeedRange {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}..{}", self.start, self.end)
-    }
-}
-
-/// Parse `A..B` (unsigned 64-bit, `A < B`).
-pub fn parse_range(s: &str) -> Result<SeedRange, String> {
-    let bad = || format!("invalid --seeds '{}': expected A..B with unsigned 64-bit integers A < B, e.g. 0..1000", s);
-    let (a, b) = s.split_once("..").ok_or_else(bad)?;
-    let (start, end) = (a.trim().parse::<u64>().map_err(|_| bad())?, b.trim().parse::<u64>().map_err(|_| bad())?);
-    if end <= start {
-        return Err(format!("invalid --seeds '{}': the range is empty (B must be greater than A)", s));
-    }
-    Ok(SeedRange { start, end })
-}
-
-/// Shard `I/N` of a seed range: the seeds `s` with `(s - A) % N == I`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shard {
-    pub index: u64,
-    pub count: u64,
-}
-
-impl Default for Shard {
-    fn default() -> Self {
-        Shard { index: 0, count: 1 }
-    }
-}
-
-impl std::fmt::Display for Shard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.index, self.count)
-    }
-}
-
-pub fn parse_shard(s: &str) -> Result<Shard, String> {
-    let bad = || format!("invalid --shard '{}': expected I/N with integers 0 <= I < N, e.g. 0/4", s);
-    let (i, n) = s.split_once('/').ok_or_else(bad)?;
-    let (index, count) = (i.trim().parse::<u64>().map_err(|_| bad())?, n.trim().parse::<u64>().map_err(|_| bad())?);
-    if count == 0 {
-        return Err(format!("invalid --shard '{}': N must be greater than 0", s));
-    }
-    if index >= count {
-        return Err(format!("invalid --shard '{}': I must be less than N (shards are numbered 0..N)", s));
-    }
-    Ok(Shard { index, count })
-}
 
 /// The seeds of one shard of a range, computed by index so a huge range costs nothing.
 #[derive(Clone, Copy, Debug)]
@@ -475,28 +423,27 @@ pub fn format_summary(s: &Summary) -> String {
 }
 
 /// The `fuzz` command.
-pub fn cli_fuzz(a: &crate::cli::FuzzArgs) -> Result<(String, i32), String> {
-    use crate::cli::{parse_bugs, parse_jobs, reproduce_command};
+pub fn cli_fuzz(a: &FuzzArgs) -> Result<(String, i32), CliError> {
     use crate::seedfile::SeedFile;
     let range = parse_range(&a.seeds)?;
     let shard = a.shard.as_deref().map(parse_shard).transpose()?.unwrap_or_default();
     let jobs = parse_jobs(a.jobs)?;
-    let bugs = crate::cli::parse_fixes(parse_bugs(&a.bugs)?, &a.fixes)?;
+    let bugs = parse_fixes(parse_bugs(&a.bugs)?, &a.fixes)?;
     if a.save.is_some() && !a.fixes.is_empty() {
-        return Err("--save cannot be combined with --fix: seed files do not record candidate fixes".into());
+        return Err(CliError::SaveWithFix);
     }
     if a.save.is_some() && a.no_mask {
-        return Err("--save cannot be combined with --no-mask: seed files do not record it; copy the scenario with `mask-findings = []` instead".into());
+        return Err(CliError::SaveWithNoMask);
     }
     if a.stop_after == Some(0) {
-        return Err("invalid --stop-after 0: need at least one failure to stop after".into());
+        return Err(CliError::ZeroStopAfter);
     }
-    let mut loaded = crate::scenario::load::resolve(&a.scenario).map_err(|e| e.to_string())?;
+    let mut loaded = crate::scenario::load::resolve(&a.scenario)?;
     if a.no_mask {
         loaded.scenario.unmask();
     }
     if let Some(dir) = &a.save {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create --save directory {}: {}", dir.display(), e))?;
+        std::fs::create_dir_all(dir).map_err(CliError::create_dir("--save directory", dir))?;
     }
     let bug_names = bugs.names();
     let mut note = format!("found by fuzz {} --seeds {}", a.scenario, range);
@@ -536,7 +483,7 @@ pub fn cli_fuzz(a: &crate::cli::FuzzArgs) -> Result<(String, i32), String> {
             };
             let path = dir.join(sf.file_name());
             std::fs::write(&path, sf.to_json())
-                .map_err(|e| format!("cannot write seed file {}: {}", path.display(), e))?;
+                .map_err(|source| CliError::WriteSeedFile { path: path.clone(), source })?;
         }
     }
     let fix_names = bugs.fix_names();
@@ -571,7 +518,7 @@ pub fn cli_fuzz(a: &crate::cli::FuzzArgs) -> Result<(String, i32), String> {
         s.failures = s.failing_seeds.len() as u64;
     }
     let mut out = if a.json {
-        serde_json::to_string(&s).map_err(|e| format!("cannot serialize the summary: {}", e))? + "\n"
+        serde_json::to_string(&s).map_err(CliError::serialize("summary"))? + "\n"
     } else {
         format_summary(&s)
     };
@@ -594,19 +541,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ranges_parse() {
-        assert_eq!(parse_range("0..10"), Ok(SeedRange { start: 0, end: 10 }));
-        for bad in ["10..10", "10..3", "a..3", "3", "-1..4", "0..18446744073709551616", ""] {
-            assert!(parse_range(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn shards_parse_and_partition() {
-        assert_eq!(parse_shard("1/3"), Ok(Shard { index: 1, count: 3 }));
-        for bad in ["3/3", "0/0", "1", "a/2", "-1/2"] {
-            assert!(parse_shard(bad).is_err(), "{bad}");
-        }
+    fn shards_partition() {
         let range = SeedRange { start: 5, end: 15 };
         let mut all = Vec::new();
         for i in 0..3 {

@@ -8,7 +8,9 @@
 //!   trace and the per-step invariant checks; [`node`]: one madsim task per TiCDC
 //!   goroutine of a capture; [`runner`]: one seed (steps, workload, converge, checks).
 //! - [`invariants`]: the checkers and their stable names.
-//! - [`fuzz`], [`replay`], [`seedfile`], [`report`], [`zoo`]: the daily workflow.
+//! - [`fuzz`], [`replay`], [`seedfile`], [`report`], [`zoo`]: the daily workflow;
+//!   [`cli`] on top of them, [`args`] (the shared argument parsers) and [`error`] (what a
+//!   command reports as bad input) below them.
 //!
 //! To add a scenario, write a TOML file in `scenarios/` (format and a worked example in
 //! `scenarios/README.md`); `ticdc-sim list` shows it and CI fuzzes it. To add a step or
@@ -18,8 +20,10 @@
 #[cfg(not(madsim))]
 compile_error!("ticdc-sim must be built with `--cfg madsim`. Run cargo from the repository root so .cargo/config.toml applies; if you set RUSTFLAGS yourself it replaces the config file's flags, so include it: RUSTFLAGS=\"--cfg madsim\".");
 
+pub mod args;
 pub mod checkers;
 pub mod cli;
+pub mod error;
 pub mod findings;
 pub mod fuzz;
 pub mod lanes;

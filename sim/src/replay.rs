@@ -8,12 +8,13 @@
 //! then the bugs-off run is that control (a bug caught on an open finding's scenario,
 //! which the fixed core fails too) and must only avoid the control's `absent` invariants.
 
-use crate::cli::parse_bugs;
+use crate::args::{parse_bugs, parse_fixes};
+use crate::error::CliError;
 use crate::fuzz::first_invariant;
 use crate::result::{Outcome, RunResult};
 use crate::runner::{run_on_fresh_thread, RunOptions};
 use crate::scenario::{load, Scenario};
-use crate::seedfile::SeedFile;
+use crate::seedfile::{SeedFile, SeedFileError};
 use core_sched::bugs::Bugs;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -31,29 +32,24 @@ pub struct Prepared {
 }
 
 /// Load and check one seed file (bad input is an `Err` naming the file).
-pub fn prepare(path: &Path) -> Result<Prepared, String> {
+pub fn prepare(path: &Path) -> Result<Prepared, SeedFileError> {
     let file = SeedFile::load(path)?;
-    let scenario = load::resolve(&file.scenario).map_err(|e| format!("{}: {}", path.display(), e))?.scenario;
-    let bugs = parse_bugs(&file.bugs).map_err(|e| format!("{}: {}", path.display(), e))?;
+    let p = || path.to_path_buf();
+    let scenario =
+        load::resolve(&file.scenario).map_err(|e| SeedFileError::Scenario { path: p(), source: Box::new(e) })?.scenario;
+    let names = |field: &'static str| move |source| SeedFileError::Name { path: p(), field, source };
+    let bugs = parse_bugs(&file.bugs).map_err(names("bugs"))?;
     let control_bugs = match &file.control {
-        Some(c) => Some(parse_bugs(&c.bugs).map_err(|e| format!("{}: control: {}", path.display(), e))?),
+        Some(c) => Some(parse_bugs(&c.bugs).map_err(names("control"))?),
         None => None,
     };
     let fixed_bugs = match file.fixed_by.is_empty() {
         true => None,
-        false => Some(
-            crate::cli::parse_fixes(bugs.clone(), &file.fixed_by)
-                .map_err(|e| format!("{}: fixed_by: {}", path.display(), e))?,
-        ),
+        false => Some(parse_fixes(bugs.clone(), &file.fixed_by).map_err(names("fixed_by"))?),
     };
     for inv in file.expect.also.iter().chain(file.control.iter().flat_map(|c| c.absent.iter())) {
         if !crate::checkers::ALL_INVARIANTS.contains(&inv.as_str()) && !inv.starts_with("check:") {
-            return Err(format!(
-                "{}: unknown invariant '{}'; valid invariants: {}",
-                path.display(),
-                inv,
-                crate::checkers::ALL_INVARIANTS.join(", ")
-            ));
+            return Err(SeedFileError::UnknownInvariant { path: p(), name: inv.clone() });
         }
     }
     // A bugs-off control replaces the bugs-off-must-pass check, so it must be as strong
@@ -62,15 +58,14 @@ pub fn prepare(path: &Path) -> Result<Prepared, String> {
     if let (Some(c), Some(cb)) = (&file.control, &control_bugs) {
         if cb.0.is_empty() && !bugs.0.is_empty() {
             if !file.scenario.contains("findings/") {
-                return Err(format!("{}: a control with no bugs is only for a scenario under scenarios/findings/ (got '{}'); elsewhere the bugs-off run must pass", path.display(), file.scenario));
+                return Err(SeedFileError::BugsOffControlOutsideFindings {
+                    path: p(),
+                    scenario: file.scenario.clone(),
+                });
             }
             let mut claimed = file.expect.invariant.iter().chain(file.expect.also.iter());
             if let Some(missing) = claimed.find(|i| !c.absent.contains(i)) {
-                return Err(format!(
-                    "{}: control: with no bugs, 'absent' must list every invariant the file expects ({} is missing)",
-                    path.display(),
-                    missing
-                ));
+                return Err(SeedFileError::BugsOffControlMissesInvariant { path: p(), missing: missing.clone() });
             }
         }
     }
@@ -168,7 +163,7 @@ pub fn format_line(p: &Prepared, v: &Verdict) -> String {
 
 /// The `replay` command: every file is checked before any runs, so a malformed file is
 /// reported (exit 2) without waiting for the others.
-pub fn cli_replay(arg: &str) -> Result<(String, i32), String> {
+pub fn cli_replay(arg: &str) -> Result<(String, i32), CliError> {
     let files = crate::seedfile::collect(Path::new(arg))?;
     let prepared = files.iter().map(|f| prepare(f)).collect::<Result<Vec<_>, _>>()?;
     let (mut out, mut warnings, mut failed) = (String::new(), 0, 0);

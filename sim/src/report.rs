@@ -12,6 +12,7 @@
 //! (`dispatcher`, `table`, `span`, `op`, `id`, `detail`, ...), so new core events are
 //! picked up without touching this module.
 
+use crate::error::CliError;
 use crate::result::{RunResult, TraceRecord, Violation};
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -333,16 +334,15 @@ pub fn format_markdown(r: &RunResult, reproduce: &str, s: &Slice) -> String {
 }
 
 /// Write `<dir>/<scenario>-<seed>.md` and `.json`, creating `dir`.
-pub fn write(dir: &Path, r: &RunResult, reproduce: &str) -> Result<(PathBuf, PathBuf), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create report directory {}: {}", dir.display(), e))?;
+pub fn write(dir: &Path, r: &RunResult, reproduce: &str) -> Result<(PathBuf, PathBuf), CliError> {
+    std::fs::create_dir_all(dir).map_err(CliError::create_dir("report directory", dir))?;
     let slice = causal_slice(r);
     let stem = format!("{}-{}", r.scenario, r.seed);
     let (md, json) = (dir.join(format!("{}.md", stem)), dir.join(format!("{}.json", stem)));
     let j = serde_json::to_string_pretty(&JsonReport { result: r, reproduce, causal_slice: &slice })
-        .map_err(|e| format!("cannot serialize the report: {}", e))?;
-    std::fs::write(&md, format_markdown(r, reproduce, &slice))
-        .map_err(|e| format!("cannot write {}: {}", md.display(), e))?;
-    std::fs::write(&json, j + "\n").map_err(|e| format!("cannot write {}: {}", json.display(), e))?;
+        .map_err(CliError::serialize("report"))?;
+    std::fs::write(&md, format_markdown(r, reproduce, &slice)).map_err(CliError::write_file(&md))?;
+    std::fs::write(&json, j + "\n").map_err(CliError::write_file(&json))?;
     Ok((md, json))
 }
 

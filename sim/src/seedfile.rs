@@ -1,9 +1,49 @@
 //! Seed files (`seeds/*.json`): one recorded run each, replayed by `replay` and by
 //! `cargo test` (sim/tests/replay.rs). The format is documented in `seeds/README.md`.
 
+use crate::args::ArgError;
 use crate::result::{Outcome, RunResult};
+use crate::scenario::load::LoadError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+
+/// A seed file that cannot be read, parsed or used; every message starts with the path.
+#[derive(Debug, thiserror::Error)]
+pub enum SeedFileError {
+    #[error("{}: cannot read: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{}: cannot read directory: {source}", path.display())]
+    ReadDir { path: PathBuf, source: std::io::Error },
+    /// Malformed JSON or an unknown field: serde_json's message, the position first.
+    #[error("{}: line {line} column {column}: {message}", path.display())]
+    Json { path: PathBuf, line: usize, column: usize, message: String },
+    #[error("{}: trace_hash '{hash}' is not 16 hex digits", path.display())]
+    TraceHash { path: PathBuf, hash: String },
+    #[error("{}: expect.invariant is set but expect.outcome is pass", path.display())]
+    InvariantOnPass { path: PathBuf },
+    /// The file's scenario does not load.
+    #[error("{}: {source}", path.display())]
+    Scenario { path: PathBuf, source: Box<LoadError> },
+    /// A bug or fix name of the file that does not exist; `field` is where it is
+    /// (`bugs`, `control`, `fixed_by`).
+    #[error("{}: {}{source}", path.display(), field_prefix(field))]
+    Name { path: PathBuf, field: &'static str, source: ArgError },
+    #[error("{}: unknown invariant '{name}'; valid invariants: {}", path.display(), crate::checkers::ALL_INVARIANTS.join(", "))]
+    UnknownInvariant { path: PathBuf, name: String },
+    #[error("{}: a control with no bugs is only for a scenario under scenarios/findings/ (got '{scenario}'); elsewhere the bugs-off run must pass", path.display())]
+    BugsOffControlOutsideFindings { path: PathBuf, scenario: String },
+    #[error("{}: control: with no bugs, 'absent' must list every invariant the file expects ({missing} is missing)", path.display())]
+    BugsOffControlMissesInvariant { path: PathBuf, missing: String },
+}
+
+/// `bugs` is the file's main list and goes unnamed in messages, as before.
+fn field_prefix(field: &str) -> String {
+    if field == "bugs" {
+        String::new()
+    } else {
+        format!("{}: ", field)
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -68,33 +108,33 @@ impl SeedFile {
     }
 
     /// Parse one file's text; `path` is only used in messages.
-    pub fn parse(path: &Path, text: &str) -> Result<SeedFile, String> {
+    pub fn parse(path: &Path, text: &str) -> Result<SeedFile, SeedFileError> {
         let f: SeedFile = serde_json::from_str(text).map_err(|e| {
             // serde_json appends " at line L column C"; we put the position first.
             let msg = e.to_string();
             let suffix = format!(" at line {} column {}", e.line(), e.column());
-            format!(
-                "{}: line {} column {}: {}",
-                path.display(),
-                e.line(),
-                e.column(),
-                msg.strip_suffix(&suffix).unwrap_or(&msg)
-            )
+            SeedFileError::Json {
+                path: path.to_path_buf(),
+                line: e.line(),
+                column: e.column(),
+                message: msg.strip_suffix(&suffix).unwrap_or(&msg).to_string(),
+            }
         })?;
         // A crash has no trace hash; everything else must carry one to compare against.
         let hex = f.trace_hash.len() == 16 && f.trace_hash.chars().all(|c| c.is_ascii_hexdigit());
         let crash_without_hash = f.expect.outcome == Outcome::Crash && f.trace_hash.is_empty();
         if !hex && !crash_without_hash {
-            return Err(format!("{}: trace_hash '{}' is not 16 hex digits", path.display(), f.trace_hash));
+            return Err(SeedFileError::TraceHash { path: path.to_path_buf(), hash: f.trace_hash });
         }
         if f.expect.outcome == Outcome::Pass && f.expect.invariant.is_some() {
-            return Err(format!("{}: expect.invariant is set but expect.outcome is pass", path.display()));
+            return Err(SeedFileError::InvariantOnPass { path: path.to_path_buf() });
         }
         Ok(f)
     }
 
-    pub fn load(path: &Path) -> Result<SeedFile, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {}", path.display(), e))?;
+    pub fn load(path: &Path) -> Result<SeedFile, SeedFileError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|source| SeedFileError::Read { path: path.to_path_buf(), source })?;
         SeedFile::parse(path, &text)
     }
 
@@ -112,12 +152,13 @@ impl SeedFile {
 
 /// The seed files to replay for a command-line argument: the file itself, or every
 /// `*.json` directly in a directory, sorted by name.
-pub fn collect(arg: &Path) -> Result<Vec<PathBuf>, String> {
-    let meta = std::fs::metadata(arg).map_err(|e| format!("{}: cannot read: {}", arg.display(), e))?;
+pub fn collect(arg: &Path) -> Result<Vec<PathBuf>, SeedFileError> {
+    let meta = std::fs::metadata(arg).map_err(|source| SeedFileError::Read { path: arg.to_path_buf(), source })?;
     if !meta.is_dir() {
         return Ok(vec![arg.to_path_buf()]);
     }
-    let entries = std::fs::read_dir(arg).map_err(|e| format!("{}: cannot read directory: {}", arg.display(), e))?;
+    let entries =
+        std::fs::read_dir(arg).map_err(|source| SeedFileError::ReadDir { path: arg.to_path_buf(), source })?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok())
         .map(|e| e.path())
@@ -143,11 +184,13 @@ mod tests {
 
     #[test]
     fn errors_name_file_line_and_column() {
-        let e = SeedFile::parse(Path::new("seeds/x.json"), "{\n  \"scenario\": \"a\",\n  \"sead\": 1\n}").unwrap_err();
+        let e = SeedFile::parse(Path::new("seeds/x.json"), "{\n  \"scenario\": \"a\",\n  \"sead\": 1\n}")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("seeds/x.json: line 3 column 8: unknown field `sead`"), "{e}");
-        let e = SeedFile::parse(Path::new("x.json"), &GOOD.replace("\"pass\"", "\"passed\"")).unwrap_err();
+        let e = SeedFile::parse(Path::new("x.json"), &GOOD.replace("\"pass\"", "\"passed\"")).unwrap_err().to_string();
         assert!(e.contains("unknown variant `passed`"), "{e}");
-        let e = SeedFile::parse(Path::new("x.json"), &GOOD.replace("f6d3fff8189935ad", "xyz")).unwrap_err();
+        let e = SeedFile::parse(Path::new("x.json"), &GOOD.replace("f6d3fff8189935ad", "xyz")).unwrap_err().to_string();
         assert!(e.contains("16 hex digits"), "{e}");
     }
 }

@@ -9,6 +9,15 @@ use core_sched::types::*;
 use core_sched::upstream::*;
 use std::collections::BTreeMap;
 
+/// A DDL the upstream refuses, as TiDB would.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UpstreamError {
+    #[error("database '{0}' already exists")]
+    DatabaseExists(String),
+    #[error("database '{0}' does not exist")]
+    NoSuchDatabase(String),
+}
+
 #[derive(Clone, Debug)]
 pub struct UTable {
     pub id: TableId,
@@ -108,9 +117,9 @@ impl Upstream {
     /// (`updateDDLHistoryForTableTriggerOnlyDDL`), blocking the DDL span alone and adding
     /// or dropping nothing, so the trigger writes it without reporting it. An existing
     /// name is an error (TiDB refuses it too).
-    pub fn create_database(&mut self, now_ms: u64, name: &str) -> Result<SchemaId, String> {
+    pub fn create_database(&mut self, now_ms: u64, name: &str) -> Result<SchemaId, UpstreamError> {
         if self.schemas.contains_key(name) {
-            return Err(format!("database '{}' already exists", name));
+            return Err(UpstreamError::DatabaseExists(name.to_string()));
         }
         let sid = self.schema_id(name);
         let ts = self.tso(now_ms);
@@ -138,8 +147,8 @@ impl Upstream {
     /// for the schema as blocked and dropped tables, seen by the trigger and by every
     /// table of the schema (`updateDDLHistoryForSchemaDDL`). The name is free again; a
     /// database created under it later gets a new ID. Returns the dropped tables.
-    pub fn drop_database(&mut self, now_ms: u64, name: &str) -> Result<Vec<TableId>, String> {
-        let Some(sid) = self.schemas.remove(name) else { return Err(format!("database '{}' does not exist", name)) };
+    pub fn drop_database(&mut self, now_ms: u64, name: &str) -> Result<Vec<TableId>, UpstreamError> {
+        let Some(sid) = self.schemas.remove(name) else { return Err(UpstreamError::NoSuchDatabase(name.to_string())) };
         let ts = self.tso(now_ms);
         let mut dropped = Vec::new();
         for t in self.tables.values_mut().filter(|t| t.schema_id == sid && t.dropped_ts.is_none()) {

@@ -10,6 +10,7 @@
 //!   estimates how many seeds a campaign starting anywhere needs to see the bug once, and
 //!   unlike the first failing seed it does not hinge on one lucky or unlucky seed.
 
+use crate::error::CliError;
 use crate::fuzz::{run_campaign, Campaign, ProgressBar, SeedList, SeedRange, Shard};
 use crate::scenario::load;
 use core_sched::bugs::{Bug, Bugs, ALL_BUGS};
@@ -184,12 +185,18 @@ pub fn median_gap(failing: &[u64]) -> Option<f64> {
 
 /// Run the zoo. Err = bad input (a mapped scenario does not load).
 /// `only`: the bugs to run (none: every bug).
-pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, String> {
+pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, CliError> {
     let mut rows = Vec::new();
     for info in ALL_BUGS.iter().filter(|i| only.0.is_empty() || only.on(i.bug)) {
         let plan = plan_for(info.bug);
         let name = resolve_scenario(info.bug);
-        let scn = load::resolve(name).map_err(|e| format!("bug {}: scenario {}: {}", info.name, name, e))?.scenario;
+        let scn = load::resolve(name)
+            .map_err(|source| CliError::ZooScenario {
+                bug: info.name.into(),
+                scenario: name.into(),
+                source: Box::new(source),
+            })?
+            .scenario;
         let seed_list = SeedList { range: SeedRange { start: 0, end: seeds }, shard: Shard::default() };
         let companions = plan.companions.iter().fold(Bugs::none(), |b, c| b.with(*c));
         let c = Campaign {
@@ -312,16 +319,16 @@ pub fn format_markdown(z: &Zoo) -> String {
 }
 
 /// The `zoo` command: run, write `reports/bug-zoo.{md,json}`, print the table.
-pub fn cli_zoo(seeds: u64, jobs: usize, dir: &Path, only: &Bugs) -> Result<(String, i32), String> {
+pub fn cli_zoo(seeds: u64, jobs: usize, dir: &Path, only: &Bugs) -> Result<(String, i32), CliError> {
     if seeds == 0 {
-        return Err("invalid --seeds 0: the zoo needs at least one seed".into());
+        return Err(CliError::ZeroZooSeeds);
     }
     let z = run_zoo(seeds, jobs, only)?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create report directory {}: {}", dir.display(), e))?;
+    std::fs::create_dir_all(dir).map_err(CliError::create_dir("report directory", dir))?;
     let (md, json) = (dir.join("bug-zoo.md"), dir.join("bug-zoo.json"));
-    std::fs::write(&md, format_markdown(&z)).map_err(|e| format!("cannot write {}: {}", md.display(), e))?;
-    let j = serde_json::to_string_pretty(&z).map_err(|e| format!("cannot serialize the zoo: {}", e))?;
-    std::fs::write(&json, j + "\n").map_err(|e| format!("cannot write {}: {}", json.display(), e))?;
+    std::fs::write(&md, format_markdown(&z)).map_err(CliError::write_file(&md))?;
+    let j = serde_json::to_string_pretty(&z).map_err(CliError::serialize("zoo"))?;
+    std::fs::write(&json, j + "\n").map_err(CliError::write_file(&json))?;
     let mut out = format_table(&z);
     let never: Vec<&str> = z.bugs.iter().filter(|r| r.detections == 0).map(|r| r.bug.as_str()).collect();
     let _ = writeln!(out, "wrote {} and {}", md.display(), json.display());

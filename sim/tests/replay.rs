@@ -66,7 +66,7 @@ fn a_control_run_that_shows_the_invariant_too_fails_the_replay() {
     // An unknown invariant in `also` is bad input naming the file.
     let text = std::fs::read_to_string(&src).unwrap().replacen("\"barrier-owner-only\"", "\"no-such-invariant\"", 1);
     std::fs::write(&bad, text).unwrap();
-    let err = prepare(&bad).err().expect("unknown invariant rejected");
+    let err = prepare(&bad).err().expect("unknown invariant rejected").to_string();
     assert!(err.contains("control.json") && err.contains("no-such-invariant"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -96,7 +96,7 @@ fn a_fixed_by_claim_that_does_not_hold_fails_the_replay() {
         v
     );
     std::fs::write(&bad, text.replacen("\"restored-remove-blocks-checkpoint\"", "\"no-such-fix\"", 1)).unwrap();
-    let err = prepare(&bad).err().expect("unknown fix rejected");
+    let err = prepare(&bad).err().expect("unknown fix rejected").to_string();
     assert!(err.contains("fixed_by.json") && err.contains("no-such-fix"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -164,7 +164,7 @@ fn a_bugs_off_control_replaces_the_must_pass_check() {
         ),
     )
     .unwrap();
-    let e = prepare(&empty).err().expect("rejected");
+    let e = prepare(&empty).err().expect("rejected").to_string();
     assert!(e.contains("must list every invariant") && e.contains("one-table-trigger"), "{e}");
     // ...and so is one on a scenario outside scenarios/findings/.
     let outside = dir.join("outside.json");
@@ -177,7 +177,7 @@ fn a_bugs_off_control_replaces_the_must_pass_check() {
         ),
     )
     .unwrap();
-    let e = prepare(&outside).err().expect("rejected");
+    let e = prepare(&outside).err().expect("rejected").to_string();
     assert!(e.contains("only for a scenario under scenarios/findings/"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }

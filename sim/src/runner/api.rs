@@ -2,7 +2,7 @@
 //! with the integration tests' retry (scenario steps), and the coordinator's
 //! `move_maintainer`, which a scenario step asks again while the changefeed is busy.
 
-use super::Driver;
+use super::{Driver, StepError};
 use crate::world::*;
 use core_sched::types::*;
 use std::time::Duration;
@@ -26,7 +26,8 @@ pub(super) enum MoveAnswer {
 
 impl Driver {
     /// Call a maintainer API handler on the current maintainer's node (one protocol
-    /// step). None when there is no live maintainer.
+    /// step). None when there is no live maintainer. The handler's error is the core's
+    /// answer as text, traced as the record's `error` field.
     pub(super) fn api(
         &mut self,
         f: &mut dyn FnMut(
@@ -64,7 +65,7 @@ impl Driver {
             &crate::upstream::Upstream,
         ) -> Result<String, String>,
         what: &'static str,
-    ) -> Result<(), String> {
+    ) -> Result<(), StepError> {
         let deadline = self.now() + API_RETRY_TIMEOUT_MS;
         let mut last = String::from("no live maintainer");
         loop {
@@ -74,7 +75,7 @@ impl Driver {
                 None => {}
             }
             if self.now() >= deadline {
-                return Err(format!("{} did not succeed within {} ms: {}", what, API_RETRY_TIMEOUT_MS, last));
+                return Err(StepError::ApiTimeout { what, timeout_ms: API_RETRY_TIMEOUT_MS, last });
             }
             self.budget()?;
             madsim::time::sleep(Duration::from_millis(500)).await;
@@ -82,10 +83,10 @@ impl Driver {
     }
 
     /// Ask the owner's coordinator to move the maintainer to `dest`.
-    pub(super) fn move_maintainer(&mut self, dest: NodeId) -> Result<MoveAnswer, String> {
+    pub(super) fn move_maintainer(&mut self, dest: NodeId) -> Result<MoveAnswer, StepError> {
         let (owner, cf) = {
             let g = self.w.lock().unwrap();
-            (g.owner().ok_or("no owner")?, g.cf.clone())
+            (g.owner().ok_or(StepError::NoOwner)?, g.cf.clone())
         };
         let mut answer = MoveAnswer::Refused;
         crate::world::step(&self.w, owner, None, StepKind::Api, |ns, ctx, _, _| {
@@ -105,7 +106,7 @@ impl Driver {
     /// The `move_maintainer` step: like TiCDC's schedulers, ask again while another
     /// operator of the changefeed is in flight (e.g. the add of a generation that has not
     /// reported `BootstrapDone` yet), for up to 60 s.
-    pub(super) async fn move_maintainer_with_retry(&mut self, dest: NodeId) -> Result<(), String> {
+    pub(super) async fn move_maintainer_with_retry(&mut self, dest: NodeId) -> Result<(), StepError> {
         let deadline = self.now() + MOVE_RETRY_MS;
         loop {
             match self.move_maintainer(dest)? {
@@ -121,8 +122,8 @@ impl Driver {
     }
 
     /// Trace on the owner that the move never got in (scenarios can wait for the event).
-    fn trace_move_refused(&mut self, dest: NodeId) -> Result<(), String> {
-        let owner = self.w.lock().unwrap().owner().ok_or("no owner")?;
+    fn trace_move_refused(&mut self, dest: NodeId) -> Result<(), StepError> {
+        let owner = self.w.lock().unwrap().owner().ok_or(StepError::NoOwner)?;
         crate::world::step(&self.w, owner, None, StepKind::Api, |_, ctx, _, _| {
             ctx.trace(
                 core_sched::effects::Role::Coordinator,

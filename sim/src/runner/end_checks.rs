@@ -2,7 +2,7 @@
 //! replication counts, table existence, trace fields, changefeed state and the rest.
 
 use super::predicates::{changefeed_state_is, cmp, schema_of};
-use super::Driver;
+use super::{Driver, StepError};
 use crate::result::*;
 use crate::scenario::*;
 use core_sched::types::*;
@@ -17,7 +17,7 @@ impl Driver {
         let check = format!("sync_diff snapshot={}", snap);
         let ts = match self.ts_value(snap) {
             Ok(t) => t,
-            Err(e) => return CheckResult { check, passed: false, detail: e },
+            Err(e) => return CheckResult { check, passed: false, detail: e.to_string() },
         };
         let check = format!("sync_diff snapshot={}", ts);
         let g = self.w.lock().unwrap();
@@ -69,7 +69,7 @@ impl Driver {
         value: &str,
     ) -> CheckResult {
         let check = format!("trace_field '{}' {} {:?} {}", event, field, op, value);
-        let res = (|| -> Result<(bool, String), String> {
+        let res = (|| -> Result<(bool, String), StepError> {
             let node = node.map(|n| self.node(n)).transpose()?;
             let want = self.value(value)?;
             let g = self.w.lock().unwrap();
@@ -93,7 +93,7 @@ impl Driver {
         })();
         match res {
             Ok((passed, detail)) => CheckResult { check, passed, detail },
-            Err(e) => CheckResult { check, passed: false, detail: e },
+            Err(e) => CheckResult { check, passed: false, detail: e.to_string() },
         }
     }
 
@@ -137,7 +137,11 @@ impl Driver {
                     let want = match ts.as_deref().map(|t| self.ts_value(t)).transpose() {
                         Ok(w) => w,
                         Err(e) => {
-                            out.push(CheckResult { check: "syncpoint_recorded".into(), passed: false, detail: e });
+                            out.push(CheckResult {
+                                check: "syncpoint_recorded".into(),
+                                passed: false,
+                                detail: e.to_string(),
+                            });
                             continue;
                         }
                     };
@@ -195,7 +199,7 @@ impl Driver {
                                 g.nodes.get(n.0 as usize).map(|s| s.alive && s.state.is_some()).unwrap_or(false);
                             (alive, format!("capture {} running: {}", n, alive))
                         }
-                        Err(e) => (false, e),
+                        Err(e) => (false, e.to_string()),
                     };
                     CheckResult { check: format!("node_alive {}", node), passed: ok, detail }
                 }
@@ -228,7 +232,7 @@ impl Driver {
 }
 
 /// Compare a trace field with a value: as numbers when both are, else only `eq`/`ne`.
-fn compare_field(got: &str, op: FieldOp, want: &str) -> Result<bool, String> {
+fn compare_field(got: &str, op: FieldOp, want: &str) -> Result<bool, StepError> {
     use std::cmp::Ordering as O;
     let ord = match (got.parse::<i128>(), want.parse::<i128>()) {
         (Ok(a), Ok(b)) => a.cmp(&b),
@@ -240,7 +244,7 @@ fn compare_field(got: &str, op: FieldOp, want: &str) -> Result<bool, String> {
                     O::Less
                 }
             }
-            _ => return Err(format!("cannot compare '{}' {:?} '{}': not numbers", got, op, want)),
+            _ => return Err(StepError::NotNumbers { got: got.to_string(), op, want: want.to_string() }),
         },
     };
     Ok(match op {

@@ -8,12 +8,14 @@ mod cluster;
 mod config;
 mod converge;
 mod end_checks;
+mod error;
 mod predicates;
 mod refs;
 mod steps;
 mod swarm;
 mod workload;
 
+pub use error::StepError;
 pub use predicates::trace_sequence_seen;
 
 use crate::checkers::*;
@@ -176,7 +178,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     for st in scn.steps.iter() {
         let step = st.get_ref().clone();
         if let Err(e) = d.run_step(&step).await {
-            d.liveness.push(Violation { invariant: CONVERGES.into(), at_ms: d.now(), detail: e });
+            d.liveness.push(Violation { invariant: CONVERGES.into(), at_ms: d.now(), detail: e.to_string() });
             stopped_early = true;
             break;
         }
@@ -243,13 +245,13 @@ impl Driver {
     }
 
     /// The scenario's event and simulated-time limits: an error once one is reached.
-    fn budget(&self) -> Result<(), String> {
+    fn budget(&self) -> Result<(), StepError> {
         let g = self.w.lock().unwrap();
         if g.events > self.scn.limits.max_events {
-            return Err(format!("event budget of {} exhausted", self.scn.limits.max_events));
+            return Err(StepError::EventBudget(self.scn.limits.max_events));
         }
         if g.now_ms > self.scn.limits.max_sim_time_ms {
-            return Err(format!("simulated-time limit of {} ms reached", self.scn.limits.max_sim_time_ms));
+            return Err(StepError::SimTimeLimit(self.scn.limits.max_sim_time_ms));
         }
         Ok(())
     }

@@ -1,7 +1,7 @@
 //! Wait predicates (`wait` steps) and the trace and state comparisons they share with
 //! the end checks.
 
-use super::Driver;
+use super::{Driver, StepError};
 use crate::scenario::*;
 use crate::world::*;
 use core_sched::maintainer::span_controller::ReplicaState;
@@ -18,7 +18,7 @@ impl Driver {
         node: Option<NodeId>,
         table: Option<&str>,
         fields: &BTreeMap<String, String>,
-    ) -> Result<Vec<&'a crate::result::TraceRecord>, String> {
+    ) -> Result<Vec<&'a crate::result::TraceRecord>, StepError> {
         let t = table.map(|t| self.table(t)).transpose()?.map(|t| t.to_string());
         let node = node.map(|n| n.to_string());
         let mut want = Vec::new();
@@ -37,7 +37,7 @@ impl Driver {
     }
 
     /// Whether a `wait` predicate holds now; a matching `trace_seen` stores its captures.
-    pub(super) fn eval(&mut self, p: &Predicate) -> Result<bool, String> {
+    pub(super) fn eval(&mut self, p: &Predicate) -> Result<bool, StepError> {
         let on_node = match p {
             Predicate::TableOnNode { node, .. }
             | Predicate::NodeExited { node }
@@ -56,10 +56,11 @@ impl Driver {
                 let mut v = Vec::new();
                 for (name, field) in capture {
                     let Some((_, val)) = r.fields.iter().find(|(f, _)| f == field) else {
-                        return Err(format!(
-                            "trace event '{}' has no field '{}' to capture as ${}",
-                            event, field, name
-                        ));
+                        return Err(StepError::CaptureMissingField {
+                            event: event.clone(),
+                            field: field.clone(),
+                            name: name.clone(),
+                        });
                     };
                     v.push((name.clone(), val.clone()));
                 }

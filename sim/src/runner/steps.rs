@@ -2,7 +2,7 @@
 //! match arm per scenario step kind.
 
 use super::cluster::restart_node;
-use super::{Driver, WAIT_POLL_MS};
+use super::{Driver, StepError, WAIT_POLL_MS};
 use crate::scenario::*;
 use crate::world::*;
 use core_sched::config::ChangefeedConfig;
@@ -65,7 +65,7 @@ impl Driver {
     }
 
     /// Run one scenario step; an error stops the run (a `converges` violation).
-    pub(super) async fn run_step(&mut self, step: &Step) -> Result<(), String> {
+    pub(super) async fn run_step(&mut self, step: &Step) -> Result<(), StepError> {
         let desc = format!("{:?}", step);
         {
             let mut g = self.w.lock().unwrap();
@@ -160,7 +160,7 @@ impl Driver {
                 let pause = matches!(step, Step::PauseChangefeed);
                 let (owner, cf) = {
                     let g = self.w.lock().unwrap();
-                    (g.owner().ok_or("no owner")?, g.cf.clone())
+                    (g.owner().ok_or(StepError::NoOwner)?, g.cf.clone())
                 };
                 let mut ok = false;
                 crate::world::step(&self.w, owner, None, StepKind::Api, |ns, ctx, _, meta| {
@@ -173,11 +173,10 @@ impl Driver {
                     }
                 });
                 if !ok {
-                    return Err(format!(
-                        "{} changefeed refused (state {:?})",
-                        if pause { "pause" } else { "resume" },
-                        self.w.lock().unwrap().meta.changefeeds.get(&cf).map(|i| i.state)
-                    ));
+                    return Err(StepError::ChangefeedRefused {
+                        action: if pause { "pause" } else { "resume" },
+                        state: self.w.lock().unwrap().meta.changefeeds.get(&cf).map(|i| i.state),
+                    });
                 }
                 if !pause {
                     // Syncpoints are due from the first one at or after the checkpoint the
@@ -196,12 +195,9 @@ impl Driver {
             Step::UpdateChangefeed { config } => {
                 let mut g = self.w.lock().unwrap();
                 let cf = g.cf.clone();
-                let info = g.meta.changefeeds.get_mut(&cf).ok_or("no changefeed")?;
+                let info = g.meta.changefeeds.get_mut(&cf).ok_or(StepError::NoChangefeed)?;
                 if info.state != core_sched::messages::FeedState::Stopped {
-                    return Err(format!(
-                        "update changefeed: the changefeed must be paused first (state {:?})",
-                        info.state
-                    ));
+                    return Err(StepError::UpdateNotPaused(info.state));
                 }
                 if let Some(v) = config.enable_sync_point {
                     info.config.enable_sync_point = v;
@@ -284,7 +280,7 @@ impl Driver {
                 let n = self.node(node)?;
                 let held = std::mem::replace(&mut self.w.lock().unwrap().nodes[n.0 as usize].held, false);
                 if !held {
-                    return Err(format!("start {}: the capture was already started", n));
+                    return Err(StepError::AlreadyStarted(n));
                 }
                 restart_node(&self.w, n, self.handles[n.0 as usize].id()).await;
             }
@@ -318,7 +314,7 @@ impl Driver {
                         Err(e) => return Err(e),
                     }
                     if self.now() >= deadline {
-                        return Err(format!("wait timed out after {} ms: {:?}", timeout_ms, until));
+                        return Err(StepError::WaitTimeout { timeout_ms: *timeout_ms, until: Box::new(until.clone()) });
                     }
                     self.budget()?;
                     madsim::time::sleep(Duration::from_millis(WAIT_POLL_MS)).await;

@@ -1,7 +1,7 @@
 //! The random workload step: DDL, DML, table and maintainer moves, splits and merges,
 //! kills, session losses and partitions, drawn from the seed one op per interval.
 
-use super::Driver;
+use super::{Driver, StepError};
 use crate::scenario::*;
 use core_sched::types::*;
 use core_sched::upstream::RowOp;
@@ -19,7 +19,7 @@ impl Driver {
         ops: &[WorkloadOp],
         max_tables: usize,
         regions: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), StepError> {
         // `session_loss` joined the swarm families last: a seed that switches it off draws
         // from the list without it (the other families' ops are drawn and skipped), so
         // those runs keep the op stream they had before the family existed.

@@ -138,9 +138,14 @@ pub struct ChangefeedUpdate {
     pub sync_point_retention: Option<String>,
 }
 
+/// A duration string that is not Go syntax (the string as given).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid duration '{0}' (use Go syntax, e.g. \"30s\", \"10m\", \"1m30s\", \"500ms\")")]
+pub struct DurationError(pub String);
+
 /// Parse a Go duration string (`h`, `m`, `s`, `ms` units, e.g. `"1m30s"`) into ms.
-pub fn parse_duration_ms(s: &str) -> Result<u64, String> {
-    let bad = || format!("invalid duration '{}' (use Go syntax, e.g. \"30s\", \"10m\", \"1m30s\", \"500ms\")", s);
+pub fn parse_duration_ms(s: &str) -> Result<u64, DurationError> {
+    let bad = || DurationError(s.to_string());
     let s = s.trim();
     if s.is_empty() {
         return Err(bad());

@@ -1,0 +1,61 @@
+//! The errors a command reports to the user: bad input (flags, seed files, scenarios)
+//! and I/O on the directories it writes. `cli` prints one as a single `error: ...` line
+//! and exits 2.
+
+use crate::args::ArgError;
+use crate::scenario::load::LoadError;
+use crate::seedfile::SeedFileError;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A bad flag value (`--seed`, `--seeds`, `--shard`, `--jobs`, `--bug`, `--fix`).
+    #[error(transparent)]
+    Arg(#[from] ArgError),
+    /// A scenario that does not resolve, parse or validate (`file:line: reason`).
+    #[error(transparent)]
+    Scenario(#[from] LoadError),
+    /// A seed file that does not read, parse or check.
+    #[error(transparent)]
+    SeedFile(#[from] SeedFileError),
+    #[error("--save cannot be combined with --fix: seed files do not record candidate fixes")]
+    SaveWithFix,
+    #[error("--save cannot be combined with --no-mask: seed files do not record it; copy the scenario with `mask-findings = []` instead")]
+    SaveWithNoMask,
+    #[error("invalid --stop-after 0: need at least one failure to stop after")]
+    ZeroStopAfter,
+    #[error("invalid --seeds 0: the zoo needs at least one seed")]
+    ZeroZooSeeds,
+    #[error("invalid --seeds 0: need at least one seed")]
+    ZeroFindingSeeds,
+    /// A finding group (scenario, bugs, fixes) of a findings directory that cannot run.
+    #[error("finding {scenario}: {source}")]
+    Finding { scenario: String, source: Box<CliError> },
+    /// A zoo bug whose mapped scenario does not load.
+    #[error("bug {bug}: scenario {scenario}: {source}")]
+    ZooScenario { bug: String, scenario: String, source: Box<LoadError> },
+    /// `what` names the directory's role: `--save directory`, `report directory`.
+    #[error("cannot create {what} {}: {source}", path.display())]
+    CreateDir { what: &'static str, path: PathBuf, source: std::io::Error },
+    #[error("cannot write seed file {}: {source}", path.display())]
+    WriteSeedFile { path: PathBuf, source: std::io::Error },
+    #[error("cannot write {}: {source}", path.display())]
+    WriteFile { path: PathBuf, source: std::io::Error },
+    /// `what`: `report`, `summary`, `zoo`.
+    #[error("cannot serialize the {what}: {source}")]
+    Serialize { what: &'static str, source: serde_json::Error },
+}
+
+impl CliError {
+    pub(crate) fn create_dir(what: &'static str, path: &std::path::Path) -> impl FnOnce(std::io::Error) -> CliError {
+        let path = path.to_path_buf();
+        move |source| CliError::CreateDir { what, path, source }
+    }
+    pub(crate) fn write_file(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> CliError {
+        let path = path.to_path_buf();
+        move |source| CliError::WriteFile { path, source }
+    }
+    pub(crate) fn serialize(what: &'static str) -> impl FnOnce(serde_json::Error) -> CliError {
+        move |source| CliError::Serialize { what, source }
+    }
+}
