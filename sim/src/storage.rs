@@ -37,7 +37,7 @@ pub struct Storage {
     pub ddl_ts: BTreeMap<TableId, DdlTsRow>,
     /// The reserved syncpoint row.
     pub ddl_ts_sync_point: Option<DdlTsRow>,
-    /// Block-event writes since [`crate::world::record_ddl_ts`] last looked: (commit ts,
+    /// Block-event writes since the world's `record_ddl_ts` last looked: (commit ts,
     /// finished, is syncpoint). A put of the object starts the write (`SendDDLTsPre`), its
     /// rename finishes it (`SendDDLTs`).
     pub new_ddl_ts: Vec<(Ts, bool, bool)>,
