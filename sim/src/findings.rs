@@ -81,10 +81,10 @@ pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRo
         let seed_list = SeedList { range: SeedRange { start: 0, end: seeds }, shard: Shard::default() };
         let campaign = |bugs: Bugs, label: String| {
             let mut bar = ProgressBar::new(&label);
-            let r =
-                run_campaign(&Campaign { scenario: &scn, seeds: seed_list, bugs, jobs, stop_after: None }, &mut |p| {
-                    bar.update(p)
-                });
+            let r = run_campaign(
+                &Campaign { scenario: &scn, seeds: seed_list, bugs, jobs, stop_after: None },
+                &mut |p, _| bar.update(p),
+            );
             bar.finish();
             summarize(&r)
         };

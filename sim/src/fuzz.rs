@@ -122,6 +122,8 @@ pub struct CampaignResult {
     pub runs: Vec<SeedOutcome>,
     /// `--stop-after` ended the campaign before every seed ran.
     pub stopped_early: bool,
+    /// An interrupt (Ctrl-C, SIGTERM) ended it before every seed ran.
+    pub interrupted: bool,
     pub wall: Duration,
 }
 
@@ -141,8 +143,9 @@ impl CampaignResult {
 }
 
 /// Run every seed of the campaign on `jobs` worker threads. `progress` is called on the
-/// calling thread after every finished seed.
-pub fn run_campaign(c: &Campaign, progress: &mut dyn FnMut(&Progress)) -> CampaignResult {
+/// calling thread after every finished seed, with its outcome. An interrupt
+/// ([`crate::interrupt`]) stops the workers before their next seed.
+pub fn run_campaign(c: &Campaign, progress: &mut dyn FnMut(&Progress, &SeedOutcome)) -> CampaignResult {
     let total = c.seeds.len();
     let jobs = c.jobs.max(1).min(total.max(1) as usize);
     let next = AtomicU64::new(0);
@@ -159,6 +162,9 @@ pub fn run_campaign(c: &Campaign, progress: &mut dyn FnMut(&Progress)) -> Campai
             scope.spawn(move || loop {
                 if c.stop_after.is_some_and(|k| failures.load(Ordering::SeqCst) >= k) {
                     stopped.store(true, Ordering::SeqCst);
+                    return;
+                }
+                if crate::interrupt::requested() {
                     return;
                 }
                 let i = next.fetch_add(1, Ordering::SeqCst);
@@ -192,15 +198,21 @@ pub fn run_campaign(c: &Campaign, progress: &mut dyn FnMut(&Progress)) -> Campai
         }
         drop(tx);
         let mut failed = 0;
+        let interrupt_after = crate::interrupt::after_from_env();
         for r in rx {
             failed += r.failed() as u64;
+            let p = Progress { done: runs.len() as u64 + 1, total, failures: failed, elapsed: start.elapsed() };
+            progress(&p, &r);
             runs.push(r);
-            progress(&Progress { done: runs.len() as u64, total, failures: failed, elapsed: start.elapsed() });
+            if interrupt_after.is_some_and(|k| p.done >= k) {
+                crate::interrupt::request();
+            }
         }
     });
     runs.sort_by_key(|r| r.seed);
     let stopped_early = stopped.load(Ordering::SeqCst) && (runs.len() as u64) < total;
-    CampaignResult { runs, stopped_early, wall: start.elapsed() }
+    let interrupted = crate::interrupt::requested() && (runs.len() as u64) < total;
+    CampaignResult { runs, stopped_early, interrupted, wall: start.elapsed() }
 }
 
 /// Progress on stderr: a bar redrawn in place on a terminal, otherwise a plain line at
@@ -327,6 +339,8 @@ pub struct Summary {
     pub passes: u64,
     pub failures: u64,
     pub stopped_early: bool,
+    /// An interrupt ended the campaign: `runs` is what ran.
+    pub interrupted: bool,
     pub by_outcome: BTreeMap<String, u64>,
     pub by_invariant: BTreeMap<String, u64>,
     /// Every failing seed, in seed order (the human summary shows the first 10).
@@ -359,6 +373,7 @@ pub fn summarize(scenario: &str, c: &Campaign, r: &CampaignResult, reproduce: &d
         passes: r.runs.iter().filter(|x| !x.failed()).count() as u64,
         failures: failing_seeds.len() as u64,
         stopped_early: r.stopped_early,
+        interrupted: r.interrupted,
         by_outcome,
         by_invariant,
         failing_seeds,
@@ -389,6 +404,9 @@ pub fn format_summary(s: &Summary) -> String {
         s.failures,
         if s.stopped_early { "  (stopped early: --stop-after reached)" } else { "" }
     );
+    if s.interrupted {
+        let _ = writeln!(o, "interrupted: {} seeds ran; the counts below are for those", s.runs);
+    }
     let join = |m: &BTreeMap<String, u64>| {
         if m.is_empty() {
             "none".to_string()
@@ -445,6 +463,13 @@ pub fn cli_fuzz(a: &FuzzArgs) -> Result<(String, i32), CliError> {
     if let Some(dir) = &a.save {
         std::fs::create_dir_all(dir).map_err(CliError::create_dir("--save directory", dir))?;
     }
+    // Read the known findings before any seed runs: a bad path is an input error.
+    let mut known = Vec::new();
+    if let Some(k) = &a.known {
+        for path in crate::seedfile::collect(k)? {
+            known.push(SeedFile::load(&path)?);
+        }
+    }
     let bug_names = bugs.names();
     let mut note = format!("found by fuzz {} --seeds {}", a.scenario, range);
     if shard != Shard::default() {
@@ -461,30 +486,33 @@ pub fn cli_fuzz(a: &FuzzArgs) -> Result<(String, i32), CliError> {
         stop_after: a.stop_after,
     };
     let mut bar = ProgressBar::new(&format!("fuzz {}", loaded.scenario.name));
-    let r = run_campaign(&c, &mut |p| bar.update(p));
-    bar.finish();
-    // Seed files are written after the campaign, in seed order, from what the campaign
-    // kept (outcome, first invariant, trace hash): no rerun needed.
-    if let Some(dir) = &a.save {
-        for f in r.failures() {
-            let sf = SeedFile {
-                scenario: a.scenario.clone(),
-                seed: f.seed,
-                bugs: bug_names.iter().map(|s| s.to_string()).collect(),
-                expect: crate::seedfile::Expect {
-                    outcome: f.outcome,
-                    invariant: f.invariant.clone(),
-                    also: Vec::new(),
-                },
-                trace_hash: f.trace_hash.clone(),
-                note: note.clone(),
-                control: None,
-                fixed_by: Vec::new(),
-            };
-            let path = dir.join(sf.file_name());
-            std::fs::write(&path, sf.to_json())
-                .map_err(|source| CliError::WriteSeedFile { path: path.clone(), source })?;
+    crate::interrupt::install();
+    // Each failing seed's file is written as soon as the seed finishes, from what the
+    // campaign kept (outcome, first invariant, trace hash): an interrupt or a kill loses
+    // none of them, and no rerun is needed.
+    let mut save_error = None;
+    let r = run_campaign(&c, &mut |p, o| {
+        bar.update(p);
+        let (Some(dir), true, None) = (&a.save, o.failed(), &save_error) else { return };
+        let sf = SeedFile {
+            scenario: a.scenario.clone(),
+            seed: o.seed,
+            bugs: bug_names.iter().map(|s| s.to_string()).collect(),
+            expect: crate::seedfile::Expect { outcome: o.outcome, invariant: o.invariant.clone(), also: Vec::new() },
+            trace_hash: o.trace_hash.clone(),
+            note: note.clone(),
+            control: None,
+            fixed_by: Vec::new(),
+        };
+        let path = dir.join(sf.file_name());
+        if let Err(source) = std::fs::write(&path, sf.to_json()) {
+            save_error = Some(CliError::WriteSeedFile { path, source });
+            crate::interrupt::request();
         }
+    });
+    bar.finish();
+    if let Some(e) = save_error {
+        return Err(e);
     }
     let fix_names = bugs.fix_names();
     let no_mask = if a.no_mask { " --no-mask" } else { "" };
@@ -493,11 +521,7 @@ pub fn cli_fuzz(a: &FuzzArgs) -> Result<(String, i32), CliError> {
     });
     // Known open findings: recorded failures that are expected until fixed.
     let mut known_hits = Vec::new();
-    if let Some(k) = &a.known {
-        let mut known = Vec::new();
-        for path in crate::seedfile::collect(k)? {
-            known.push(SeedFile::load(&path)?);
-        }
+    if !known.is_empty() {
         let mut want_bugs: Vec<String> = bug_names.iter().map(|s| s.to_string()).collect();
         want_bugs.sort();
         s.failing_seeds.retain(|f| {
@@ -533,7 +557,15 @@ pub fn cli_fuzz(a: &FuzzArgs) -> Result<(String, i32), CliError> {
     if !known_hits.is_empty() && !a.json {
         out.push_str(&format!("known open findings (failing as recorded, not counted): seeds {:?}\n", known_hits));
     }
-    Ok((out, if s.failures == 0 { 0 } else { 1 }))
+    // 130 (128 + SIGINT) says the campaign is incomplete, whatever it found so far.
+    let code = if r.interrupted {
+        130
+    } else if s.failures == 0 {
+        0
+    } else {
+        1
+    };
+    Ok((out, code))
 }
 
 #[cfg(test)]

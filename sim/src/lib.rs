@@ -26,6 +26,7 @@ pub mod cli;
 pub mod error;
 pub mod findings;
 pub mod fuzz;
+pub mod interrupt;
 pub mod lanes;
 pub mod node;
 pub mod replay;

@@ -207,7 +207,7 @@ pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, CliError> {
             stop_after: None,
         };
         let mut bar = ProgressBar::new(&format!("zoo {}", info.name));
-        let r = run_campaign(&c, &mut |p| bar.update(p));
+        let r = run_campaign(&c, &mut |p, _| bar.update(p));
         bar.finish();
         let detected = |o: &crate::fuzz::SeedOutcome| match plan.detect {
             Some(inv) => o.invariants.iter().any(|i| i == inv),
@@ -218,7 +218,7 @@ pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, CliError> {
             Some(_) => {
                 let c = Campaign { scenario: &scn, seeds: seed_list, bugs: companions.clone(), jobs, stop_after: None };
                 let mut bar = ProgressBar::new(&format!("zoo {} (control)", info.name));
-                let r = run_campaign(&c, &mut |p| bar.update(p));
+                let r = run_campaign(&c, &mut |p, _| bar.update(p));
                 bar.finish();
                 // A seed the companion alone also detects is not the bug's detection.
                 let control: std::collections::BTreeSet<u64> =

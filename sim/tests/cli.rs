@@ -389,6 +389,41 @@ fn fuzz_save_reproduces_bit_identically_and_replays() {
     assert_eq!(stdout(&o).lines().filter(|l| l.starts_with("ok ")).count(), 3, "{}", stdout(&o));
 }
 
+/// An interrupt (here the test hook on the handler's path) stops a huge campaign after
+/// the seeds in flight: it reports what ran, exits 130, and every failing seed found so far
+/// is saved and replays.
+#[test]
+fn interrupted_fuzz_reports_what_ran_and_keeps_every_failing_seed() {
+    let d = temp_dir();
+    let failing =
+        write(&d, "fails.toml", &format!("{MINIMAL}[[checks]]\nkind = \"table_not_exists\"\ntable = \"t1\"\n"));
+    let save = d.join("saved");
+    let o = Command::new(BIN)
+        .args(["fuzz", failing.to_str().unwrap(), "--seeds", "0..1000000", "--jobs", "2", "--json"])
+        .args(["--save", save.to_str().unwrap()])
+        .env("TICDC_SIM_INTERRUPT_AFTER", "4")
+        .output()
+        .expect("run ticdc-sim");
+    assert_eq!(o.status.code(), Some(130), "{}\n{}", stdout(&o), stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["interrupted"], true, "{v}");
+    let runs = v["runs"].as_u64().unwrap();
+    assert!((4..1000).contains(&runs), "the campaign stops soon after the interrupt: {runs} runs");
+    assert_eq!(v["failures"].as_u64(), Some(runs), "every seed of this scenario fails: {v}");
+    let saved = std::fs::read_dir(&save).unwrap().count() as u64;
+    assert_eq!(saved, runs, "one seed file per failing seed that ran");
+    let o = run(&["replay", save.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+}
+
+/// `--known` is read before any seed runs: a bad path is an input error at once.
+#[test]
+fn fuzz_known_with_a_bad_path_is_refused_before_the_campaign() {
+    let o = run(&["fuzz", "basic_replication", "--seeds", "0..1000000", "--known", "/nonexistent/findings"]);
+    let err = assert_bad_input(&o);
+    assert!(err.contains("/nonexistent/findings"), "{err}");
+}
+
 fn seed_file(outcome: &str, hash: &str) -> String {
     format!("{{\"scenario\": \"basic_replication\", \"seed\": 7, \"bugs\": [], \"expect\": {{\"outcome\": \"{outcome}\"}}, \"trace_hash\": \"{hash}\", \"note\": \"test\"}}\n")
 }
