@@ -196,11 +196,11 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         madsim::runtime::Handle::current().kill(h.id());
     }
     madsim::time::sleep(Duration::from_millis(1)).await;
-    let g = w.lock().unwrap();
+    let mut g = w.lock().unwrap();
     config_lines.extend(d.vars.iter().map(|(k, v)| format!("var ${} = {}", k, v)));
     let violations = order_violations(g.violations.clone(), &d.liveness, &checks, g.now_ms);
     let outcome = outcome_of(&violations);
-    RunResult {
+    let result = RunResult {
         scenario: scn.name.clone(),
         seed,
         bugs: bugs.names().iter().map(|s| s.to_string()).collect(),
@@ -214,7 +214,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         config: config_lines,
         phases: d.phases.clone(),
         checks,
-        trace: g.trace.clone(),
+        trace: std::mem::take(&mut g.trace),
         crash: None,
         net: NetStats {
             delivered: g.net.delivered,
@@ -225,7 +225,12 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
             lagged: g.net.collector.lagged + g.net.stream.lagged,
             storage_errors: g.storage_errors,
         },
-    }
+    };
+    // Tasks still queued in the runtime when the run returns (timers of killed nodes, the
+    // network's) hold the world, and madsim keeps them: empty it, so a campaign does not
+    // keep every seed's nodes and trace until the process ends.
+    *g = World::new(0, Bugs::none(), 0, [0, 0]);
+    result
 }
 
 impl Driver {
