@@ -57,6 +57,12 @@ impl Upstream {
         Upstream { next_table_id: 100, next_schema_id: 2, ..Default::default() }
     }
 
+    /// The DDL committed at `ts`, if any (a binary search: `ddls` is in commit-ts order).
+    pub fn ddl_at(&self, ts: Ts) -> Option<&DdlEvent> {
+        let i = self.ddls.partition_point(|d| d.commit_ts < ts);
+        self.ddls.get(i).filter(|d| d.commit_ts == ts)
+    }
+
     /// PD TSO: strictly increasing, physical part from simulated time.
     pub fn tso(&mut self, now_ms: u64) -> Ts {
         let t = ts_from_ms(now_ms).max(self.last_ts + 1);

@@ -169,7 +169,7 @@ pub fn durable_block_events(
         }
     }
     for rec in ddls {
-        let Some(ev) = up.ddls.iter().find(|d| d.commit_ts == rec.commit_ts) else { continue };
+        let Some(ev) = up.ddl_at(rec.commit_ts) else { continue };
         let tables: Vec<TableId> = match ev.blocked_tables.influence_type {
             InfluenceType::Normal => {
                 ev.blocked_tables.table_ids.iter().copied().filter(|t| *t != DDL_SPAN_TABLE_ID).collect()

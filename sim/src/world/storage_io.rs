@@ -139,8 +139,7 @@ pub fn record_ddl_ts(wd: &mut World) {
             wd.storage.ddl_ts_sync_point = Some(row);
             continue;
         }
-        let i = wd.upstream.ddls.partition_point(|d| d.commit_ts < ts);
-        let Some(ev) = wd.upstream.ddls.get(i).filter(|d| d.commit_ts == ts) else { continue };
+        let Some(ev) = wd.upstream.ddl_at(ts) else { continue };
         let alive = |t: &crate::upstream::UTable| t.created_ts < ts && t.dropped_ts.map(|d| d >= ts).unwrap_or(true);
         let mut tables: Vec<TableId> = match ev.blocked_tables.influence_type {
             InfluenceType::Normal => ev.blocked_tables.table_ids.clone(),
