@@ -19,3 +19,4 @@ mod status_watermark;
 mod syncpoint;
 mod takeover;
 mod traffic;
+mod conformance;
