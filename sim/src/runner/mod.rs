@@ -229,7 +229,17 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     // Tasks still queued in the runtime when the run returns (timers of killed nodes, the
     // network's) hold the world, and madsim keeps them: empty it, so a campaign does not
     // keep every seed's nodes and trace until the process ends.
+    let net = g.net_handle.take();
     *g = World::new(0, Bugs::none(), 0, [0, 0]);
+    drop(g);
+    // A madsim task's future holds its own waker, so a task still pending when the
+    // runtime is dropped is never freed. The network node's delivery tasks are: kill it
+    // too (after the result is taken, so traces do not change), and let the executor
+    // drop the woken tasks of every killed node.
+    if let Some(net) = net {
+        madsim::runtime::Handle::current().kill(net.id());
+    }
+    madsim::time::sleep(Duration::from_millis(1)).await;
     result
 }
 
