@@ -196,42 +196,44 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
         madsim::runtime::Handle::current().kill(h.id());
     }
     madsim::time::sleep(Duration::from_millis(1)).await;
-    let mut g = w.lock().unwrap();
-    config_lines.extend(d.vars.iter().map(|(k, v)| format!("var ${} = {}", k, v)));
-    let violations = order_violations(g.violations.clone(), &d.liveness, &checks, g.now_ms);
-    let outcome = outcome_of(&violations);
-    let result = RunResult {
-        scenario: scn.name.clone(),
-        seed,
-        bugs: bugs.names().iter().map(|s| s.to_string()).collect(),
-        fixes: bugs.fix_names().iter().map(|s| s.to_string()).collect(),
-        outcome,
-        violations,
-        trace_hash: format!("{:016x}", g.hash.0),
-        sim_time_ms: g.now_ms,
-        wall_ms: 0,
-        events: g.events,
-        config: config_lines,
-        phases: d.phases.clone(),
-        checks,
-        trace: std::mem::take(&mut g.trace),
-        crash: None,
-        net: NetStats {
-            delivered: g.net.delivered,
-            dropped: g.net.dropped,
-            lost: g.net.lost,
-            duplicated: g.net.duplicated,
-            spiked: g.net.spiked,
-            lagged: g.net.collector.lagged + g.net.stream.lagged,
-            storage_errors: g.storage_errors,
-        },
+    let (result, net) = {
+        let mut g = w.lock().unwrap();
+        config_lines.extend(d.vars.iter().map(|(k, v)| format!("var ${} = {}", k, v)));
+        let violations = order_violations(g.violations.clone(), &d.liveness, &checks, g.now_ms);
+        let outcome = outcome_of(&violations);
+        let result = RunResult {
+            scenario: scn.name.clone(),
+            seed,
+            bugs: bugs.names().iter().map(|s| s.to_string()).collect(),
+            fixes: bugs.fix_names().iter().map(|s| s.to_string()).collect(),
+            outcome,
+            violations,
+            trace_hash: format!("{:016x}", g.hash.0),
+            sim_time_ms: g.now_ms,
+            wall_ms: 0,
+            events: g.events,
+            config: config_lines,
+            phases: d.phases.clone(),
+            checks,
+            trace: std::mem::take(&mut g.trace),
+            crash: None,
+            net: NetStats {
+                delivered: g.net.delivered,
+                dropped: g.net.dropped,
+                lost: g.net.lost,
+                duplicated: g.net.duplicated,
+                spiked: g.net.spiked,
+                lagged: g.net.collector.lagged + g.net.stream.lagged,
+                storage_errors: g.storage_errors,
+            },
+        };
+        // Tasks still queued in the runtime when the run returns (timers of killed nodes, the
+        // network's) hold the world, and madsim keeps them: empty it, so a campaign does not
+        // keep every seed's nodes and trace until the process ends.
+        let net = g.net_handle.take();
+        *g = World::new(0, Bugs::none(), 0, [0, 0]);
+        (result, net)
     };
-    // Tasks still queued in the runtime when the run returns (timers of killed nodes, the
-    // network's) hold the world, and madsim keeps them: empty it, so a campaign does not
-    // keep every seed's nodes and trace until the process ends.
-    let net = g.net_handle.take();
-    *g = World::new(0, Bugs::none(), 0, [0, 0]);
-    drop(g);
     // A madsim task's future holds its own waker, so a task still pending when the
     // runtime is dropped is never freed. The network node's delivery tasks are: kill it
     // too (after the result is taken, so traces do not change), and let the executor
