@@ -69,6 +69,20 @@ fn check(h: &mut MH) -> Vec<DispatcherId> {
     h.m.oc.running().filter_map(|op| if let Operator::Split(s) = op { Some(s.id) } else { None }).collect()
 }
 
+// default_span_split_checker_test.go:43 — a whole-table span is tracked once, with no
+// traffic score and no region count yet; tracking it again adds nothing.
+#[test]
+fn ticdc_default_span_split_checker_TestDefaultSpanSplitChecker_AddReplica() {
+    let mut h = checker(&[1], 1, 1000, 10);
+    assert_eq!(score(&h, 1), 0);
+    assert_eq!(h.m.region_counts.get(&id_of(1)).copied().unwrap_or(0), 0);
+    check(&mut h);
+    assert_eq!(h.m.region_counts.len(), 1);
+    assert!(h.m.region_counts.contains_key(&id_of(1)));
+    check(&mut h);
+    assert_eq!(h.m.region_counts.len(), 1, "no duplicate");
+}
+
 // default_span_split_checker_test.go:75 — a removed span leaves the checker.
 #[test]
 fn ticdc_default_span_split_checker_TestDefaultSpanSplitChecker_RemoveReplica() {

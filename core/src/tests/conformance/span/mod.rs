@@ -7,6 +7,7 @@ mod support;
 
 mod balance;
 mod checkpoint_ts_tracker;
+mod coordinator_operator;
 mod default_span_split_checker;
 mod region_count_splitter;
 mod replication_span;

@@ -130,6 +130,53 @@ fn ticdc_split_span_checker_TestSplitSpanChecker_UpdateStatus_Traffic() {
     assert_eq!(c.spans[&id].last_three, [2000.0, 1500.0, 1500.0]);
 }
 
+// split_span_checker_test.go:275 — a Working status of a span brings its region count
+// (6, over the threshold 5) into the checker; it stays the same within the refresh
+// interval. (The model's refresher fills the counts at the balance poll.)
+#[test]
+fn ticdc_split_span_checker_TestSplitSpanChecker_UpdateStatus_Region() {
+    let t: TableId = 1;
+    let mut env = Env::new(0);
+    let mut cfg = ChangefeedConfig::default();
+    cfg.scheduler.enable_table_across_nodes = true;
+    cfg.scheduler.write_key_threshold = 1000;
+    cfg.scheduler.region_threshold = 5;
+    cfg.scheduler.region_count_refresh_interval_ms = 60_000;
+    let m = Maintainer::new(&mut env.ctx(), cf(), cfg, START, EPOCH, false, nodes(&[0, 1]));
+    env.take();
+    let mut schema = TestSchema::with_tables(&[t]);
+    // Two halves of 6 regions each.
+    schema.regions.insert(t, 12);
+    let mut h = MH { env, m, schema };
+    let (a, b) = halves(t);
+    h.bootstrap(vec![(
+        1,
+        NodeReport::spans(vec![
+            bspan(d(101), a, ComponentState::Working, START),
+            bspan(d(102), b, ComponentState::Working, START),
+        ]),
+    )]);
+    let mut s = st(d(101), ComponentState::Working, START);
+    s.event_size_per_second = 500;
+    h.handle(
+        1,
+        Message::HeartBeatRequest {
+            cf: cf(),
+            watermark: Watermark { checkpoint_ts: START, resolved_ts: START, seq: 1 },
+            statuses: vec![s],
+            complete_status: true,
+            err: None,
+        },
+    );
+    for _ in 0..2 {
+        h.env.now = h.env.now.max(h.m.next_balance_check_ms);
+        let mut ctx = h.env.ctx();
+        h.m.run_balance_scheduler(&mut ctx, &h.schema);
+        h.env.take();
+        assert_eq!(h.m.region_counts.get(&d(101)), Some(&6));
+    }
+}
+
 // split_span_checker_test.go:329 — a status that is not Working (Stopped, with traffic)
 // does not reach the checker: score and samples stay empty.
 #[test]
