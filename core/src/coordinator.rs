@@ -242,7 +242,11 @@ impl Coordinator {
                 );
             }
             let rt = self.runtime.get_mut(&st.changefeed).unwrap();
-            if rt.node != Some(from) || rt.epoch != st.maintainer_epoch {
+            // A status without an epoch (a capture of an older version) matches any
+            // generation (`MaintainerEpochMatches`, `pkg/common/maintainer_epoch.go:23`;
+            // `coordinator/controller.go:617`).
+            let epoch_matches = st.maintainer_epoch == 0 || rt.epoch == 0 || st.maintainer_epoch == rt.epoch;
+            if rt.node != Some(from) || !epoch_matches {
                 continue; // status of another node or generation
             }
             rt.last_status_ms = ctx.now_ms;
@@ -432,6 +436,12 @@ impl Coordinator {
                     trace_ev!(ctx, Role::Coordinator, rt.epoch, "maintainer node lost", changefeed = cf, node = n);
                     rt.node = None;
                     rt.stopping = false;
+                    if rt.move_to.is_some() {
+                        // A move whose origin is lost goes on to add the destination at
+                        // once, as when the origin reports stopped
+                        // (`coordinator/operator/operator_move.go:133`).
+                        rt.next_retry_ms = 0;
+                    }
                 }
             }
         }

@@ -213,6 +213,25 @@ impl SpanController {
         split_span_evenly(span, n)
     }
 
+    /// `UpdateSchemaID` (`maintainer/span/span_controller.go:326`): every task of the
+    /// table moves to `new_schema`.
+    pub fn update_schema_id(&mut self, table: TableId, new_schema: SchemaId) {
+        let ids: Vec<DispatcherId> = self.by_table.get(&table).map(|s| s.iter().copied().collect()).unwrap_or_default();
+        for id in ids {
+            if let Some(r) = self.tasks.get_mut(&id) {
+                r.schema_id = new_schema;
+            }
+        }
+    }
+
+    /// `AdvanceMaintainerCommittedCheckpointTs` (`maintainer/span/span_controller.go:167`):
+    /// the committed checkpoint that clamps new dispatchers' start ts never goes back.
+    pub fn advance_committed_checkpoint(&mut self, ts: Ts) {
+        if ts > self.committed_checkpoint {
+            self.committed_checkpoint = ts;
+        }
+    }
+
     pub fn mark_absent(&mut self, id: &DispatcherId) {
         if let Some(r) = self.tasks.get_mut(id) {
             r.state = ReplicaState::Absent;

@@ -192,6 +192,36 @@ impl BalanceCondition {
     }
 }
 
+/// The checker's tunables that TiCDC keeps as package variables or per-changefeed
+/// settings the model does not configure: production values by default; TiCDC's own
+/// unit tests lower some of them (`SetEasyThresholdForTest`,
+/// `maintainer/replica/split_span_checker.go:1273`) and set the traffic percentages.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckerTuning {
+    /// `minTrafficBalanceThreshold` (bytes/s).
+    pub min_traffic_balance_threshold: f64,
+    /// `maxLagThreshold` (ms).
+    pub max_merge_lag_ms: u64,
+    /// `mergeThreshold`.
+    pub merge_check_threshold: u32,
+    /// `min-traffic-percentage`.
+    pub min_traffic_percentage: f64,
+    /// `max-traffic-percentage`.
+    pub max_traffic_percentage: f64,
+}
+
+impl Default for CheckerTuning {
+    fn default() -> Self {
+        CheckerTuning {
+            min_traffic_balance_threshold: MIN_TRAFFIC_BALANCE_THRESHOLD,
+            max_merge_lag_ms: MAX_MERGE_LAG_MS,
+            merge_check_threshold: MERGE_CHECK_THRESHOLD,
+            min_traffic_percentage: MIN_TRAFFIC_PERCENTAGE,
+            max_traffic_percentage: MAX_TRAFFIC_PERCENTAGE,
+        }
+    }
+}
+
 /// Per-group state of `SplitSpanChecker` that outlives one check.
 #[derive(Clone, Debug, Default)]
 pub struct SplitGroupChecker {
@@ -201,6 +231,8 @@ pub struct SplitGroupChecker {
     pub merge_check_count: u32,
     /// `balanceCondition`.
     pub balance: BalanceCondition,
+    /// Thresholds (production values unless a test sets them).
+    pub tuning: CheckerTuning,
 }
 
 /// One Replicating span of a group as the checker sees it.
@@ -334,7 +366,7 @@ impl SplitGroupChecker {
         }
         // Step 4: merge adjacent spans once the group has too many for long enough.
         let min_cp = c.spans.iter().map(|s| s.checkpoint_ts).min().unwrap_or(0);
-        if c.now_ms.saturating_sub(ts_to_ms(min_cp)) > MAX_MERGE_LAG_MS {
+        if c.now_ms.saturating_sub(ts_to_ms(min_cp)) > self.tuning.max_merge_lag_ms {
             return vec![];
         }
         let by_traffic = if wt > 0 { (tally.sum[0] / wt as f64).ceil() as usize } else { 0 };
@@ -345,17 +377,39 @@ impl SplitGroupChecker {
         }
         *wait_merge = true;
         self.merge_check_count += 1;
-        if self.merge_check_count < MERGE_CHECK_THRESHOLD {
+        if self.merge_check_count < self.tuning.merge_check_threshold {
             return vec![];
         }
-        let mut sorted: Vec<(&GroupSpan, f64)> = c.spans.iter().map(|s| (s, self.traffic(&s.id).latest())).collect();
-        sorted.sort_by_key(|s| s.0.span.start);
+        let sorted = self.sorted_by_start(c.spans);
         let merges = choose_merged_spans(&sorted, thr, wt, c.batch);
         if !merges.is_empty() {
             return merges;
         }
         // Step 5: moves that make merges possible.
         choose_move_spans(min_node, max_node, &sorted, &tally, thr, wt, rng)
+    }
+
+    /// The group's spans by start key, each with its latest traffic.
+    fn sorted_by_start<'s>(&self, spans: &'s [GroupSpan]) -> Vec<(&'s GroupSpan, f64)> {
+        let mut sorted: Vec<(&GroupSpan, f64)> = spans.iter().map(|s| (s, self.traffic(&s.id).latest())).collect();
+        sorted.sort_by_key(|s| s.0.span.start);
+        sorted
+    }
+
+    /// `chooseMergedSpans(batch)` on its own (step 4 without its guards): the Merge
+    /// results and how many spans were sorted by start key.
+    pub fn choose_merged_spans_for(
+        &self,
+        spans: &[GroupSpan],
+        write_threshold: u64,
+        region_threshold: u64,
+        batch: usize,
+    ) -> (Vec<SplitCheckResult>, usize) {
+        let sorted = self.sorted_by_start(spans);
+        if sorted.is_empty() {
+            return (vec![], 0);
+        }
+        (choose_merged_spans(&sorted, region_threshold, write_threshold, batch), sorted.len())
     }
 
     /// `checkBalanceTraffic` after the min/max nodes are known.
@@ -371,7 +425,8 @@ impl SplitGroupChecker {
         }
         let zero = [0.0; 3];
         let node_traffic = |n: &NodeId| tally.per_node.get(n).copied().unwrap_or(zero);
-        if !tally.per_node.values().any(|t| t.iter().any(|x| *x > MIN_TRAFFIC_BALANCE_THRESHOLD)) {
+        let tuning = self.tuning.clone();
+        if !tally.per_node.values().any(|t| t.iter().any(|x| *x > tuning.min_traffic_balance_threshold)) {
             self.balance.reset();
             return vec![];
         }
@@ -381,11 +436,12 @@ impl SplitGroupChecker {
         // Imbalanced three times in a row: the least loaded node below 80 % of the
         // average, or else the most loaded above 125 % of it (and above 1 MiB/s). As in
         // TiCDC, a min-node imbalance counts as caused by both nodes.
-        let by_min = (0..3).all(|i| min_t[i] <= avg[i] * MIN_TRAFFIC_PERCENTAGE);
+        let by_min = (0..3).all(|i| min_t[i] <= avg[i] * tuning.min_traffic_percentage);
         let mut by_max = true;
         let should = by_min || {
-            by_max = (0..3)
-                .all(|i| !(max_t[i] < avg[i] * MAX_TRAFFIC_PERCENTAGE || max_t[i] < MIN_TRAFFIC_BALANCE_THRESHOLD));
+            by_max = (0..3).all(|i| {
+                !(max_t[i] < avg[i] * tuning.max_traffic_percentage || max_t[i] < tuning.min_traffic_balance_threshold)
+            });
             by_max
         };
         if !should {
