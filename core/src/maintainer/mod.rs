@@ -996,9 +996,11 @@ impl Maintainer {
         }
     }
 
-    /// Checkpoint goroutine (§9).
+    /// Checkpoint goroutine (§9). A removing maintainer keeps computing and committing it:
+    /// the operators it froze still cap it (`calCheckpointTs` only checks `initialized`,
+    /// maintainer/maintainer.go:696-733).
     pub fn calc_checkpoint(&mut self) -> Option<Ts> {
-        if !self.initialized() || self.state == MaintainerState::Removing {
+        if !self.initialized() {
             return None;
         }
         let mut cp = u64::MAX;
