@@ -192,6 +192,7 @@ impl Maintainer {
         self.remove_unexpected_overlaps(ctx, &responses, &node_spans, &mut working, &mut restored_ops);
         // 4. Tables of the snapshot: adopt working spans, fill holes, or add new.
         let region_of = |t: TableId| schema.region_count(t);
+        let mut to_fill: Vec<(TableId, SchemaId)> = Vec::new();
         for t in &tables {
             let spans = working.remove(&t.table_id);
             if spans.is_some() || self.sc.is_table_exists(t.table_id) {
@@ -200,9 +201,7 @@ impl Maintainer {
                         self.sc.insert(s);
                     }
                 }
-                // New spans start at the maintainer's start checkpoint (`c.startTs`), not at
-                // the trigger's start ts, which a MySQL sink's ddl_ts row may have lifted.
-                self.fill_holes(ctx, t.table_id, t.schema_id, self.start_checkpoint);
+                to_fill.push((t.table_id, t.schema_id));
             } else {
                 let regions = region_of(t.table_id);
                 let ids = {
@@ -226,6 +225,15 @@ impl Maintainer {
         // 4b. Merges from the merge journals (§4.4), before leftovers are judged.
         let mut merges = Vec::new();
         self.restore_merge_operators(ctx, &responses, &node_spans, &table_set, &mut restored_ops, &mut merges);
+        // 4c. Holes of the snapshot's tables, once the merge targets are tasks: TiCDC adopts a
+        //    reported merge target with the working spans before it looks for holes, so an
+        //    abortable target is coverage until its cleanup Remove repairs the range
+        //    (`processTableSpans`, maintainer/maintainer_controller_bootstrap.go:264-324).
+        //    New spans start at the maintainer's start checkpoint (`c.startTs`), not at the
+        //    trigger's start ts, which a MySQL sink's ddl_ts row may have lifted.
+        for (table, schema_id) in to_fill {
+            self.fill_holes(ctx, table, schema_id, self.start_checkpoint);
+        }
         // 5. Working tables that are not in the snapshot.
         self.handle_remaining_working_tasks(ctx, working, start_ts, schema, &mut restored_ops);
         // 6. Barrier from block states, then operators, then working.
@@ -561,12 +569,15 @@ impl Maintainer {
             }
             return None;
         }
+        // `addBootstrapCleanupOperator`: once stopped, the range is repaired
+        // (maintainer/maintainer_controller_bootstrap.go:731-765).
+        let schema_id = self.sc.get(&merged)?.schema_id;
         Some(Operator::Remove(RemoveDispatcherOperator::new(
             merged,
             span,
             n,
             OperatorType::Remove,
-            RemovePostFinish::RemoveTask,
+            RemovePostFinish::RemoveTaskAndRepair { start_ts: self.start_checkpoint, schema_id },
         )))
     }
 
