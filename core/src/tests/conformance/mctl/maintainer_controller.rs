@@ -732,3 +732,184 @@ fn ticdc_maintainer_controller_TestLargeTableInitialization() {
     assert!(node_size(&h, NODE2) >= 3);
     assert!(node_size(&h, NODE3) >= 3);
 }
+
+// ---------------------------------------------------------------- split-table groups
+
+/// A complete-status heartbeat from `from` with one span's traffic sample.
+fn traffic(h: &mut MH, from: u32, id: DispatcherId, event_size: u64) {
+    h.handle(
+        from,
+        Message::HeartBeatRequest {
+            cf: cf(),
+            watermark: Watermark { checkpoint_ts: 2, resolved_ts: 2, seq: 1 },
+            statuses: vec![TableSpanStatus { id, state: Working, checkpoint_ts: 2, event_size_per_second: event_size }],
+            complete_status: true,
+            err: None,
+        },
+    );
+}
+
+fn split_group_controller(alive: &[u32]) -> MH {
+    controller(alive, |c| {
+        c.enable_table_across_nodes = true;
+        c.write_key_threshold = 500;
+        c.balance_score_threshold = 1;
+    })
+}
+
+/// `groups` tables of `per` spans each, span j on `place(j)`, with the traffic samples
+/// `samples` reported for each; returns the IDs per table.
+fn split_groups(
+    h: &mut MH,
+    groups: u64,
+    per: u64,
+    place: impl Fn(u64) -> u32,
+    samples: &[u64],
+) -> Vec<Vec<DispatcherId>> {
+    let mut all = Vec::new();
+    for t in 0..groups {
+        let table = t as TableId + 1;
+        let pieces = split_span_evenly(&TableSpan::full(table), per);
+        let mut ids = Vec::new();
+        for (j, span) in pieces.into_iter().enumerate() {
+            let id = DispatcherId(100_000 + t * 10 + j as u64);
+            let node = place(j as u64);
+            add_replicating(h, id, span, node);
+            for s in samples {
+                traffic(h, node, id, *s);
+            }
+            ids.push(id);
+        }
+        all.push(ids);
+    }
+    all
+}
+
+// maintainer_controller_test.go:144 — 100 split groups of 4 spans on node 1; a new node makes
+// the split-group balance scheduler move 2 spans of each group (200 moves); the new node
+// leaving turns every move into a removal of the origin and an absent span, which the basic
+// scheduler places back on node 1 within a few rounds.
+#[test]
+#[ignore = "deviation: the split checker's thresholds are TiCDC's production constants; the Go test lowers them (SetEasyThresholdForTest: minTrafficBalanceThreshold=1)"]
+fn ticdc_maintainer_controller_TestBalanceGroupsNewNodeAdd_SplitsTableMoreThanNodeNum() {
+    let mut h = split_group_controller(&[NODE1]);
+    split_groups(&mut h, 100, 4, |_| NODE1, &[1, 1, 300]);
+    assert_eq!(op_size(&h), 0);
+    assert_eq!(replicating_size(&h), 400);
+    assert_eq!(node_size(&h, NODE1), 400);
+    h.m.alive = nodes(&[NODE1, NODE2]);
+    balance(&mut h);
+    assert_eq!(op_size(&h), 200);
+    assert_eq!(scheduling_size(&h), 200);
+    assert_eq!(replicating_size(&h), 200);
+    assert!(op_kinds(&h).iter().all(|k| *k == "move"));
+    assert_eq!(node_size(&h, NODE1), 400, "still on the primary node");
+    assert_eq!(node_size(&h, NODE2), 0);
+    h.m.alive = nodes(&[NODE1]);
+    h.m.oc.on_node_removed(n(NODE2), &mut h.m.sc);
+    let ids: Vec<DispatcherId> = h.m.oc.running().map(|o| o.id()).collect();
+    for id in ids {
+        status(&mut h, NODE1, id, Stopped, 2);
+    }
+    h.execute();
+    let mut rounds = 0;
+    while absent_size(&h) > 0 {
+        assert!(rounds < 10);
+        rounds += 1;
+        let prev = absent_size(&h);
+        basic(&mut h);
+        let out = h.execute();
+        for (to, r) in schedule_reqs(&out) {
+            assert_eq!((to, r.action), (n(NODE1), ScheduleAction::Create));
+            status(&mut h, NODE1, r.config.dispatcher_id, Working, 2);
+        }
+        h.execute();
+        assert!(absent_size(&h) < prev);
+    }
+    assert_eq!(scheduling_size(&h), 0);
+    assert_eq!(replicating_size(&h), 400);
+    assert_eq!(node_size(&h, NODE1), 400);
+}
+
+// maintainer_controller_test.go:275 — 100 groups of 2 spans (one per node, 2 regions each);
+// a third node makes the scheduler split one span per group (100 Split operators); the
+// third node leaving cancels them, the split spans become absent, and the chosen spans came
+// from both nodes.
+#[test]
+#[ignore = "deviation: the split checker's thresholds are TiCDC's production constants; the Go test lowers them (SetEasyThresholdForTest: minTrafficBalanceThreshold=1)"]
+fn ticdc_maintainer_controller_TestBalanceGroupsNewNodeAdd_SplitsTableLessThanNodeNum() {
+    let mut h = split_group_controller(&[NODE1, NODE2]);
+    let groups = split_groups(&mut h, 100, 2, |j| if j % 2 == 0 { NODE1 } else { NODE2 }, &[1, 1, 300]);
+    // Two regions per span: the model spreads a table's regions over its key space.
+    for t in 1..=groups.len() as TableId {
+        h.schema.regions.insert(t, 4);
+    }
+    assert_eq!(op_size(&h), 0);
+    assert_eq!(replicating_size(&h), 200);
+    assert_eq!(node_size(&h, NODE1), 100);
+    assert_eq!(node_size(&h, NODE2), 100);
+    h.m.alive = nodes(&[NODE1, NODE2, NODE3]);
+    balance(&mut h);
+    assert_eq!(op_size(&h), 100);
+    assert_eq!(scheduling_size(&h), 100);
+    assert_eq!(replicating_size(&h), 100);
+    assert!(op_kinds(&h).iter().all(|k| *k == "split"));
+    assert_eq!(node_size(&h, NODE1), 100);
+    assert_eq!(node_size(&h, NODE2), 100);
+    h.m.alive = nodes(&[NODE1, NODE2]);
+    h.m.oc.on_node_removed(n(NODE3), &mut h.m.sc);
+    let ids: Vec<DispatcherId> = h.m.oc.running().map(|o| o.id()).collect();
+    for id in ids {
+        h.m.oc.on_task_removed(&id, &mut h.m.sc);
+    }
+    assert_eq!(absent_size(&h), 100);
+    assert_eq!(scheduling_size(&h), 0);
+    assert_eq!(replicating_size(&h), 100);
+    assert!(node_size(&h, NODE1) < 100);
+    assert!(node_size(&h, NODE2) < 100);
+}
+
+// maintainer_controller_test.go:396 — 100 groups of 6 spans over 3 nodes; node 3 leaving
+// makes its 200 spans absent; the basic scheduler places them (200 Adds), and after the
+// split-group balance (moves only, at most 200) the two nodes hold 300 spans each.
+#[test]
+fn ticdc_maintainer_controller_TestSplitBalanceGroupsWithNodeRemove() {
+    let mut h = split_group_controller(&[NODE1, NODE2, NODE3]);
+    let place = |j: u64| [NODE1, NODE2, NODE3][(j % 3) as usize];
+    split_groups(&mut h, 100, 6, place, &[300]);
+    assert_eq!(op_size(&h), 0);
+    assert_eq!(replicating_size(&h), 600);
+    for node in [NODE1, NODE2, NODE3] {
+        assert_eq!(node_size(&h, node), 200);
+    }
+    h.m.alive = nodes(&[NODE1, NODE2]);
+    h.m.oc.on_node_removed(n(NODE3), &mut h.m.sc);
+    assert_eq!(absent_size(&h), 200);
+    assert_eq!(scheduling_size(&h), 0);
+    basic(&mut h);
+    assert_eq!(op_size(&h), 200);
+    assert_eq!(scheduling_size(&h), 200);
+    finish_adds(&mut h);
+    assert_eq!(replicating_size(&h), 600);
+    balance(&mut h);
+    assert!(op_size(&h) <= 200);
+    assert!(op_kinds(&h).iter().all(|k| *k == "move"));
+    // Start, schedule and finish every move.
+    let out = h.execute();
+    for (to, r) in schedule_reqs(&out) {
+        status(&mut h, to.0, r.config.dispatcher_id, Stopped, 2);
+    }
+    h.execute();
+    let out = h.execute();
+    for (to, r) in schedule_reqs(&out) {
+        if r.action == ScheduleAction::Create {
+            status(&mut h, to.0, r.config.dispatcher_id, Working, 2);
+        }
+    }
+    h.execute();
+    assert_eq!(replicating_size(&h), 600);
+    assert_eq!(scheduling_size(&h), 0);
+    assert_eq!(absent_size(&h), 0);
+    assert_eq!(node_size(&h, NODE1), 300);
+    assert_eq!(node_size(&h, NODE2), 300);
+}
