@@ -189,7 +189,7 @@ impl Maintainer {
             }
         }
         // 3c. Overlaps no operator or merge evidence explains (`removeUnexpectedBootstrapOverlaps`).
-        self.remove_unexpected_overlaps(ctx, &responses, &node_spans, &mut working, &mut restored_ops);
+        self.remove_unexpected_overlaps(ctx, &responses, &node_spans, &table_set, &mut working, &mut restored_ops);
         // 4. Tables of the snapshot: adopt working spans, fill holes, or add new.
         let region_of = |t: TableId| schema.region_count(t);
         let mut to_fill: Vec<(TableId, SchemaId)> = Vec::new();
@@ -450,18 +450,23 @@ impl Maintainer {
     /// cleanup O_Remove that, once the dispatcher stopped, drops the task and adds Absent
     /// spans for what no other task covers (`addBootstrapCleanupOperator`,
     /// `repairBootstrapTableCoverage`, :731-800).
+    ///
+    /// Only tables of the snapshot are checked here: the working spans of other tables are
+    /// adopted or cleaned up as a whole by [`Self::handle_remaining_working_tasks`] (TiCDC
+    /// checks them too, and its repair would then add spans for a table it does not track).
     fn remove_unexpected_overlaps(
         &mut self,
         ctx: &mut Ctx,
         responses: &[(NodeId, Message)],
         node_spans: &BTreeMap<NodeId, BTreeMap<DispatcherId, BootstrapTableSpan>>,
+        table_set: &BTreeMap<TableId, &crate::upstream::TableInfo>,
         working: &mut BTreeMap<TableId, Vec<SpanReplication>>,
         ops: &mut Vec<Operator>,
     ) {
         let evidence = merge_evidence(responses, node_spans);
         let related = |a: DispatcherId, b: DispatcherId| evidence.contains(&(a, b)) || evidence.contains(&(b, a));
         let has_op: BTreeSet<DispatcherId> = ops.iter().map(|o| o.id()).collect();
-        for (table, spans) in working.iter_mut() {
+        for (table, spans) in working.iter_mut().filter(|(t, _)| table_set.contains_key(t)) {
             let mut candidates = std::mem::take(spans);
             // Abortable merge targets last (`Preparing`/`MergeReady`), then by key, narrower first.
             candidates.sort_by_key(|s| {
