@@ -611,7 +611,6 @@ fn ticdc_maintainer_controller_TestFinishBootstrapSkipsMergeJournalConflictingWi
 // maintainer_controller_test.go:2268 — terminal statuses of sources covered by a committed
 // merged span (journal gone) remove those sources instead of marking them absent.
 #[test]
-#[ignore = "deviation: removeTerminalSpanCoveredByMergedSpan is not ported (docs/fidelity.md row 20)"]
 fn ticdc_maintainer_controller_TestHandleStatusDropsTerminalSourcesCoveredByMergedSpanAfterJournalCleanup() {
     let env = MergeEnv::new();
     let mut h = env.mh(TestSchema::with_tables(&[1]));
