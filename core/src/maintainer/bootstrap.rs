@@ -162,8 +162,11 @@ impl Maintainer {
                             },
                             _ => RemovePostFinish::RemoveTask,
                         };
-                        if !table_set.contains_key(&rep.span.table_id) {
-                            // Table dropped: the operator only drives runtime cleanup.
+                        // Table dropped: a standalone O_Remove only drives the runtime
+                        // cleanup, so its task goes; the remove phase of a Move/Split keeps its
+                        // task and marks it absent when done (`restoreCurrentWorkingRemoveAction`,
+                        // maintainer/maintainer_controller_bootstrap.go:1147-1153).
+                        if !table_set.contains_key(&rep.span.table_id) && req.operator_type == OperatorType::Remove {
                             self.sc.remove(&id);
                         }
                         let mut op = RemoveDispatcherOperator::new(id, rep.span, *n, req.operator_type, post);
@@ -185,8 +188,11 @@ impl Maintainer {
                 }
             }
         }
+        // 3c. Overlaps no operator or merge evidence explains (`removeUnexpectedBootstrapOverlaps`).
+        self.remove_unexpected_overlaps(ctx, &responses, &node_spans, &table_set, &mut working, &mut restored_ops);
         // 4. Tables of the snapshot: adopt working spans, fill holes, or add new.
         let region_of = |t: TableId| schema.region_count(t);
+        let mut to_fill: Vec<(TableId, SchemaId)> = Vec::new();
         for t in &tables {
             let spans = working.remove(&t.table_id);
             if spans.is_some() || self.sc.is_table_exists(t.table_id) {
@@ -195,9 +201,7 @@ impl Maintainer {
                         self.sc.insert(s);
                     }
                 }
-                // New spans start at the maintainer's start checkpoint (`c.startTs`), not at
-                // the trigger's start ts, which a MySQL sink's ddl_ts row may have lifted.
-                self.fill_holes(ctx, t.table_id, t.schema_id, self.start_checkpoint);
+                to_fill.push((t.table_id, t.schema_id));
             } else {
                 let regions = region_of(t.table_id);
                 let ids = {
@@ -221,6 +225,15 @@ impl Maintainer {
         // 4b. Merges from the merge journals (§4.4), before leftovers are judged.
         let mut merges = Vec::new();
         self.restore_merge_operators(ctx, &responses, &node_spans, &table_set, &mut restored_ops, &mut merges);
+        // 4c. Holes of the snapshot's tables, once the merge targets are tasks: TiCDC adopts a
+        //    reported merge target with the working spans before it looks for holes, so an
+        //    abortable target is coverage until its cleanup Remove repairs the range
+        //    (`processTableSpans`, maintainer/maintainer_controller_bootstrap.go:264-324).
+        //    New spans start at the maintainer's start checkpoint (`c.startTs`), not at the
+        //    trigger's start ts, which a MySQL sink's ddl_ts row may have lifted.
+        for (table, schema_id) in to_fill {
+            self.fill_holes(ctx, table, schema_id, self.start_checkpoint);
+        }
         // 5. Working tables that are not in the snapshot.
         self.handle_remaining_working_tasks(ctx, working, start_ts, schema, &mut restored_ops);
         // 6. Barrier from block states, then operators, then working.
@@ -429,6 +442,81 @@ impl Maintainer {
         }
     }
 
+    /// `removeUnexpectedBootstrapOverlaps` (maintainer/maintainer_controller_bootstrap.go:665-729):
+    /// per table, the working spans are taken narrowest-first in key order and accepted
+    /// greedily; one that overlaps an accepted span, with neither under a restored
+    /// operator and no merge relation between them, is rejected. A rejected span stays as
+    /// a Replicating task (temporary coverage, so nothing is placed over it) under a
+    /// cleanup O_Remove that, once the dispatcher stopped, drops the task and adds Absent
+    /// spans for what no other task covers (`addBootstrapCleanupOperator`,
+    /// `repairBootstrapTableCoverage`, :731-800).
+    ///
+    /// Only tables of the snapshot are checked here: the working spans of other tables are
+    /// adopted or cleaned up as a whole by [`Self::handle_remaining_working_tasks`] (TiCDC
+    /// checks them too, and its repair would then add spans for a table it does not track).
+    fn remove_unexpected_overlaps(
+        &mut self,
+        ctx: &mut Ctx,
+        responses: &[(NodeId, Message)],
+        node_spans: &BTreeMap<NodeId, BTreeMap<DispatcherId, BootstrapTableSpan>>,
+        table_set: &BTreeMap<TableId, &crate::upstream::TableInfo>,
+        working: &mut BTreeMap<TableId, Vec<SpanReplication>>,
+        ops: &mut Vec<Operator>,
+    ) {
+        let evidence = merge_evidence(responses, node_spans);
+        let related = |a: DispatcherId, b: DispatcherId| evidence.contains(&(a, b)) || evidence.contains(&(b, a));
+        let has_op: BTreeSet<DispatcherId> = ops.iter().map(|o| o.id()).collect();
+        for (table, spans) in working.iter_mut().filter(|(t, _)| table_set.contains_key(t)) {
+            let mut candidates = std::mem::take(spans);
+            // Abortable merge targets last (`Preparing`/`MergeReady`), then by key, narrower first.
+            candidates.sort_by_key(|s| {
+                let abortable = matches!(s.last_state, Some(ComponentState::Preparing | ComponentState::MergeReady));
+                (abortable, s.span.start, s.span.end)
+            });
+            let mut accepted: Vec<SpanReplication> = Vec::new();
+            for c in candidates {
+                let conflict = accepted.iter().find(|e| {
+                    e.span.start < c.span.end
+                        && c.span.start < e.span.end
+                        && !has_op.contains(&e.id)
+                        && !has_op.contains(&c.id)
+                        && !self.oc.has(&e.id)
+                        && !self.oc.has(&c.id)
+                        && !related(e.id, c.id)
+                        && !waiting_merge_covered(e, &c)
+                        && !waiting_merge_covered(&c, e)
+                });
+                let Some(kept) = conflict.map(|e| e.id) else {
+                    accepted.push(c);
+                    continue;
+                };
+                let Some(node) = c.node else { continue };
+                self.trace(
+                    ctx,
+                    "remove unexpected overlapping dispatcher reported during bootstrap",
+                    vec![
+                        ("table", table.to_string()),
+                        ("kept", kept.to_string()),
+                        ("removed", c.id.to_string()),
+                        ("node", node.to_string()),
+                    ],
+                );
+                let (id, span, schema_id) = (c.id, c.span, c.schema_id);
+                if self.sc.get(&id).is_none() {
+                    self.sc.insert(c);
+                }
+                ops.push(Operator::Remove(RemoveDispatcherOperator::new(
+                    id,
+                    span,
+                    node,
+                    OperatorType::Remove,
+                    RemovePostFinish::RemoveTaskAndRepair { start_ts: self.start_checkpoint, schema_id },
+                )));
+            }
+            *spans = accepted;
+        }
+    }
+
     fn ensure_merged_task(&mut self, merged: DispatcherId, n: NodeId, m: &BootstrapTableSpan, state: ReplicaState) {
         match self.sc.get_mut(&merged) {
             Some(t) => t.state = state,
@@ -486,12 +574,15 @@ impl Maintainer {
             }
             return None;
         }
+        // `addBootstrapCleanupOperator`: once stopped, the range is repaired
+        // (maintainer/maintainer_controller_bootstrap.go:731-765).
+        let schema_id = self.sc.get(&merged)?.schema_id;
         Some(Operator::Remove(RemoveDispatcherOperator::new(
             merged,
             span,
             n,
             OperatorType::Remove,
-            RemovePostFinish::RemoveTask,
+            RemovePostFinish::RemoveTaskAndRepair { start_ts: self.start_checkpoint, schema_id },
         )))
     }
 
@@ -609,4 +700,73 @@ impl Maintainer {
             }
         }
     }
+}
+
+/// `buildBootstrapMergeEvidence` (maintainer/maintainer_controller_bootstrap.go:505-584): the
+/// (source, target) pairs of every merge journal whose target is reported in a merge-target
+/// state and whose sources (two or more, distinct, WaitingMerge, of the target's table) are
+/// consecutive and exactly span the target.
+fn merge_evidence(
+    responses: &[(NodeId, Message)],
+    node_spans: &BTreeMap<NodeId, BTreeMap<DispatcherId, BootstrapTableSpan>>,
+) -> BTreeSet<(DispatcherId, DispatcherId)> {
+    let mut pairs = BTreeSet::new();
+    for (n, r) in responses {
+        let Message::MaintainerBootstrapResponse { merge_operators, .. } = r else { continue };
+        let Some(reported) = node_spans.get(n) else { continue };
+        for req in merge_operators {
+            let merged = req.merged_dispatcher_id;
+            let Some(target) = reported.get(&merged).filter(|_| !merged.is_zero()) else { continue };
+            if !matches!(
+                target.state,
+                ComponentState::Preparing
+                    | ComponentState::MergeReady
+                    | ComponentState::Initializing
+                    | ComponentState::Working
+            ) {
+                continue;
+            }
+            let mut ids = BTreeSet::new();
+            let mut spans = Vec::new();
+            let mut valid = true;
+            for id in &req.dispatcher_ids {
+                if id.is_zero() || *id == merged {
+                    valid = false;
+                    break;
+                }
+                if !ids.insert(*id) {
+                    continue;
+                }
+                match reported.get(id) {
+                    Some(s) if s.state == ComponentState::WaitingMerge && s.span.table_id == target.span.table_id => {
+                        spans.push(s.span)
+                    }
+                    _ => {
+                        valid = false;
+                        break;
+                    }
+                }
+            }
+            if !valid || ids.len() < 2 {
+                continue;
+            }
+            spans.sort_by_key(|s| s.start);
+            let covers = spans[0].start == target.span.start && spans[spans.len() - 1].end == target.span.end;
+            if !covers || spans.windows(2).any(|w| w[0].end != w[1].start) {
+                continue;
+            }
+            pairs.extend(ids.into_iter().map(|s| (s, merged)));
+        }
+    }
+    pairs
+}
+
+/// `isWaitingMergeSpanCoveredByTarget` (maintainer/maintainer_controller_bootstrap.go:634-652):
+/// a WaitingMerge source inside a committed (Initializing/Working) target of its table.
+fn waiting_merge_covered(source: &SpanReplication, target: &SpanReplication) -> bool {
+    source.last_state == Some(ComponentState::WaitingMerge)
+        && matches!(target.last_state, Some(ComponentState::Initializing | ComponentState::Working))
+        && source.span.table_id == target.span.table_id
+        && target.span.start <= source.span.start
+        && target.span.end >= source.span.end
 }

@@ -59,6 +59,18 @@ impl MaintainerManager {
         }
         match msg {
             Message::AddMaintainerRequest { cf, config, checkpoint_ts, is_new_changefeed, maintainer_epoch } => {
+                // A zero checkpoint is invalid: the request is dropped
+                // (`handleAddMaintainer`, maintainer/maintainer_manager_maintainers.go:195-200).
+                if checkpoint_ts == 0 {
+                    trace_ev!(
+                        ctx,
+                        Role::Maintainer,
+                        maintainer_epoch,
+                        "ignore add maintainer request with invalid checkpointTs",
+                        changefeed = cf
+                    );
+                    return;
+                }
                 if let Some(m) = self.maintainers.get(&cf) {
                     // Replace only a fully stopped maintainer, and only with a newer epoch.
                     if m.state != MaintainerState::Stopped || maintainer_epoch <= m.epoch || maintainer_epoch == 0 {

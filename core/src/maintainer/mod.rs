@@ -430,6 +430,31 @@ impl Maintainer {
                     && !removing
                     && st.id != self.sc.ddl_span_id
                 {
+                    // A terminal span inside a Replicating span of its table (a merge source left
+                    // over after a failover) is obsolete: it goes instead of being placed again
+                    // (`removeTerminalSpanCoveredByMergedSpan`, maintainer/maintainer_controller.go:290-336).
+                    let span = self.sc.get(&st.id).map(|r| r.span);
+                    let covering = span.and_then(|sp| {
+                        self.sc
+                            .tasks_of_table(sp.table_id)
+                            .into_iter()
+                            .find(|c| {
+                                c.id != st.id
+                                    && c.state == ReplicaState::Replicating
+                                    && c.span.start <= sp.start
+                                    && c.span.end >= sp.end
+                            })
+                            .map(|c| c.id)
+                    });
+                    if let Some(c) = covering {
+                        self.trace(
+                            ctx,
+                            "remove terminal span covered by merged span",
+                            vec![("dispatcher", st.id.to_string()), ("covering", c.to_string())],
+                        );
+                        self.sc.remove(&st.id);
+                        return;
+                    }
                     self.trace(
                         ctx,
                         "dispatcher stopped without operator, mark absent",
@@ -996,9 +1021,11 @@ impl Maintainer {
         }
     }
 
-    /// Checkpoint goroutine (§9).
+    /// Checkpoint goroutine (§9). A removing maintainer keeps computing and committing it:
+    /// the operators it froze still cap it (`calCheckpointTs` only checks `initialized`,
+    /// maintainer/maintainer.go:696-733).
     pub fn calc_checkpoint(&mut self) -> Option<Ts> {
-        if !self.initialized() || self.state == MaintainerState::Removing {
+        if !self.initialized() {
             return None;
         }
         let mut cp = u64::MAX;
