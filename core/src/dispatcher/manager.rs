@@ -16,7 +16,7 @@
 //! allowed close request then gets `success=true` and the orchestrator deletes the
 //! manager. Until then the manager stays reachable by control messages.
 
-use super::basic_dispatcher::{Dispatcher, DispatcherEffects};
+use super::basic_dispatcher::{Dispatcher, DispatcherEffects, QueuedStatus};
 use crate::bugs::Bug;
 use crate::config::ChangefeedConfig;
 use crate::effects::*;
@@ -1039,15 +1039,13 @@ impl DispatcherManager {
             for id in ids {
                 let Some(d) = self.dispatchers.get_mut(&id) else { continue };
                 let mut fx = DispatcherEffects::default();
-                if let Some(a) = &st.ack {
-                    d.on_ack(a);
-                }
-                if let Some(a) = &st.action {
-                    d.on_action(a, &mut fx, ctx.fix(crate::bugs::Fix::MatchActionOnSyncPoint));
-                }
-                if let Some(ig) = &st.ignored_block_status {
-                    d.on_ignored(ig, ctx.now_ms, &mut fx.block_statuses);
-                }
+                let q = QueuedStatus {
+                    ack: st.ack.clone(),
+                    action: st.action.clone(),
+                    ignored: st.ignored_block_status.clone(),
+                    match_sync_point: ctx.fix(crate::bugs::Fix::MatchActionOnSyncPoint),
+                };
+                d.handle_status(q, ctx.now_ms, &mut fx);
                 fx_all.push((id, fx));
             }
         }
