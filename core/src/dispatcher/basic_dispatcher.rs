@@ -274,7 +274,10 @@ impl Dispatcher {
                 UpstreamEvent::Dml(r) => {
                     let r = r.clone();
                     self.queue.pop_front();
-                    if r.commit_ts <= self.start_ts || (self.skip_dml_as_start_ts && r.commit_ts == self.start_ts + 1) {
+                    // A stale row (below the resolved ts) is ignored, and so is one at the
+                    // start ts + 1 with `skipDMLAsStartTs` (basic_dispatcher.go:620-628, 652-661).
+                    if r.commit_ts < self.resolved_ts || (self.skip_dml_as_start_ts && r.commit_ts == self.start_ts + 1)
+                    {
                         continue;
                     }
                     *self.progress.entry(r.commit_ts).or_insert(0) += 1;
