@@ -195,8 +195,12 @@ fn ticdc_event_dispatcher_TestBlockingDDLFlushBeforeWaitingAndWriteDoesNotFlushA
     assert_eq!(t.flushes, 1);
     let fx = t.action(ActionKind::Write, 10, false);
     assert!(!fx.flush_rows && fx.write_block.is_some());
+    // `await == true`: the status path waits for the write, so a resent Write arriving
+    // meanwhile is held and answered (DONE, as an outdated action) only after the write.
+    let fx = t.action(ActionKind::Write, 10, false);
+    assert!(fx.block_statuses.is_empty() && fx.write_block.is_none(), "held while writing");
     let fx = t.written(10, false);
-    assert_eq!(keys(&fx.block_statuses), vec![done(10, false)]);
+    assert_eq!(keys(&fx.block_statuses), vec![done(10, false), done(10, false)]);
     assert!(fx.block_statuses[0].is_blocked);
     assert_eq!(t.pending(), (None, BlockStage::None));
     assert_eq!(t.flushes, 1);

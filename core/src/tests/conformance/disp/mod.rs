@@ -9,3 +9,4 @@ mod dispatcher_orchestrator;
 mod event_dispatcher;
 mod helper;
 mod table_progress;
+mod task;
