@@ -38,6 +38,15 @@ pub struct PendingBlock {
     pub action_key: Option<(Ts, bool)>,
 }
 
+/// One dispatcher status held while the dispatcher writes a block event.
+#[derive(Clone, Debug)]
+pub struct QueuedStatus {
+    pub ack: Option<AckEvent>,
+    pub action: Option<DispatcherAction>,
+    pub ignored: Option<AckEvent>,
+    pub match_sync_point: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct PendingNonBlocking {
     pub state: BlockState,
@@ -77,6 +86,8 @@ pub struct Dispatcher {
     pub resolved_ts: Ts,
     /// Table progress: commit ts of rows handed to the sink and not yet durable.
     pub progress: BTreeMap<Ts, u32>,
+    /// `TableProgress.maxCommitTs`: the commit ts of the last row handed to the sink.
+    pub max_commit_ts: Ts,
     /// A block event write in flight (a DDL, or a syncpoint if `writing_sync_point`);
     /// this dispatcher waits for it.
     pub ddl_writing: Option<Ts>,
@@ -98,6 +109,11 @@ pub struct Dispatcher {
     /// `TableProgress.lastQueryTime`: when the traffic was last queried (the creation,
     /// then every complete-status heartbeat that lists the dispatcher).
     pub traffic_since_ms: u64,
+    /// Dispatcher statuses (ack, action, ignored, with the `match_sync_point` switch) that
+    /// arrived while this dispatcher executes a barrier Write: TiCDC's status path awaits
+    /// the write (`HandleDispatcherStatus` returns `await = true`, basic_dispatcher.go:846-849)
+    /// and handles the next statuses only after DONE is reported.
+    pub awaiting_statuses: VecDeque<QueuedStatus>,
     /// `SetSeq`: the manager's dispatcher-map sequence right after this dispatcher was
     /// added. Its Working status carries it (`TableSpanStatusWithSeq`).
     pub seq: u64,
@@ -129,6 +145,7 @@ impl Dispatcher {
             queue: VecDeque::new(),
             resolved_ts: start_ts,
             progress: BTreeMap::new(),
+            max_commit_ts: 0,
             ddl_writing: None,
             writing_sync_point: false,
             received_sync_point: None,
@@ -140,6 +157,7 @@ impl Dispatcher {
             add_table_blockers: BTreeSet::new(),
             nonblocking_written: None,
             traffic_since_ms: 0,
+            awaiting_statuses: VecDeque::new(),
             seq: 0,
             events_from_ms: 0,
         }
@@ -147,10 +165,21 @@ impl Dispatcher {
 
     /// The dispatcher's checkpoint: everything at or below it is durable downstream.
     pub fn checkpoint_ts(&self) -> Ts {
-        let mut cp = self.resolved_ts;
-        if let Some((&min, _)) = self.progress.iter().next() {
-            cp = cp.min(min.saturating_sub(1));
-        }
+        // `BasicDispatcher.GetCheckpointTs` over `TableProgress.GetCheckpointTs`
+        // (basic_dispatcher.go:522-530, table_progress.go:172-183): the first row not yet
+        // durable minus one; with none, the last row handed to the sink minus one, or the
+        // resolved ts if that is higher; the resolved ts if no row was ever handed over.
+        let (tp, empty) = match self.progress.keys().next() {
+            Some(&min) => (min.saturating_sub(1), false),
+            None => (self.max_commit_ts.saturating_sub(1), true),
+        };
+        let mut cp = if tp == 0 {
+            self.resolved_ts
+        } else if empty {
+            tp.max(self.resolved_ts)
+        } else {
+            tp
+        };
         if let Some(t) = self.ddl_writing {
             cp = cp.min(t.saturating_sub(1));
         }
@@ -245,10 +274,14 @@ impl Dispatcher {
                 UpstreamEvent::Dml(r) => {
                     let r = r.clone();
                     self.queue.pop_front();
-                    if r.commit_ts <= self.start_ts || (self.skip_dml_as_start_ts && r.commit_ts == self.start_ts + 1) {
+                    // A stale row (below the resolved ts) is ignored, and so is one at the
+                    // start ts + 1 with `skipDMLAsStartTs` (basic_dispatcher.go:620-628, 652-661).
+                    if r.commit_ts < self.resolved_ts || (self.skip_dml_as_start_ts && r.commit_ts == self.start_ts + 1)
+                    {
                         continue;
                     }
                     *self.progress.entry(r.commit_ts).or_insert(0) += 1;
+                    self.max_commit_ts = r.commit_ts;
                     fx.rows.push(r);
                     self.mark_working(fx);
                 }
@@ -272,15 +305,7 @@ impl Dispatcher {
                         if !blocking {
                             // Non-blocking (e.g. CREATE TABLE): write first, report after.
                             self.queue.pop_front();
-                            let needs_schedule = d.need_dropped_tables.is_some() || !d.need_added_tables.is_empty();
-                            if needs_schedule {
-                                self.add_table_blockers.insert(d.commit_ts);
-                                self.nonblocking_written =
-                                    Some(self.block_state(&BlockEvent::Ddl(d.clone()), BlockStage::None, false));
-                            }
-                            self.ddl_writing = Some(d.commit_ts);
-                            self.writing_sync_point = false;
-                            fx.write_block = Some(BlockEvent::Ddl(d));
+                            self.write_non_blocking(d, fx);
                             return;
                         }
                         // A DB/All event waits while non-blocking reports are unacknowledged.
@@ -292,9 +317,7 @@ impl Dispatcher {
                     } else if !self.should_block(&d) {
                         // Single-table DDL on a complete-table span: the dispatcher writes it itself.
                         self.queue.pop_front();
-                        self.ddl_writing = Some(d.commit_ts);
-                        self.writing_sync_point = false;
-                        fx.write_block = Some(BlockEvent::Ddl(d));
+                        self.write_non_blocking(d, fx);
                         return;
                     }
                     self.report_waiting(BlockEvent::Ddl(d), now_ms, fx);
@@ -328,6 +351,22 @@ impl Dispatcher {
                 }
             }
         }
+    }
+
+    /// The non-blocking path of `DealWithBlockEvent` (basic_dispatcher.go:1073-1177): the
+    /// DDL is written first; one that adds or drops tables is reported afterwards (stage
+    /// NONE, resent until ACK) by any dispatcher, and on the trigger an added table also
+    /// caps the checkpoint below the DDL until the ACK, from before the write on.
+    fn write_non_blocking(&mut self, d: DdlEvent, fx: &mut DispatcherEffects) {
+        if has_table_schedule_changes(&d.need_added_tables, d.need_dropped_tables.as_ref()) {
+            self.nonblocking_written = Some(self.block_state(&BlockEvent::Ddl(d.clone()), BlockStage::None, false));
+        }
+        if self.is_trigger && !d.need_added_tables.is_empty() {
+            self.add_table_blockers.insert(d.commit_ts);
+        }
+        self.ddl_writing = Some(d.commit_ts);
+        self.writing_sync_point = false;
+        fx.write_block = Some(BlockEvent::Ddl(d));
     }
 
     /// `reportBlockedEventToMaintainer`: the event is pending in WAITING and reported.
@@ -374,17 +413,21 @@ impl Dispatcher {
             self.block = None;
             fx.block_statuses.push(st);
             self.queue.pop_front();
+            // The status path wakes (`reportBlockedEventDone`): the statuses that waited
+            // behind the write are handled now, in arrival order.
+            while let Some(q) = self.awaiting_statuses.pop_front() {
+                self.handle_status(q, now_ms, fx);
+            }
             return;
         }
         if is_sync_point {
             return;
         }
-        if self.is_trigger && self.add_table_blockers.contains(&commit_ts) {
-            // Find the event in the queue history: report stage NONE with the schedule info.
-            if let Some(st) = self.nonblocking_written.take() {
-                fx.block_statuses.push(st.clone());
-                self.pending_acks.insert(commit_ts, PendingNonBlocking { state: st, last_report_ms: now_ms });
-            }
+        // A non-blocking DDL that changes the table set: report stage NONE with the schedule
+        // info, resent until the maintainer's ACK.
+        if let Some(st) = self.nonblocking_written.take_if(|st| st.block_ts == commit_ts) {
+            fx.block_statuses.push(st.clone());
+            self.pending_acks.insert(commit_ts, PendingNonBlocking { state: st, last_report_ms: now_ms });
         }
     }
 
@@ -403,6 +446,28 @@ impl Dispatcher {
         }
     }
 
+    /// `HandleDispatcherStatus` (basic_dispatcher.go:779-887): the ack first, then an
+    /// ignored-status notice that matches the pending WAITING event (fast resend; the
+    /// action is then not looked at), then the action. While a barrier Write is being
+    /// executed the whole status waits (see `awaiting_statuses`).
+    pub fn handle_status(&mut self, q: QueuedStatus, now_ms: u64, fx: &mut DispatcherEffects) {
+        if self.block.as_ref().is_some_and(|b| b.stage == BlockStage::Writing) {
+            self.awaiting_statuses.push_back(q);
+            return;
+        }
+        if let Some(a) = &q.ack {
+            self.on_ack(a);
+        }
+        if let Some(ig) = &q.ignored {
+            if self.on_ignored(ig, now_ms, &mut fx.block_statuses) {
+                return;
+            }
+        }
+        if let Some(a) = &q.action {
+            self.on_action(a, fx, q.match_sync_point);
+        }
+    }
+
     /// Handle a barrier action for the pending block event (`HandleDispatcherStatus`).
     ///
     /// As in TiCDC (`BlockEventStatus.actionMatchs`), an action matches the pending
@@ -415,6 +480,9 @@ impl Dispatcher {
     /// compares `(commitTs, isSyncPoint)`, so a late action for a DDL at a syncpoint's ts
     /// is outdated for the pending syncpoint (DDLs come first at one ts) and a syncpoint's
     /// action is in the future for a pending DDL at its ts.
+    ///
+    /// Called directly (not through [`Self::handle_status`]) on a dispatcher writing its
+    /// block event, an action is dropped: the status path never hands one over then.
     pub fn on_action(&mut self, action: &DispatcherAction, fx: &mut DispatcherEffects, match_sync_point: bool) {
         let sp = |x: bool| match_sync_point && x;
         let pending = self.block.as_ref().map(|b| ((b.event.commit_ts(), sp(b.event.is_sync_point())), b.stage));
@@ -526,11 +594,12 @@ impl Dispatcher {
     /// without bound, so here a WAITING status is resent at most once per
     /// `IGNORED_RESEND_MIN_MS`; an ignore inside that window defers the resend to the next
     /// heartbeat tick past it (dropping it would leave the dispatcher to the 5 s resend).
-    pub fn on_ignored(&mut self, ev: &AckEvent, now_ms: u64, out: &mut Vec<BlockState>) {
+    /// Returns whether the notice matched the pending event (`ignoredStatusMatches`).
+    pub fn on_ignored(&mut self, ev: &AckEvent, now_ms: u64, out: &mut Vec<BlockState>) -> bool {
         if let Some(b) = &mut self.block {
             // `ignoredStatusMatches` compares the commit ts and `isSyncPoint`.
             if b.event.key() != (ev.commit_ts, ev.is_sync_point) || b.stage != BlockStage::Waiting {
-                return;
+                return false;
             }
             if now_ms >= b.last_ignored_resend_ms + IGNORED_RESEND_MIN_MS {
                 b.last_ignored_resend_ms = now_ms;
@@ -540,10 +609,24 @@ impl Dispatcher {
             } else {
                 b.ignored_resend_deferred = true;
             }
+            return true;
         }
+        false
     }
 
     pub fn is_create_table(ev: &DdlEvent) -> bool {
         ev.kind == DdlKind::CreateTable
+    }
+}
+
+/// `hasTableScheduleChanges` (basic_dispatcher.go:1041-1055): added tables, or dropped
+/// tables that name one (a Normal payload) or a scope (DB/All).
+pub fn has_table_schedule_changes(added: &[TableRef], dropped: Option<&InfluencedTables>) -> bool {
+    if !added.is_empty() {
+        return true;
+    }
+    match dropped {
+        None => false,
+        Some(d) => d.influence_type != InfluenceType::Normal || !d.table_ids.is_empty(),
     }
 }

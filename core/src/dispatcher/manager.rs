@@ -16,7 +16,7 @@
 //! allowed close request then gets `success=true` and the orchestrator deletes the
 //! manager. Until then the manager stays reachable by control messages.
 
-use super::basic_dispatcher::{Dispatcher, DispatcherEffects};
+use super::basic_dispatcher::{Dispatcher, DispatcherEffects, QueuedStatus};
 use crate::bugs::Bug;
 use crate::config::ChangefeedConfig;
 use crate::effects::*;
@@ -352,7 +352,10 @@ impl DispatcherManager {
                     return None;
                 }
                 self.note_if_stale(ctx, "MergeDispatcherRequest", from, req.maintainer_epoch);
-                self.merge_operator_map.insert(req.merged_dispatcher_id, (req.clone(), from, req.maintainer_epoch));
+                // `TrackMergeOperator` refuses a zero merged ID (dispatcher_manager_merge.go:26-37).
+                if !req.merged_dispatcher_id.is_zero() {
+                    self.merge_operator_map.insert(req.merged_dispatcher_id, (req.clone(), from, req.maintainer_epoch));
+                }
                 if !self.merge_dispatcher(ctx, &req) {
                     self.maybe_cleanup_merge_operator(&req);
                 }
@@ -1039,15 +1042,13 @@ impl DispatcherManager {
             for id in ids {
                 let Some(d) = self.dispatchers.get_mut(&id) else { continue };
                 let mut fx = DispatcherEffects::default();
-                if let Some(a) = &st.ack {
-                    d.on_ack(a);
-                }
-                if let Some(a) = &st.action {
-                    d.on_action(a, &mut fx, ctx.fix(crate::bugs::Fix::MatchActionOnSyncPoint));
-                }
-                if let Some(ig) = &st.ignored_block_status {
-                    d.on_ignored(ig, ctx.now_ms, &mut fx.block_statuses);
-                }
+                let q = QueuedStatus {
+                    ack: st.ack.clone(),
+                    action: st.action.clone(),
+                    ignored: st.ignored_block_status.clone(),
+                    match_sync_point: ctx.fix(crate::bugs::Fix::MatchActionOnSyncPoint),
+                };
+                d.handle_status(q, ctx.now_ms, &mut fx);
                 fx_all.push((id, fx));
             }
         }
@@ -1512,7 +1513,7 @@ impl DispatcherManager {
                     }
                 }
             }
-            FlushOutcome::Failed { dispatcher, error, closing } => {
+            FlushOutcome::Failed { dispatcher, error, closing, kind } => {
                 let escalate = !closing || ctx.bug(Bug::EscalateClosingWriterError);
                 if escalate {
                     ctx.observe(Observation::SinkErrorEscalated {
@@ -1533,6 +1534,14 @@ impl DispatcherManager {
                     ],
                 );
                 if let Some(d) = self.dispatchers.get_mut(&dispatcher) {
+                    // A failed DDL write of the non-blocking path drops its add-table
+                    // checkpoint blocker and its schedule report (basic_dispatcher.go:1142-1152).
+                    if kind == WriteKind::Ddl {
+                        if let Some(ts) = d.ddl_writing {
+                            d.add_table_blockers.remove(&ts);
+                            d.nonblocking_written.take_if(|st| st.block_ts == ts);
+                        }
+                    }
                     // Abandoned rows: keep the checkpoint below them, release progress so
                     // the close can finish.
                     if let Some(&min) = d.progress.keys().next() {

@@ -57,7 +57,7 @@ pub const NEW_DISPATCHER_MANAGER_DELAY_MS: u64 = 4000;
 struct Initializing {
     ready_at_ms: u64,
     running: (NodeId, Message),
-    queue: Vec<(NodeId, Message)>,
+    queue: PendingMessageQueue,
 }
 
 /// The orchestrator's queue key (`getPendingMessageKey`): the kind of a control message
@@ -94,11 +94,31 @@ pub fn replaces(old: &Message, new: &Message) -> bool {
     }
 }
 
-impl Initializing {
+/// A shard's `pendingMessageQueue` for one changefeed: at most one message per kind
+/// waits, in arrival order of the kinds.
+#[derive(Debug, Default)]
+pub struct PendingMessageQueue {
+    items: Vec<(NodeId, Message)>,
+}
+
+impl PendingMessageQueue {
+    /// `Pop`: the oldest waiting message; its kind may be queued again afterwards.
+    pub fn pop(&mut self) -> Option<(NodeId, Message)> {
+        (!self.items.is_empty()).then(|| self.items.remove(0))
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
     /// `TryEnqueue`; false when the message is dropped.
-    fn enqueue(&mut self, from: NodeId, msg: Message) -> bool {
+    pub fn try_enqueue(&mut self, from: NodeId, msg: Message) -> bool {
         let Some(kind) = pending_kind(&msg) else { return false };
-        match self.queue.iter_mut().find(|(_, m)| pending_kind(m) == Some(kind)) {
+        match self.items.iter_mut().find(|(_, m)| pending_kind(m) == Some(kind)) {
             Some(slot) => {
                 if replaces(&slot.1, &msg) {
                     *slot = (from, msg);
@@ -108,10 +128,16 @@ impl Initializing {
                 }
             }
             None => {
-                self.queue.push((from, msg));
+                self.items.push((from, msg));
                 true
             }
         }
+    }
+}
+
+impl Initializing {
+    fn enqueue(&mut self, from: NodeId, msg: Message) -> bool {
+        self.queue.try_enqueue(from, msg)
     }
 }
 
@@ -163,8 +189,12 @@ impl DispatcherOrchestrator {
     fn dispatch(&mut self, ctx: &mut Ctx, from: NodeId, msg: Message, may_delay: bool) {
         let Some(cf) = Self::cf_of(&msg).cloned() else { return };
         if let Message::MaintainerBootstrapRequest { maintainer_epoch, config, .. } = &msg {
-            if let Some(&closed) = self.closed_maintainer_epochs.get(&cf) {
-                if *maintainer_epoch <= closed && *maintainer_epoch != 0 && !ctx.bug(Bug::NoEpochFencing) {
+            // Only a bootstrap that would create a manager consults the tombstone, and
+            // epoch 0 (no ordering) is refused by any tombstone: one at epoch 0 exists only
+            // for a removed changefeed (dispatcher_orchestrator.go:201-209).
+            let tomb = if self.managers.contains_key(&cf) { None } else { self.closed_maintainer_epochs.get(&cf) };
+            if let Some(&closed) = tomb {
+                if (*maintainer_epoch == 0 || *maintainer_epoch <= closed) && !ctx.bug(Bug::NoEpochFencing) {
                     trace_ev!(
                         ctx,
                         Role::Orchestrator,
@@ -186,7 +216,10 @@ impl DispatcherOrchestrator {
                     changefeed = cf,
                     ready_at_ms = ready_at_ms
                 );
-                self.initializing.insert(cf, Initializing { ready_at_ms, running: (from, msg), queue: vec![] });
+                self.initializing.insert(
+                    cf,
+                    Initializing { ready_at_ms, running: (from, msg), queue: PendingMessageQueue::default() },
+                );
                 return;
             }
             if !self.managers.contains_key(&cf) {
@@ -198,6 +231,8 @@ impl DispatcherOrchestrator {
                 dm.first_event_ms = self.first_event_ms;
                 trace_ev!(ctx, Role::Orchestrator, *maintainer_epoch, "create dispatcher manager", changefeed = cf);
                 self.managers.insert(cf.clone(), dm);
+                // A new manager clears the changefeed's tombstone (dispatcher_orchestrator.go:263-264).
+                self.closed_maintainer_epochs.remove(&cf);
             }
         }
         if let Message::MaintainerCloseRequest { maintainer_epoch, removed, .. } = &msg {
@@ -206,20 +241,32 @@ impl DispatcherOrchestrator {
                 // a late bootstrap of it cannot create one (`recordClosedMaintainerEpochLocked`:
                 // epoch 0 only for a removal, never backwards).
                 let e = *maintainer_epoch;
-                if e != 0 || *removed {
-                    let cur = self.closed_maintainer_epochs.entry(cf.clone()).or_insert(e);
-                    *cur = (*cur).max(e);
-                }
+                self.record_closed_epoch(&cf, e, *removed);
                 ctx.send(from, Message::MaintainerCloseResponse { cf, success: true, maintainer_epoch: e });
                 return;
             }
         }
+        let removed = matches!(msg, Message::MaintainerCloseRequest { removed: true, .. });
         let Some(dm) = self.managers.get_mut(&cf) else { return };
         let reply = dm.handle_control(ctx, from, msg);
-        self.after(ctx, &cf, from, reply);
+        self.after_close(ctx, &cf, from, reply, removed);
+    }
+
+    /// `recordClosedMaintainerEpochLocked` (dispatcher_orchestrator.go:769-780): epoch 0
+    /// is remembered only for a removal; a tombstone never moves backwards.
+    fn record_closed_epoch(&mut self, cf: &ChangefeedId, e: Epoch, removed: bool) {
+        if e == 0 && !removed {
+            return;
+        }
+        let cur = self.closed_maintainer_epochs.entry(cf.clone()).or_insert(e);
+        *cur = (*cur).max(e);
     }
 
     fn after(&mut self, ctx: &mut Ctx, cf: &ChangefeedId, to: NodeId, reply: Option<Message>) {
+        self.after_close(ctx, cf, to, reply, false)
+    }
+
+    fn after_close(&mut self, ctx: &mut Ctx, cf: &ChangefeedId, to: NodeId, reply: Option<Message>, removed: bool) {
         // The close request's epoch (`recordClosedMaintainerEpochLocked`, never lowered):
         // it can be newer than the manager's owner under `close-older-owner-manager`.
         let close_epoch = match &reply {
@@ -232,9 +279,8 @@ impl DispatcherOrchestrator {
         if let Some(dm) = self.managers.get(cf) {
             if dm.closed {
                 let e = dm.maintainer_epoch.max(close_epoch);
-                let cur = self.closed_maintainer_epochs.entry(cf.clone()).or_insert(e);
-                *cur = (*cur).max(e);
                 self.managers.remove(cf);
+                self.record_closed_epoch(cf, e, removed);
             }
         }
     }
@@ -285,7 +331,8 @@ impl DispatcherOrchestrator {
             }
             let (from, msg) = init.running;
             self.dispatch(ctx, from, msg, false);
-            for (from, msg) in init.queue {
+            let mut queue = init.queue;
+            while let Some((from, msg)) = queue.pop() {
                 if let Some(again) = self.initializing.get_mut(&cf) {
                     again.enqueue(from, msg);
                 } else {

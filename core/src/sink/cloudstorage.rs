@@ -49,7 +49,7 @@ pub enum FlushOutcome {
     /// The file is durable; these rows (commit ts) of the dispatcher are flushed.
     Durable { dispatcher: DispatcherId, commit_ts: Vec<Ts>, kind: WriteKind },
     /// The write failed. `closing` tells whether the dispatcher's writer was already closed.
-    Failed { dispatcher: DispatcherId, error: StorageError, closing: bool },
+    Failed { dispatcher: DispatcherId, error: StorageError, closing: bool, kind: WriteKind },
     /// Unknown op (e.g. issued before a restart of the sink).
     Unknown,
     /// The sink's context was cancelled (capture-local fence) before this write's next
@@ -225,7 +225,7 @@ impl CloudStorageSink {
         match res {
             Err(error) => {
                 let f = self.inflight.remove(&op_id).unwrap();
-                FlushOutcome::Failed { dispatcher: f.dispatcher, error, closing }
+                FlushOutcome::Failed { dispatcher: f.dispatcher, error, closing, kind: f.kind }
             }
             Ok(()) => match f.phase {
                 FlushPhase::Put => {

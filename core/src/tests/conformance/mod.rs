@@ -8,5 +8,6 @@
 //! Go tests the model cannot express, is in `docs/fidelity.md` ("Conformance suite").
 #![allow(non_snake_case)]
 
+mod disp;
 mod mctl;
 mod span;
