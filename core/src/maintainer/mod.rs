@@ -136,6 +136,7 @@ impl Maintainer {
         let ddl_id = ctx.new_dispatcher_id();
         let mut sc = SpanController::new(ddl_id, ctx.node, checkpoint, config.scheduler.clone());
         sc.ignore_pending_block_start_ts = ctx.bug(Bug::IgnorePendingBlockStartTs);
+        let oc = OperatorController::with_batch_size(config.scheduler.add_table_batch_size);
         let mut m = Maintainer {
             cf,
             node: ctx.node,
@@ -146,7 +147,7 @@ impl Maintainer {
             state: MaintainerState::Bootstrapping,
             alive: alive.clone(),
             sc,
-            oc: OperatorController::new(),
+            oc,
             barrier: Barrier::default(),
             bootstrap_responses: BTreeMap::new(),
             all_nodes_ready: false,
@@ -568,7 +569,7 @@ impl Maintainer {
         let (msgs, finished, follow) = {
             let rng = &mut *ctx.rng;
             let mut new_id = || new_id_from(rng);
-            self.oc.execute(&mut self.sc, now, self.epoch, &mut new_id)
+            self.oc.execute(&mut self.sc, &self.alive, now, self.epoch, &mut new_id)
         };
         let recheck_node = ctx.fix(crate::bugs::Fix::FinishedMoveChecksNode);
         for (op, _) in finished {
@@ -595,11 +596,8 @@ impl Maintainer {
                 }
             }
         }
-        for op in follow {
-            let d = op.describe();
-            if self.oc.add_operator(op, &mut self.sc, &self.alive, now).is_ok() {
-                self.trace(ctx, "add operator", vec![("operator", d)]);
-            }
+        for d in follow {
+            self.trace(ctx, "add operator", vec![("operator", d)]);
         }
         for (n, req) in msgs {
             let msg = match req {

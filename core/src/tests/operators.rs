@@ -125,7 +125,7 @@ fn add_through_controller_repolls_every_500ms_but_resends_every_10s() {
         .unwrap();
     let mut sent = vec![];
     for t in (0..=10_500).step_by(500) {
-        let (msgs, fin, _) = oc.execute(&mut sc, t, 1, &mut ids_from(100));
+        let (msgs, fin, _) = oc.execute(&mut sc, &alive(), t, 1, &mut ids_from(100));
         assert!(fin.is_empty());
         if !msgs.is_empty() {
             sent.push(t);
@@ -134,10 +134,10 @@ fn add_through_controller_repolls_every_500ms_but_resends_every_10s() {
     assert_eq!(sent, vec![0, 10_000]);
     // Working from the wrong node does not finish it; from the dest it does.
     oc.update_operator_status(&ID, n(2), &st(ID, ComponentState::Working, 120), &mut sc);
-    let (_, fin, _) = oc.execute(&mut sc, 11_000, 1, &mut ids_from(100));
+    let (_, fin, _) = oc.execute(&mut sc, &alive(), 11_000, 1, &mut ids_from(100));
     assert!(fin.is_empty());
     oc.update_operator_status(&ID, n(1), &st(ID, ComponentState::Working, 120), &mut sc);
-    let (_, fin, _) = oc.execute(&mut sc, 11_001, 1, &mut ids_from(100));
+    let (_, fin, _) = oc.execute(&mut sc, &alive(), 11_001, 1, &mut ids_from(100));
     assert_eq!(fin.len(), 1);
     assert_eq!(state_of(&sc, ID), (ReplicaState::Replicating, Some(n(1))));
     assert!(!oc.has(&ID));
@@ -172,9 +172,9 @@ fn remove_finishes_on_removed_status_and_runs_post_finish() {
     let mut sc = sc_with(Some(1), ReplicaState::Replicating, 100);
     let mut op =
         RemoveDispatcherOperator::new(ID, TableSpan::full(T), n(1), OperatorType::Split, RemovePostFinish::MarkAbsent);
-    op.check(n(1), &st(ID, ComponentState::Working, 0));
+    op.check(n(1), &st(ID, ComponentState::Working, 0), &mut sc);
     assert!(!op.finished, "Working does not finish a remove");
-    op.check(n(1), &st(ID, ComponentState::Removed, 0));
+    op.check(n(1), &st(ID, ComponentState::Removed, 0), &mut sc);
     assert!(op.finished);
     op.post_finish(&mut sc, &mut || DispatcherId(0));
     assert_eq!(state_of(&sc, ID), (ReplicaState::Absent, None));
@@ -182,14 +182,14 @@ fn remove_finishes_on_removed_status_and_runs_post_finish() {
     let mut sc = sc_with(Some(1), ReplicaState::Replicating, 100);
     let mut op =
         RemoveDispatcherOperator::new(ID, TableSpan::full(T), n(1), OperatorType::Remove, RemovePostFinish::RemoveTask);
-    op.check(n(1), &st(ID, ComponentState::Stopped, 0));
+    op.check(n(1), &st(ID, ComponentState::Stopped, 0), &mut sc);
     op.post_finish(&mut sc, &mut || DispatcherId(0));
     assert!(sc.get(&ID).is_none());
     // None (barrier drop): the span controller is untouched.
     let mut sc = sc_with(Some(1), ReplicaState::Replicating, 100);
     let mut op =
         RemoveDispatcherOperator::new(ID, TableSpan::full(T), n(1), OperatorType::Remove, RemovePostFinish::None);
-    op.check(n(1), &st(ID, ComponentState::Stopped, 0));
+    op.check(n(1), &st(ID, ComponentState::Stopped, 0), &mut sc);
     op.post_finish(&mut sc, &mut || DispatcherId(0));
     assert_eq!(state_of(&sc, ID), (ReplicaState::Replicating, Some(n(1))));
 }
@@ -326,7 +326,7 @@ fn empty_origin_move_through_controller_sends_create_first() {
     let mut sc = sc_with(None, ReplicaState::Absent, 100);
     let mut oc = OperatorController::new();
     oc.add_operator(Operator::Move(MoveDispatcherOperator::new(ID, None, n(2))), &mut sc, &alive(), 0).unwrap();
-    let (msgs, _, _) = oc.execute(&mut sc, 0, 3, &mut ids_from(0));
+    let (msgs, _, _) = oc.execute(&mut sc, &alive(), 0, 3, &mut ids_from(0));
     assert_eq!(msgs.len(), 1);
     let (to, req) = sched_of(msgs.into_iter().next());
     assert_eq!((to, req.action, req.operator_type), (n(2), ScheduleAction::Create, OperatorType::Move));
@@ -337,7 +337,7 @@ fn empty_origin_move_to_dead_dest_finishes_absent() {
     let mut sc = sc_with(None, ReplicaState::Absent, 100);
     let mut oc = OperatorController::new();
     oc.add_operator(Operator::Move(MoveDispatcherOperator::new(ID, None, n(7))), &mut sc, &alive(), 0).unwrap();
-    let (msgs, fin, _) = oc.execute(&mut sc, 0, 3, &mut ids_from(0));
+    let (msgs, fin, _) = oc.execute(&mut sc, &alive(), 0, 3, &mut ids_from(0));
     assert!(msgs.is_empty());
     assert_eq!(fin.len(), 1);
     assert_eq!(state_of(&sc, ID), (ReplicaState::Absent, None));
@@ -409,20 +409,21 @@ fn split_with_targets_yields_add_operators_of_type_split() {
     )
     .unwrap();
     oc.update_operator_status(&ID, n(1), &st(ID, ComponentState::Stopped, 125), &mut sc);
-    let (_, fin, follow) = oc.execute(&mut sc, 1, 2, &mut ids_from(500));
+    // The split's PostFinish admits the Add operators at once, due now, so the same
+    // pass sends their Creates (operator_split.go:187-197).
+    let (msgs, fin, follow) = oc.execute(&mut sc, &alive(), 1, 2, &mut ids_from(500));
     assert_eq!(fin.len(), 1);
     assert_eq!(follow.len(), 3);
     let mut dests = vec![];
-    for op in follow {
-        let Operator::Add(a) = &op else { panic!("{:?}", op) };
+    for r in sc.tasks_of_table(T) {
+        let Some(Operator::Add(a)) = oc.get(&r.id) else { panic!("no add operator for {}", r.id) };
         assert_eq!(a.op_type, OperatorType::Split);
         dests.push(a.dest);
-        oc.add_operator(op, &mut sc, &alive(), 1).unwrap();
     }
     assert_eq!(dests, targets);
-    let (msgs, _, _) = oc.execute(&mut sc, 2, 2, &mut ids_from(600));
-    let creates: Vec<(NodeId, OperatorType)> =
+    let mut creates: Vec<(NodeId, OperatorType)> =
         msgs.into_iter().map(|m| sched_of(Some(m))).map(|(to, r)| (to, r.operator_type)).collect();
+    creates.sort();
     assert_eq!(creates, targets.iter().map(|t| (*t, OperatorType::Split)).collect::<Vec<_>>());
     for r in sc.tasks_of_table(T) {
         assert_eq!(r.state, ReplicaState::Scheduling);
@@ -501,7 +502,7 @@ fn merge_success_records_checkpoint_on_merged_task() {
     oc.add_merge_operator(vec![d(10), d(11)], d(99), &mut sc, &alive(), 0).unwrap();
     assert_eq!(sc.get(&d(99)).unwrap().checkpoint_ts, 105);
     oc.update_operator_status(&d(99), n(1), &st(d(99), ComponentState::Working, 160), &mut sc);
-    oc.execute(&mut sc, 1, 1, &mut ids_from(0));
+    oc.execute(&mut sc, &alive(), 1, 1, &mut ids_from(0));
     let r = sc.get(&d(99)).unwrap();
     assert_eq!((r.state, r.node, r.checkpoint_ts), (ReplicaState::Replicating, Some(n(1)), 160));
 }
@@ -564,7 +565,7 @@ fn merge_status_routing_and_abort_by_node_via_controller() {
     assert!(matches!(oc.get(&d(10)), Some(Operator::Occupy(o)) if !o.finished));
     // Other node lost: nothing happens.
     oc.on_node_removed(n(2), &mut sc);
-    let (_, fin, _) = oc.execute(&mut sc, 0, 1, &mut ids_from(0));
+    let (_, fin, _) = oc.execute(&mut sc, &alive(), 0, 1, &mut ids_from(0));
     assert!(fin.is_empty());
     assert_eq!(oc.running().count(), 3);
 }
@@ -595,7 +596,7 @@ fn node_removed_marks_tasks_without_operator_absent_and_leaves_operated_ones_to_
         (ReplicaState::Replicating, Some(n(1))),
         "its operator decides (post-finish None)"
     );
-    let (_, fin, _) = oc.execute(&mut sc, 0, 1, &mut ids_from(0));
+    let (_, fin, _) = oc.execute(&mut sc, &alive(), 0, 1, &mut ids_from(0));
     assert_eq!(fin.len(), 1);
 }
 
@@ -617,7 +618,7 @@ fn task_removed_via_controller_cancels_the_operator() {
     oc.on_task_removed(&d(10), &mut sc);
     assert!(!oc.has(&d(10)));
     assert_eq!(oc.running().count(), 0);
-    let (msgs, _, _) = oc.execute(&mut sc, 0, 1, &mut ids_from(0));
+    let (msgs, _, _) = oc.execute(&mut sc, &alive(), 0, 1, &mut ids_from(0));
     assert!(msgs.is_empty(), "a cancelled operator sends nothing");
 }
 
@@ -653,6 +654,7 @@ fn remove_restored_at_bootstrap_repairs_the_coverage_it_leaves() {
             checkpoint_ts: 120,
             event_size_per_second: 0,
         },
+        &mut sc,
     );
     assert!(op.finished);
     op.post_finish(&mut sc, &mut || DispatcherId(77));

@@ -90,8 +90,8 @@ proptest! {
                         1 => oc.on_node_removed(n(1), &mut sc),
                         _ => oc.on_task_removed(&merged, &mut sc),
                     }
-                    oc.execute(&mut sc, now, 1, &mut gen);
-                    oc.execute(&mut sc, now + 1, 1, &mut gen);
+                    oc.execute(&mut sc, &alive, now, 1, &mut gen);
+                    oc.execute(&mut sc, &alive, now + 1, 1, &mut gen);
                     prop_assert_eq!(oc.running().count(), 0);
                     if outcome == 0 {
                         prop_assert!(sources.iter().all(|s| sc.get(s).is_none()));

@@ -40,7 +40,8 @@ impl AddDispatcherOperator {
         ))
     }
     pub fn check(&mut self, from: NodeId, st: &TableSpanStatus) {
-        if from != self.dest {
+        // A finished add ignores later statuses (maintainer/operator/operator_add.go:81-84).
+        if self.finished || from != self.dest {
             return;
         }
         match st.state {

@@ -9,6 +9,9 @@ pub mod add;
 pub mod controller;
 pub mod merge;
 pub mod move_op;
+#[cfg(test)]
+pub mod probe;
+pub mod queue;
 pub mod remove;
 pub mod split;
 
@@ -54,6 +57,9 @@ pub enum Operator {
     Split(SplitDispatcherOperator),
     Merge(MergeDispatcherOperator),
     Occupy(OccupyDispatcherOperator),
+    /// Test double counting the controller's calls (controller tests only).
+    #[cfg(test)]
+    Probe(probe::ProbeOperator),
 }
 
 /// A schedule request an operator wants sent.
@@ -75,6 +81,8 @@ impl Operator {
             Operator::Split(o) => o.id,
             Operator::Merge(o) => o.id,
             Operator::Occupy(o) => o.id,
+            #[cfg(test)]
+            Operator::Probe(o) => o.id,
         }
     }
     pub fn kind(&self) -> &'static str {
@@ -85,6 +93,8 @@ impl Operator {
             Operator::Split(_) => "split",
             Operator::Merge(_) => "merge",
             Operator::Occupy(_) => "occupy",
+            #[cfg(test)]
+            Operator::Probe(_) => "probe",
         }
     }
     pub fn describe(&self) -> String {
@@ -106,6 +116,8 @@ impl Operator {
                 if o.restored { " (restored)" } else { "" }
             ),
             Operator::Occupy(o) => format!("occupy {}", o.id),
+            #[cfg(test)]
+            Operator::Probe(o) => format!("probe {}", o.id),
         }
     }
     pub fn start(&mut self, sc: &mut SpanController) {
@@ -116,6 +128,8 @@ impl Operator {
             Operator::Split(o) => o.start(sc),
             Operator::Merge(o) => o.start(sc),
             Operator::Occupy(_) => {}
+            #[cfg(test)]
+            Operator::Probe(o) => o.start(),
         }
     }
     pub fn schedule(&mut self, sc: &SpanController, now: u64, epoch: Epoch) -> Option<(NodeId, OpRequest)> {
@@ -126,17 +140,21 @@ impl Operator {
             Operator::Split(o) => o.schedule(sc, now, epoch),
             Operator::Merge(o) => return o.schedule(now, epoch).map(|(n, r)| (n, OpRequest::Merge(r))),
             Operator::Occupy(_) => None,
+            #[cfg(test)]
+            Operator::Probe(o) => o.schedule(epoch),
         };
         m.map(|(n, r)| (n, OpRequest::Schedule(r)))
     }
     pub fn check(&mut self, from: NodeId, st: &TableSpanStatus, sc: &mut SpanController) {
         match self {
             Operator::Add(o) => o.check(from, st),
-            Operator::Remove(o) => o.check(from, st),
+            Operator::Remove(o) => o.check(from, st, sc),
             Operator::Move(o) => o.check(from, st, sc),
             Operator::Split(o) => o.check(from, st),
             Operator::Merge(o) => o.check(from, st),
             Operator::Occupy(_) => {}
+            #[cfg(test)]
+            Operator::Probe(o) => o.check(),
         }
     }
     pub fn on_node_remove(&mut self, n: NodeId, sc: &mut SpanController) {
@@ -147,6 +165,8 @@ impl Operator {
             Operator::Split(o) => o.on_node_remove(n),
             Operator::Merge(o) => o.on_node_remove(n),
             Operator::Occupy(o) => o.on_node_remove(n, sc),
+            #[cfg(test)]
+            Operator::Probe(o) => o.on_node_remove(),
         }
     }
     pub fn on_task_removed(&mut self, sc: &mut SpanController) {
@@ -156,7 +176,9 @@ impl Operator {
             Operator::Move(o) => o.on_task_removed(sc),
             Operator::Split(o) => o.on_task_removed(),
             Operator::Merge(o) => o.on_task_removed(),
-            Operator::Occupy(o) => o.finished = true,
+            Operator::Occupy(o) => o.on_task_removed(),
+            #[cfg(test)]
+            Operator::Probe(o) => o.on_task_removed(),
         }
     }
     pub fn is_finished(&self) -> bool {
@@ -167,6 +189,8 @@ impl Operator {
             Operator::Split(o) => o.finished,
             Operator::Merge(o) => o.finished,
             Operator::Occupy(o) => o.finished,
+            #[cfg(test)]
+            Operator::Probe(o) => o.finished,
         }
     }
     /// Returns follow-up operators (e.g. Add operators of a split's new spans).
@@ -190,6 +214,11 @@ impl Operator {
                 vec![]
             }
             Operator::Occupy(_) => vec![],
+            #[cfg(test)]
+            Operator::Probe(o) => {
+                o.post_finish();
+                vec![]
+            }
         }
     }
     /// Whether the task's checkpoint caps the changefeed checkpoint while this runs.
@@ -200,6 +229,8 @@ impl Operator {
         match self {
             Operator::Remove(o) => o.blocks_checkpoint,
             Operator::Merge(_) | Operator::Occupy(_) => false,
+            #[cfg(test)]
+            Operator::Probe(o) => o.blocks_checkpoint,
             _ => true,
         }
     }
@@ -212,6 +243,8 @@ impl Operator {
             Operator::Split(o) => vec![Some(o.origin)],
             Operator::Merge(o) => vec![Some(o.origin)],
             Operator::Occupy(o) => vec![o.node],
+            #[cfg(test)]
+            Operator::Probe(o) => o.target.into_iter().map(Some).collect(),
         }
     }
 }

@@ -50,8 +50,12 @@ impl RemoveDispatcherOperator {
         }
         Some((self.node, remove_request(self.id, self.span, self.op_type, epoch)))
     }
-    pub fn check(&mut self, from: NodeId, st: &TableSpanStatus) {
-        if from == self.node && matches!(st.state, ComponentState::Stopped | ComponentState::Removed) {
+    /// A terminal status from the node is recorded on the task and ends the removal; a
+    /// finished removal ignores further statuses (maintainer/operator/operator_remove.go:93-106).
+    pub fn check(&mut self, from: NodeId, st: &TableSpanStatus, sc: &mut SpanController) {
+        if !self.finished && from == self.node && matches!(st.state, ComponentState::Stopped | ComponentState::Removed)
+        {
+            sc.update_status(&self.id, st);
             self.finished = true;
         }
     }
@@ -112,6 +116,12 @@ mod tests {
             OperatorType::Remove,
             RemovePostFinish::None,
         );
+        let mut sc = crate::maintainer::span_controller::SpanController::new(
+            DispatcherId(1),
+            NodeId(0),
+            100,
+            crate::config::SchedulerConfig::default(),
+        );
         assert!(op.schedule(0, 1).is_some());
         op.check(
             NodeId(1),
@@ -121,6 +131,7 @@ mod tests {
                 checkpoint_ts: 0,
                 event_size_per_second: 0,
             },
+            &mut sc,
         );
         assert!(!op.finished, "WaitingMerge does not finish a remove");
         op.check(
@@ -131,6 +142,7 @@ mod tests {
                 checkpoint_ts: 0,
                 event_size_per_second: 0,
             },
+            &mut sc,
         );
         assert!(!op.finished, "status from another node");
         op.check(
@@ -141,6 +153,7 @@ mod tests {
                 checkpoint_ts: 0,
                 event_size_per_second: 0,
             },
+            &mut sc,
         );
         assert!(op.finished);
         assert!(op.schedule(20_000, 1).is_none());

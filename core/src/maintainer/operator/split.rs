@@ -35,7 +35,13 @@ impl SplitDispatcherOperator {
             throttle: SendThrottle::default(),
         }
     }
+    /// The split starts from the task's checkpoint; a stop status can only raise it
+    /// (maintainer/operator/operator_split.go:90, 137-140; taken here when the operator
+    /// starts, which admission does right after construction).
     pub fn start(&mut self, sc: &mut SpanController) {
+        if let Some(r) = sc.get(&self.id) {
+            self.checkpoint_ts = self.checkpoint_ts.max(r.checkpoint_ts);
+        }
         sc.mark_scheduling(&self.id);
     }
     pub fn schedule(&mut self, _sc: &SpanController, now: u64, epoch: Epoch) -> Option<OpMessage> {

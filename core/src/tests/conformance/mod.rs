@@ -10,4 +10,5 @@
 
 mod disp;
 mod mctl;
+mod op;
 mod span;
