@@ -632,9 +632,13 @@ impl Barrier {
                 self.maybe_finish(key, bc.sc);
                 continue;
             }
-            let e = self.events.get_mut(&key).unwrap();
-            e.last_resend_ms = bc.now;
-            e.resend_due = false;
+            // An event not selected yet keeps its resend clock: it is checked on every
+            // resend (maintainer/barrier_event.go:704-717 returns before the clock moves).
+            if selected {
+                let e = self.events.get_mut(&key).unwrap();
+                e.last_resend_ms = bc.now;
+                e.resend_due = false;
+            }
             if !selected {
                 // Someone already past the event: it was written (`checkBlockedDispatchers`).
                 let related = self.past_check_tasks(self.events.get(&key).unwrap(), bc.sc);

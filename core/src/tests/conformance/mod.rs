@@ -7,3 +7,4 @@
 //! does not match on purpose is `#[ignore = "deviation: <why>"]`; the list of those, and of
 //! Go tests the model cannot express, is in `docs/fidelity.md` ("Conformance suite").
 #![allow(non_snake_case)]
+mod barrier;
