@@ -132,7 +132,7 @@ fn action(kind: ActionKind, ts: Ts, sp: bool, infl: InfluencedDispatchers) -> Di
     }
 }
 
-/// The answer to a request's sender (maintainer/barrier.go:151-162): ignored statuses
+/// The answer to a request's sender (maintainer/barrier.go:153-162): ignored statuses
 /// first, then the ACKs merged per event in first-seen order, then the rest (actions).
 fn group_acks(v: Vec<DispatcherStatus>) -> Vec<DispatcherStatus> {
     let mut ignored = Vec::new();
@@ -192,7 +192,7 @@ impl Barrier {
     pub fn rebuild(&mut self, sc: &SpanController) {
         for r in sc.tasks.values() {
             let Some(b) = &r.block_state else { continue };
-            // Only WAITING, WRITING and DONE rebuild an event (maintainer/barrier.go:194-197).
+            // Only WAITING, WRITING and DONE rebuild an event (maintainer/barrier.go:204-207).
             if !b.is_blocked || b.stage == BlockStage::None {
                 continue;
             }
