@@ -51,10 +51,17 @@ pub struct BarrierEvent {
     /// A DB event whose schema has no task left when its Pass is due (the range
     /// checker's `MarkCovered`): finished without further DONE.
     pub covered: bool,
+    /// Blocked tables of a Normal event found without any task when a Pass went out
+    /// (`sendPassAction` -> `markTableDone`, maintainer/barrier_event.go:541-544): only
+    /// then does a vanished table count as done.
+    pub covered_tables: BTreeSet<TableId>,
+    /// The writer is done: the next resend is due at once, whatever `last_resend_ms`
+    /// says (`lastResendTime` moved 20 s back).
+    pub resend_due: bool,
 }
 
 impl BarrierEvent {
-    fn new(key: EventKey, st: &BlockState) -> Self {
+    pub fn new(key: EventKey, st: &BlockState) -> Self {
         BarrierEvent {
             commit_ts: key.0,
             is_sync_point: key.1,
@@ -71,6 +78,8 @@ impl BarrierEvent {
             last_status_ms: 0,
             pass_sent: false,
             covered: false,
+            covered_tables: BTreeSet::new(),
+            resend_due: false,
         }
     }
     pub fn need_schedule(&self) -> bool {
@@ -123,6 +132,35 @@ fn action(kind: ActionKind, ts: Ts, sp: bool, infl: InfluencedDispatchers) -> Di
     }
 }
 
+/// The answer to a request's sender (maintainer/barrier.go:153-162): ignored statuses
+/// first, then the ACKs merged per event in first-seen order, then the rest (actions).
+fn group_acks(v: Vec<DispatcherStatus>) -> Vec<DispatcherStatus> {
+    let mut ignored = Vec::new();
+    let mut acks: Vec<DispatcherStatus> = Vec::new();
+    let mut rest = Vec::new();
+    for s in v {
+        if s.ignored_block_status.is_some() {
+            ignored.push(s);
+        } else if s.ack.is_some() && s.action.is_none() {
+            let ids = match &s.influenced {
+                InfluencedDispatchers::Normal(ids) => ids.clone(),
+                _ => vec![],
+            };
+            match acks.iter_mut().find(|a| a.ack == s.ack) {
+                Some(a) => {
+                    if let InfluencedDispatchers::Normal(v) = &mut a.influenced {
+                        v.extend(ids);
+                    }
+                }
+                None => acks.push(s),
+            }
+        } else {
+            rest.push(s);
+        }
+    }
+    ignored.into_iter().chain(acks).chain(rest).collect()
+}
+
 /// Context the barrier needs from the maintainer.
 pub struct BarrierCtx<'a> {
     pub sc: &'a mut SpanController,
@@ -139,11 +177,23 @@ pub struct BarrierCtx<'a> {
 }
 
 impl Barrier {
+    /// `pendingScheduleEventMap.popIfHead` (maintainer/barrier_helper.go:66-86): whether
+    /// `key` heads the schedule queue (then it leaves the queue), and the head seen.
+    pub fn pending_pop_if_head(&mut self, key: EventKey) -> (bool, Option<EventKey>) {
+        let head = self.pending_events.iter().next().copied();
+        if head == Some(key) {
+            self.pending_events.remove(&key);
+            return (true, head);
+        }
+        (false, head)
+    }
+
     /// Rebuild from bootstrap block states (§8.6).
     pub fn rebuild(&mut self, sc: &SpanController) {
         for r in sc.tasks.values() {
             let Some(b) = &r.block_state else { continue };
-            if !b.is_blocked {
+            // Only WAITING, WRITING and DONE rebuild an event (maintainer/barrier.go:204-207).
+            if !b.is_blocked || b.stage == BlockStage::None {
                 continue;
             }
             let key = (b.block_ts, b.is_sync_point);
@@ -180,7 +230,7 @@ impl Barrier {
     }
 
     /// Tasks whose dispatchers an event blocks.
-    fn related_tasks(&self, ev: &BarrierEvent, sc: &SpanController) -> Vec<DispatcherId> {
+    pub fn related_tasks(&self, ev: &BarrierEvent, sc: &SpanController) -> Vec<DispatcherId> {
         let Some(bt) = &ev.block_tables else { return vec![] };
         match bt.influence_type {
             InfluenceType::Normal => {
@@ -200,6 +250,28 @@ impl Barrier {
                 v
             }
             InfluenceType::All => sc.tasks.keys().copied().collect(),
+        }
+    }
+
+    /// `HandleStatus` for one `BlockStatusRequest` from node `from`
+    /// (maintainer/barrier.go:79-196): the answer to `from` lists the `IgnoredBlockStatus`es
+    /// first, then one ACK per event naming every acknowledged dispatcher of the request,
+    /// then the actions for `from`; actions for other nodes go to them.
+    pub fn handle_request(
+        &mut self,
+        from: NodeId,
+        statuses: &[TableSpanBlockStatus],
+        bc: &mut BarrierCtx,
+        out: &mut BarrierOut,
+    ) {
+        let mut part = BarrierOut::default();
+        for st in statuses {
+            self.handle_status(from, st, bc, &mut part);
+        }
+        out.notes.append(&mut part.notes);
+        for (n, v) in part.responses {
+            let v = if n == from { group_acks(v) } else { v };
+            out.responses.entry(n).or_default().extend(v);
         }
     }
 
@@ -248,18 +320,25 @@ impl Barrier {
             }
         }
         match s.stage {
-            BlockStage::Done => self.handle_done(from, id, key, bc, out),
+            BlockStage::Done => {
+                // A DONE for a tracked event is ACKed, even if it finishes the event
+                // (`handleOneStatus` returns needACK for DONE, maintainer/barrier.go:364-366).
+                let tracked = self.events.contains_key(&key);
+                self.handle_done(from, id, key, bc, out);
+                if tracked {
+                    out.push(from, ack(key.0, key.1, id));
+                }
+            }
             BlockStage::None => {
                 // Non-blocking, written by the trigger first.
                 let mut ev = BarrierEvent::new(key, s);
                 ev.writer = Some(id);
                 if ev.need_schedule() {
                     self.pending_events.insert(key);
-                    if self.pending_events.iter().next() != Some(&key) {
+                    if !self.pending_pop_if_head(key).0 {
                         return; // not the head: wait for the resend, no ACK
                     }
                     self.schedule_block_event(&ev, bc, out);
-                    self.pending_events.remove(&key);
                 }
                 out.push(from, ack(key.0, key.1, id));
             }
@@ -291,7 +370,8 @@ impl Barrier {
         }
     }
 
-    fn all_reported(&mut self, key: EventKey, sc: &SpanController) -> bool {
+    /// Whether every dispatcher the event blocks has reported it (`allDispatcherReported`).
+    pub fn all_reported(&mut self, key: EventKey, sc: &SpanController) -> bool {
         let Some(ev) = self.events.get(&key) else { return false };
         let related = self.related_tasks(ev, sc);
         let ev = self.events.get_mut(&key).unwrap();
@@ -299,7 +379,32 @@ impl Barrier {
         ev.reported.retain(|id| {
             sc.get(id).map(|r| r.state == ReplicaState::Replicating || *id == sc.ddl_span_id).unwrap_or(false)
         });
-        !related.is_empty() && related.iter().all(|id| ev.reported.contains(id))
+        match &ev.block_tables {
+            // A Normal event is checked by key-range coverage of each blocked table by the
+            // spans of its reporters (`newRangeCheck`, maintainer/barrier_event.go:150-164;
+            // `allDispatcherReported`, :424-502): a task that cannot report (Absent,
+            // Scheduling) does not matter when reporters cover its range, and a blocked
+            // table without any task is never covered.
+            Some(bt) if bt.influence_type == InfluenceType::Normal => {
+                !bt.table_ids.is_empty()
+                    && bt.table_ids.iter().all(|t| {
+                        if *t == DDL_SPAN_TABLE_ID {
+                            return ev.reported.contains(&sc.ddl_span_id);
+                        }
+                        let spans: Vec<TableSpan> = ev
+                            .reported
+                            .iter()
+                            .filter_map(|id| sc.get(id))
+                            .filter(|r| r.span.table_id == *t)
+                            .map(|r| r.span)
+                            .collect();
+                        // Without table-across-nodes TiCDC counts tables, not key ranges
+                        // (`NewTableCountChecker`, maintainer/range_checker/table_count_range_checker.go).
+                        !spans.is_empty() && (!sc.cfg.enable_table_across_nodes || find_holes(*t, &spans).is_empty())
+                    })
+            }
+            _ => !related.is_empty() && related.iter().all(|id| ev.reported.contains(id)),
+        }
     }
 
     fn try_select(&mut self, key: EventKey, bc: &mut BarrierCtx, out: &mut BarrierOut) {
@@ -344,17 +449,17 @@ impl Barrier {
         let Some(ev) = self.events.get(&key) else { return };
         if ev.writer == Some(id) && !ev.writer_advanced {
             if ev.need_schedule() {
-                if self.pending_events.iter().next() != Some(&key) {
+                let ev = ev.clone();
+                if !self.pending_pop_if_head(key).0 {
                     return; // wait for resend
                 }
-                let ev = ev.clone();
                 self.schedule_block_event(&ev, bc, out);
-                self.pending_events.remove(&key);
             }
+            // The Pass goes out at the next resend, which is due at once
+            // (`lastResendTime` moved 20 s back, maintainer/barrier.go:408-413, 610-612).
             let ev = self.events.get_mut(&key).unwrap();
             ev.writer_advanced = true;
-            ev.last_resend_ms = 0;
-            self.send_pass(key, bc, out);
+            ev.resend_due = true;
         }
         let _ = from;
         if let Some(ev) = self.events.get_mut(&key) {
@@ -373,6 +478,16 @@ impl Barrier {
             self.finished.push(key);
             return;
         }
+        // A blocked table left without tasks counts only once a Pass round found it so.
+        if let Some(bt) = ev.block_tables.as_ref().filter(|b| b.influence_type == InfluenceType::Normal) {
+            if bt
+                .table_ids
+                .iter()
+                .any(|t| *t != DDL_SPAN_TABLE_ID && !sc.is_table_exists(*t) && !ev.covered_tables.contains(t))
+            {
+                return;
+            }
+        }
         let related = self.related_tasks(ev, sc);
         if related
             .iter()
@@ -383,7 +498,7 @@ impl Barrier {
         }
     }
 
-    fn send_pass(&mut self, key: EventKey, bc: &mut BarrierCtx, out: &mut BarrierOut) {
+    pub fn send_pass(&mut self, key: EventKey, bc: &mut BarrierCtx, out: &mut BarrierOut) {
         let Some(ev) = self.events.get_mut(&key) else { return };
         ev.pass_sent = true;
         if ev.is_all() {
@@ -424,7 +539,14 @@ impl Barrier {
         // the writer and those already DONE included: a dispatcher recreated since, e.g.
         // after a move that ended in a re-add, waits on the event again and needs the Pass;
         // one already past it answers the outdated action DONE).
+        let empty: Vec<TableId> = ev
+            .block_tables
+            .iter()
+            .flat_map(|b| b.table_ids.iter().copied())
+            .filter(|t| *t != DDL_SPAN_TABLE_ID && !bc.sc.is_table_exists(*t))
+            .collect();
         let related = self.related_tasks(ev, bc.sc);
+        self.events.get_mut(&key).unwrap().covered_tables.extend(empty);
         let mut by_node: BTreeMap<NodeId, Vec<DispatcherId>> = BTreeMap::new();
         for id in related {
             if let Some(n) = bc.sc.get(&id).and_then(|r| r.node) {
@@ -446,7 +568,7 @@ impl Barrier {
     }
 
     /// Apply a block event's scheduling side effects (§8.3).
-    fn schedule_block_event(&mut self, ev: &BarrierEvent, bc: &mut BarrierCtx, out: &mut BarrierOut) {
+    pub fn schedule_block_event(&mut self, ev: &BarrierEvent, bc: &mut BarrierCtx, out: &mut BarrierOut) {
         if let Some(d) = &ev.need_dropped {
             let ids: Vec<DispatcherId> = match d.influence_type {
                 InfluenceType::Normal => d
@@ -497,7 +619,7 @@ impl Barrier {
         let keys: Vec<EventKey> = self.events.keys().copied().collect();
         for key in keys {
             let Some(ev) = self.events.get(&key) else { continue };
-            if bc.now < ev.last_resend_ms + BARRIER_RESEND_MS {
+            if !ev.resend_due && bc.now < ev.last_resend_ms + BARRIER_RESEND_MS {
                 continue;
             }
             let (selected, advanced, writer) = (ev.selected, ev.writer_advanced, ev.writer);
@@ -512,7 +634,13 @@ impl Barrier {
                 self.maybe_finish(key, bc.sc);
                 continue;
             }
-            self.events.get_mut(&key).unwrap().last_resend_ms = bc.now;
+            // An event not selected yet keeps its resend clock: it is checked on every
+            // resend (maintainer/barrier_event.go:704-717 returns before the clock moves).
+            if selected {
+                let e = self.events.get_mut(&key).unwrap();
+                e.last_resend_ms = bc.now;
+                e.resend_due = false;
+            }
             if !selected {
                 // Someone already past the event: it was written (`checkBlockedDispatchers`).
                 let related = self.past_check_tasks(self.events.get(&key).unwrap(), bc.sc);

@@ -363,9 +363,7 @@ impl Maintainer {
                         keep_newer_block_state,
                         new_id: &mut new_id,
                     };
-                    for st in &statuses {
-                        self.barrier.handle_status(from, st, &mut bc, &mut out);
-                    }
+                    self.barrier.handle_request(from, &statuses, &mut bc, &mut out);
                 }
                 self.emit_barrier(ctx, out);
             }

@@ -50,6 +50,8 @@ fn normal_event_writer_is_the_last_reporter_and_others_get_pass_after_done() {
         h.env.now = 1_000;
         assert_eq!(actions(&h.tick()), vec![(n(last.0), ActionKind::Write, TS, vec![last.1])]);
         let o = report(&mut h, last.0, last.1, block(TS, bt.clone(), Done));
+        assert!(actions(&o).is_empty(), "the Pass goes out at the next resend");
+        let o = h.tick();
         // `sendPassAction` lists every task of the blocked tables, the writer included (it
         // answers the outdated action DONE).
         let mut pass =
@@ -78,6 +80,8 @@ fn trigger_related_event_is_written_by_the_ddl_span_even_if_it_reported_first() 
     let o = report(&mut h, 1, X, block(TS, bt.clone(), Waiting));
     assert_eq!(actions(&o), vec![(n(0), ActionKind::Write, TS, vec![ddl])]);
     let o = report(&mut h, 0, ddl, block(TS, bt, Done));
+    assert!(actions(&o).is_empty());
+    let o = h.tick();
     assert_eq!(actions(&o), vec![(n(0), ActionKind::Pass, TS, vec![ddl]), (n(1), ActionKind::Pass, TS, vec![X])]);
 }
 
@@ -91,7 +95,8 @@ fn db_event_is_written_by_the_ddl_span_and_passed_to_every_node_of_the_schema() 
     assert!(actions(&o).is_empty(), "Y has not reported");
     let o = report(&mut h, 2, Y, block(TS, bt.clone(), Waiting));
     assert_eq!(actions(&o), vec![(n(0), ActionKind::Write, TS, vec![ddl])]);
-    let o = report(&mut h, 0, ddl, block(TS, bt, Done));
+    report(&mut h, 0, ddl, block(TS, bt, Done));
+    let o = h.tick();
     // `InfluenceType_DB` with the schema ID to the nodes of the schema's tasks and the
     // writer's; each manager applies it to its dispatchers of the schema.
     let mut a: Vec<(NodeId, ActionKind, InfluencedDispatchers)> =
@@ -194,6 +199,8 @@ fn drop_removes_tasks_only_after_the_writer_is_done() {
     b.stage = Done;
     let o = report(&mut h, 0, ddl, b);
     assert!(traced(&o, "remove table task by ddl"));
+    assert!(actions(&o).is_empty());
+    let o = h.tick();
     // The dropped table's dispatcher gets no Pass (it is removed); the trigger, the
     // writer, is the only task of the blocked tables left.
     assert_eq!(actions(&o), vec![(n(0), ActionKind::Pass, TS, vec![ddl])]);

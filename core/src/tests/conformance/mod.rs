@@ -8,6 +8,7 @@
 //! Go tests the model cannot express, is in `docs/fidelity.md` ("Conformance suite").
 #![allow(non_snake_case)]
 
+mod barrier;
 mod disp;
 mod mctl;
 mod op;
