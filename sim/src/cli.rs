@@ -60,8 +60,9 @@ pub struct ZooArgs {
     /// Worker threads (default: available parallelism).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Where to write bug-zoo.md and bug-zoo.json.
-    #[arg(long, value_name = "DIR", default_value = "reports")]
+    /// Where to write bug-zoo.md and bug-zoo.json (default: reports/runs/, git-ignored;
+    /// `--report-dir reports` refreshes the committed reports/bug-zoo.*).
+    #[arg(long, value_name = "DIR", default_value = "reports/runs")]
     pub report_dir: std::path::PathBuf,
     /// Only these bugs (repeatable; default: every bug).
     #[arg(long = "bug", value_name = "NAME")]
@@ -79,8 +80,9 @@ pub struct FindingsArgs {
     /// Worker threads (default: available parallelism).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Where to write findings.md and findings.json.
-    #[arg(long, value_name = "DIR", default_value = "reports")]
+    /// Where to write findings.md and findings.json (default: reports/runs/, git-ignored;
+    /// `--report-dir reports` refreshes the committed reports/findings.*).
+    #[arg(long, value_name = "DIR", default_value = "reports/runs")]
     pub report_dir: std::path::PathBuf,
 }
 
@@ -183,6 +185,11 @@ fn format_invariants() -> String {
 
 /// Run a parsed command: the text for stdout and the exit code, or a one-line error.
 pub fn run(cli: Cli) -> Result<(String, i32), CliError> {
+    if let Some(d) = std::env::var_os(load::SCENARIOS_ENV).filter(|d| !d.is_empty()) {
+        if !std::path::Path::new(&d).is_dir() {
+            return Err(CliError::ScenariosDir { path: d.into() });
+        }
+    }
     match cli.command {
         Command::List => Ok((format_list(&load::list()), 0)),
         Command::Bugs => Ok((format_bugs(), 0)),

@@ -37,6 +37,15 @@ pub enum CliError {
     /// `what` names the directory's role: `--save directory`, `report directory`.
     #[error("cannot create {what} {}: {source}", path.display())]
     CreateDir { what: &'static str, path: PathBuf, source: std::io::Error },
+    /// `replay` or `findings --dir` of a directory that holds no `*.json` seed file.
+    #[error("{what} {}: no seed files (*.json) in this directory", path.display())]
+    NoSeedFiles { what: &'static str, path: PathBuf },
+    /// `TICDC_SIM_SCENARIOS` names no directory.
+    #[error("TICDC_SIM_SCENARIOS={}: not a directory (unset it to use the repository's scenarios/)", path.display())]
+    ScenariosDir { path: PathBuf },
+    /// A report directory that exists but is not a directory (checked before any seed runs).
+    #[error("--report-dir {}: not a directory", path.display())]
+    ReportDirNotDir { path: PathBuf },
     #[error("cannot write seed file {}: {source}", path.display())]
     WriteSeedFile { path: PathBuf, source: std::io::Error },
     #[error("cannot write {}: {source}", path.display())]
@@ -47,6 +56,14 @@ pub enum CliError {
 }
 
 impl CliError {
+    /// Make sure `dir` can take reports before any seed runs: create it, or refuse a path
+    /// that names a file.
+    pub(crate) fn prepare_report_dir(dir: &std::path::Path) -> Result<(), CliError> {
+        if dir.exists() && !dir.is_dir() {
+            return Err(CliError::ReportDirNotDir { path: dir.to_path_buf() });
+        }
+        std::fs::create_dir_all(dir).map_err(CliError::create_dir("report directory", dir))
+    }
     pub(crate) fn create_dir(what: &'static str, path: &std::path::Path) -> impl FnOnce(std::io::Error) -> CliError {
         let path = path.to_path_buf();
         move |source| CliError::CreateDir { what, path, source }

@@ -38,7 +38,8 @@ pub struct FindingRow {
     pub first_failing_seed_with_fix: Option<u64>,
 }
 
-fn summarize(r: &CampaignResult) -> (usize, Option<u64>, BTreeMap<String, usize>) {
+/// (failures, first failing seed, failures by first invariant, seeds run).
+fn summarize(r: &CampaignResult) -> (usize, Option<u64>, BTreeMap<String, usize>, u64) {
     let mut by = BTreeMap::new();
     let mut first = None;
     let mut n = 0;
@@ -47,7 +48,7 @@ fn summarize(r: &CampaignResult) -> (usize, Option<u64>, BTreeMap<String, usize>
         first = first.or(Some(o.seed));
         *by.entry(o.invariant.clone().unwrap_or_else(|| o.outcome.as_str().to_string())).or_insert(0) += 1;
     }
-    (n, first, by)
+    (n, first, by, r.runs.len() as u64)
 }
 
 /// Run every finding of `dir`. Err = bad input (a malformed seed file, a scenario that
@@ -56,7 +57,11 @@ pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRo
     // (scenario, bugs, fixed_by) -> the (file name, seed) of each seed file.
     type Group = (String, Vec<String>, Vec<String>);
     let mut groups: BTreeMap<Group, Vec<(String, u64)>> = BTreeMap::new();
-    for path in collect(dir)? {
+    let paths = collect(dir)?;
+    if paths.is_empty() {
+        return Err(CliError::NoSeedFiles { what: "--dir", path: dir.to_path_buf() });
+    }
+    for path in paths {
         let f = SeedFile::load(&path)?;
         let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
         groups.entry((f.scenario.clone(), f.bugs.clone(), f.fixed_by.clone())).or_default().push((name, f.seed));
@@ -88,12 +93,12 @@ pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRo
             bar.finish();
             summarize(&r)
         };
-        let (failures, first_failing_seed, by_invariant) = campaign(base, format!("findings {}", scn.name));
-        let (failures_with_fix, first_failing_seed_with_fix) = if fixes.is_empty() {
-            (failures, first_failing_seed)
+        let (failures, first_failing_seed, by_invariant, ran) = campaign(base, format!("findings {}", scn.name));
+        let (failures_with_fix, first_failing_seed_with_fix, ran) = if fixes.is_empty() {
+            (failures, first_failing_seed, ran)
         } else {
-            let (n, first, _) = campaign(fixed, format!("findings {} --fix {}", scn.name, fixes.join(",")));
-            (n, first)
+            let (n, first, _, ran_fix) = campaign(fixed, format!("findings {} --fix {}", scn.name, fixes.join(",")));
+            (n, first, ran.min(ran_fix))
         };
         rows.push(FindingRow {
             scenario,
@@ -102,13 +107,16 @@ pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRo
             files,
             recorded_failing,
             recorded_failing_with_fix,
-            seeds,
+            seeds: ran,
             failures,
             first_failing_seed,
             by_invariant,
             failures_with_fix,
             first_failing_seed_with_fix,
         });
+        if crate::interrupt::requested() {
+            break;
+        }
     }
     Ok(rows)
 }
@@ -148,9 +156,17 @@ pub fn cli_findings(dir: &Path, seeds: u64, jobs: usize, report_dir: &Path) -> R
     if seeds == 0 {
         return Err(CliError::ZeroFindingSeeds);
     }
+    CliError::prepare_report_dir(report_dir)?;
+    crate::interrupt::install();
     let rows = run_findings(dir, seeds, jobs)?;
-    let md = format_findings(&rows);
-    std::fs::create_dir_all(report_dir).map_err(CliError::create_dir("report directory", report_dir))?;
+    let interrupted = crate::interrupt::requested();
+    let mut md = String::new();
+    if interrupted {
+        md.push_str(
+            "**Interrupted**: the rows below are what ran before the interrupt; the last may count fewer seeds.\n\n",
+        );
+    }
+    md.push_str(&format_findings(&rows));
     let md_path = report_dir.join("findings.md");
     let json_path = report_dir.join("findings.json");
     std::fs::write(&md_path, &md).map_err(CliError::write_file(&md_path))?;
@@ -158,6 +174,10 @@ pub fn cli_findings(dir: &Path, seeds: u64, jobs: usize, report_dir: &Path) -> R
         .map_err(CliError::write_file(&json_path))?;
     let mut out = md;
     let _ = writeln!(out, "\nwrote {} and {}", md_path.display(), json_path.display());
+    if interrupted {
+        let _ = writeln!(out, "interrupted: {} finding groups have a row (the last may be partial)", rows.len());
+        return Ok((out, crate::interrupt::EXIT_INTERRUPTED));
+    }
     let broken: Vec<&str> = rows
         .iter()
         .filter(|r| !r.fixes.is_empty() && (r.failures_with_fix > 0 || r.recorded_failing_with_fix > 0))

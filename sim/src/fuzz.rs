@@ -559,7 +559,7 @@ pub fn cli_fuzz(a: &FuzzArgs) -> Result<(String, i32), CliError> {
     }
     // 130 (128 + SIGINT) says the campaign is incomplete, whatever it found so far.
     let code = if r.interrupted {
-        130
+        crate::interrupt::EXIT_INTERRUPTED
     } else if s.failures == 0 {
         0
     } else {

@@ -5,6 +5,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 
+/// Exit code of a command an interrupt ended early (128 + SIGINT): what ran is reported,
+/// but the run is incomplete.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
 

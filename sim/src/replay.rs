@@ -165,6 +165,9 @@ pub fn format_line(p: &Prepared, v: &Verdict) -> String {
 /// reported (exit 2) without waiting for the others.
 pub fn cli_replay(arg: &str) -> Result<(String, i32), CliError> {
     let files = crate::seedfile::collect(Path::new(arg))?;
+    if files.is_empty() {
+        return Err(CliError::NoSeedFiles { what: "replay", path: arg.into() });
+    }
     let prepared = files.iter().map(|f| prepare(f)).collect::<Result<Vec<_>, _>>()?;
     let (mut out, mut warnings, mut failed) = (String::new(), 0, 0);
     let mut stdout = std::io::stdout();

@@ -170,6 +170,9 @@ pub struct Zoo {
     pub jobs: usize,
     pub definition: &'static str,
     pub bugs: Vec<ZooRow>,
+    /// An interrupt (Ctrl-C, SIGTERM) ended the zoo early: the last row may count fewer
+    /// seeds than asked (its `seeds` says how many ran) and later bugs are missing.
+    pub interrupted: bool,
 }
 
 const DEFINITION: &str = "median_seeds_to_detection: median of the gaps between consecutive failing seeds, the first gap counted from seed 0 (first_failing_seed + 1)";
@@ -214,6 +217,7 @@ pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, CliError> {
             None => o.failed(),
         };
         let mut failing: Vec<u64> = r.runs.iter().filter(|o| detected(o)).map(|o| o.seed).collect();
+        let mut ran = r.runs.len() as u64;
         let control_detections = match plan.detect {
             Some(_) => {
                 let c = Campaign { scenario: &scn, seeds: seed_list, bugs: companions.clone(), jobs, stop_after: None };
@@ -223,7 +227,10 @@ pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, CliError> {
                 // A seed the companion alone also detects is not the bug's detection.
                 let control: std::collections::BTreeSet<u64> =
                     r.runs.iter().filter(|o| detected(o)).map(|o| o.seed).collect();
-                failing.retain(|s| !control.contains(s));
+                // An interrupted control ran only some seeds: count only those.
+                let control_ran: std::collections::BTreeSet<u64> = r.runs.iter().map(|o| o.seed).collect();
+                failing.retain(|s| control_ran.contains(s) && !control.contains(s));
+                ran = ran.min(control_ran.len() as u64);
                 Some(control.len() as u64)
             }
             None => None,
@@ -245,9 +252,9 @@ pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, CliError> {
             bug: info.name.to_string(),
             origin: info.origin.to_string(),
             scenario: name.to_string(),
-            seeds,
+            seeds: ran,
             detections: failing.len() as u64,
-            detection_rate: failing.len() as f64 / seeds as f64,
+            detection_rate: failing.len() as f64 / ran.max(1) as f64,
             first_failing_seed: failing.first().copied(),
             median_seeds_to_detection: median_gap(&failing),
             invariants,
@@ -257,8 +264,11 @@ pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, CliError> {
             detect: plan.detect.map(str::to_string),
             control_detections,
         });
+        if crate::interrupt::requested() {
+            break;
+        }
     }
-    Ok(Zoo { seeds, jobs, definition: DEFINITION, bugs: rows })
+    Ok(Zoo { seeds, jobs, definition: DEFINITION, bugs: rows, interrupted: crate::interrupt::requested() })
 }
 
 /// The detection table (markdown, also printed on stdout).
@@ -307,6 +317,9 @@ pub fn format_table(z: &Zoo) -> String {
 pub fn format_markdown(z: &Zoo) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# Bug zoo\n");
+    if z.interrupted {
+        let _ = writeln!(o, "**Interrupted**: the rows below are what ran before the interrupt (each row's seed count says how many).\n");
+    }
     let _ = writeln!(o, "Each historical bug switched on (alone, or with its companion where noted), seeds 0..{} of its scenario (`ticdc-sim zoo --seeds {}`; the bug-to-scenario mapping is in `sim/src/zoo.rs`).\n", z.seeds, z.seeds);
     let _ = writeln!(o, "- detection rate: failing seeds / seeds run.");
     let _ = writeln!(o, "- first failing seed: the smallest failing seed.");
@@ -318,13 +331,15 @@ pub fn format_markdown(z: &Zoo) -> String {
     o
 }
 
-/// The `zoo` command: run, write `reports/bug-zoo.{md,json}`, print the table.
+/// The `zoo` command: run, write `<dir>/bug-zoo.{md,json}`, print the table. An
+/// interrupt stops it after the seeds in flight; what ran is written and the exit is 130.
 pub fn cli_zoo(seeds: u64, jobs: usize, dir: &Path, only: &Bugs) -> Result<(String, i32), CliError> {
     if seeds == 0 {
         return Err(CliError::ZeroZooSeeds);
     }
+    CliError::prepare_report_dir(dir)?;
+    crate::interrupt::install();
     let z = run_zoo(seeds, jobs, only)?;
-    std::fs::create_dir_all(dir).map_err(CliError::create_dir("report directory", dir))?;
     let (md, json) = (dir.join("bug-zoo.md"), dir.join("bug-zoo.json"));
     std::fs::write(&md, format_markdown(&z)).map_err(CliError::write_file(&md))?;
     let j = serde_json::to_string_pretty(&z).map_err(CliError::serialize("zoo"))?;
@@ -332,6 +347,15 @@ pub fn cli_zoo(seeds: u64, jobs: usize, dir: &Path, only: &Bugs) -> Result<(Stri
     let mut out = format_table(&z);
     let never: Vec<&str> = z.bugs.iter().filter(|r| r.detections == 0).map(|r| r.bug.as_str()).collect();
     let _ = writeln!(out, "wrote {} and {}", md.display(), json.display());
+    if z.interrupted {
+        let _ = writeln!(
+            out,
+            "interrupted: {} of {} bugs have a row (the last may be partial)",
+            z.bugs.len(),
+            ALL_BUGS.len()
+        );
+        return Ok((out, crate::interrupt::EXIT_INTERRUPTED));
+    }
     if !never.is_empty() {
         let _ = writeln!(out, "never caught in {} seeds: {}", seeds, never.join(", "));
     }

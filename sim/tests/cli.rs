@@ -43,7 +43,7 @@ fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
     p
 }
 
-const MINIMAL: &str = "name = \"minimal\"\ndescription = \"one table, one insert\"\n[[tables]]\nname = \"t1\"\n[[steps]]\naction = \"insert\"\ntable = \"t1\"\nrows = 3\n";
+const MINIMAL: &str = "# a minimal scenario\ndescription = \"one table, one insert\"\n[[tables]]\nname = \"t1\"\n[[steps]]\naction = \"insert\"\ntable = \"t1\"\nrows = 3\n";
 
 /// Bad input: exit 2, exactly one stderr line starting with `error: `, no panic, no backtrace.
 fn assert_bad_input(o: &Output) -> String {
@@ -502,7 +502,7 @@ fn failing_scenario_writes_a_report_by_default() {
     let reports = d.join("out");
     let o = run(&["scenario", failing.to_str().unwrap(), "--seed", "2", "--report-dir", reports.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    let md = std::fs::read_to_string(reports.join("minimal-2.md")).unwrap();
+    let md = std::fs::read_to_string(reports.join("fails-2.md")).unwrap();
     assert!(md.contains("VIOLATION check:table_not_exists t1"), "{md}");
 }
 
@@ -650,13 +650,19 @@ fn a_masked_fix_runs_like_the_same_fix_asked_for_and_is_not_reported_as_one() {
 /// record it).
 #[test]
 fn no_mask_unmasks_the_finding_and_is_kept_in_the_reproduce_command() {
-    let o = run(&["scenario", "ddl_with_random_move_table", "--seed", "2", "--json", "--no-report"]);
+    // The first seed the unmasked finding fails (most seeds of 0..20 do); masked, it passes.
+    let o = run(&["fuzz", "ddl_with_random_move_table", "--seeds", "0..20", "--no-mask", "--json"]);
+    let f: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let first = &f["failing_seeds"][0];
+    assert_eq!(first["invariant"], "no-data-loss", "{f}");
+    let seed = first["seed"].as_u64().unwrap().to_string();
+    let o = run(&["scenario", "ddl_with_random_move_table", "--seed", &seed, "--json", "--no-report"]);
     assert_eq!(o.status.code(), Some(0), "masked: passes: {}", stdout(&o));
-    let o = run(&["scenario", "ddl_with_random_move_table", "--seed", "2", "--json", "--no-report", "--no-mask"]);
+    let o = run(&["scenario", "ddl_with_random_move_table", "--seed", &seed, "--json", "--no-report", "--no-mask"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["outcome"], "safety", "{}", stdout(&o));
     assert_eq!(v["violations"][0]["invariant"], "no-data-loss");
-    assert!(v["reproduce"].as_str().unwrap().ends_with("--seed 2 --no-mask"), "{}", v["reproduce"]);
+    assert!(v["reproduce"].as_str().unwrap().ends_with(&format!("--seed {seed} --no-mask")), "{}", v["reproduce"]);
     assert!(!v["config"].as_array().unwrap().iter().any(|l| l.as_str().unwrap().starts_with("masked findings")));
     let d = temp_dir();
     let err = assert_bad_input(&run(&[
@@ -669,4 +675,120 @@ fn no_mask_unmasks_the_finding_and_is_kept_in_the_reproduce_command() {
         d.to_str().unwrap(),
     ]));
     assert!(err.contains("--save cannot be combined with --no-mask"), "{err}");
+}
+
+/// An interrupt during the zoo stops it after the seeds in flight, writes what ran (marked
+/// interrupted, the row counting only the seeds that ran) and exits 130.
+#[test]
+fn zoo_interrupted_writes_what_ran_and_exits_130() {
+    let d = temp_dir();
+    let o = Command::new(BIN)
+        .args(["zoo", "--bug", "leak-fence-lock-when-fenced", "--seeds", "1000000", "--jobs", "2"])
+        .args(["--report-dir", d.to_str().unwrap()])
+        .env("TICDC_SIM_INTERRUPT_AFTER", "3")
+        .env_remove("TICDC_SIM_SCENARIOS")
+        .output()
+        .expect("run ticdc-sim");
+    assert_eq!(o.status.code(), Some(130), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("interrupted"), "{}", stdout(&o));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("bug-zoo.json")).unwrap()).unwrap();
+    assert_eq!(v["interrupted"], true, "{v}");
+    let ran = v["bugs"][0]["seeds"].as_u64().unwrap();
+    assert!((3..1000).contains(&ran), "the row counts the seeds that ran: {ran}");
+    assert!(std::fs::read_to_string(d.join("bug-zoo.md")).unwrap().contains("Interrupted"));
+}
+
+/// By default zoo and findings write under reports/runs/ (git-ignored), never over the
+/// committed reports/bug-zoo.* and reports/findings.*.
+#[test]
+fn zoo_and_findings_default_to_a_run_directory() {
+    let d = temp_dir();
+    let findings = concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/findings");
+    let scenarios = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios");
+    let go = |args: &[&str]| {
+        Command::new(BIN).args(args).current_dir(&d).env("TICDC_SIM_SCENARIOS", scenarios).output().unwrap()
+    };
+    let o = go(&["zoo", "--bug", "leak-fence-lock-when-fenced", "--seeds", "2"]);
+    assert!(d.join("reports/runs/bug-zoo.md").is_file(), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("reports/runs/bug-zoo.md"), "{}", stdout(&o));
+    let only = d.join("one-finding");
+    std::fs::create_dir_all(&only).unwrap();
+    let f = "restored_remove_before_bootstrap-nobug-1.json";
+    std::fs::copy(Path::new(findings).join(f), only.join(f)).unwrap();
+    let o = go(&["findings", "--dir", only.to_str().unwrap(), "--seeds", "2"]);
+    assert!(d.join("reports/runs/findings.md").is_file(), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(!d.join("reports/bug-zoo.md").exists() && !d.join("reports/findings.md").exists());
+}
+
+/// A --report-dir that names a file is refused before any seed runs.
+#[test]
+fn report_dir_naming_a_file_is_refused_up_front() {
+    let d = temp_dir();
+    let file = write(&d, "a-file", "x");
+    for args in [
+        vec!["zoo", "--seeds", "1000000", "--report-dir", file.to_str().unwrap()],
+        vec!["findings", "--seeds", "1000000", "--report-dir", file.to_str().unwrap()],
+    ] {
+        let err = assert_bad_input(&run(&args));
+        assert!(err.contains("--report-dir") && err.contains("not a directory"), "{err}");
+    }
+}
+
+/// replay and findings over a directory without seed files are input errors.
+#[test]
+fn empty_seed_directories_are_refused() {
+    let d = temp_dir();
+    let err = assert_bad_input(&run(&["replay", d.to_str().unwrap()]));
+    assert!(err.contains("no seed files"), "{err}");
+    let err = assert_bad_input(&run(&["findings", "--dir", d.to_str().unwrap(), "--report-dir", d.to_str().unwrap()]));
+    assert!(err.contains("--dir") && err.contains("no seed files"), "{err}");
+}
+
+/// Each bad-input class is refused with one line naming the file and line (or the
+/// variable), before any seed runs (a campaign of a million seeds would otherwise run).
+#[test]
+fn bad_scenario_values_are_refused_before_any_seed() {
+    let d = temp_dir();
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "range.toml",
+            format!("{MINIMAL}[faults]\nstorage-latency-ms = [50, 10]\n"),
+            "faults.storage-latency-ms: min 50 is greater than max 10",
+        ),
+        ("prob.toml", format!("{MINIMAL}[faults]\nloss = 1.5\n"), "faults.loss: a probability must be between 0 and 1"),
+        (
+            "sleeprand.toml",
+            format!("{MINIMAL}[[steps]]\naction = \"sleep_random\"\nmin_ms = 900\nmax_ms = 100\n"),
+            "min_ms 900 is greater than max_ms 100",
+        ),
+        (
+            "longsleep.toml",
+            format!("{MINIMAL}[[steps]]\naction = \"sleep\"\nms = 100000000\n"),
+            "beyond limits.max-sim-time-ms",
+        ),
+        (
+            "rows.toml",
+            format!("{MINIMAL}[[steps]]\naction = \"insert\"\ntable = \"t1\"\nrows = 100000000\n"),
+            "rows 100000000 is above the limit",
+        ),
+        ("named.toml", format!("name = \"other\"\n{MINIMAL}"), "differs from the file's name 'named'"),
+        ("bad name.toml", MINIMAL.to_string(), "must be letters, digits"),
+    ];
+    for (file, body, want) in cases {
+        let p = write(&d, file, &body);
+        let err = assert_bad_input(&run(&["fuzz", p.to_str().unwrap(), "--seeds", "0..1000000"]));
+        assert!(err.contains(want), "{file}: {err}");
+        assert!(err.contains(file), "{file}: the error names the file: {err}");
+    }
+    let many: String = (0..2001).map(|i| format!("[[tables]]\nname = \"x{i}\"\n")).collect();
+    let p = write(&d, "many.toml", &format!("{MINIMAL}{many}"));
+    let err = assert_bad_input(&run(&["fuzz", p.to_str().unwrap(), "--seeds", "0..1000000"]));
+    assert!(err.contains("at most 2000"), "{err}");
+}
+
+/// A scenarios directory that does not exist is an input error, not an empty list.
+#[test]
+fn missing_scenarios_directory_is_refused() {
+    let err = assert_bad_input(&run_env(&["list"], Some(Path::new("/nonexistent/scenarios"))));
+    assert!(err.contains("TICDC_SIM_SCENARIOS=/nonexistent/scenarios"), "{err}");
 }

@@ -380,10 +380,14 @@ fn the_drop_database_port_passes_and_drops_every_task_of_the_database_once() {
         assert!(!drops.is_empty(), "seed {}: the DROP DATABASE is written", seed);
         // Every task of the database goes when the writer is done; no Pass is needed.
         assert!(r.trace.iter().any(|t| t.event == "remove table task by ddl"));
-        assert!(r
-            .trace
-            .iter()
-            .any(|t| t.event == "barrier pass" && t.fields.iter().any(|(_, v)| v.contains("no tasks left, covered"))));
+        let ts = drops[0].fields.iter().find(|(k, _)| k == "commit_ts").map(|(_, v)| v.clone()).unwrap();
+        assert!(
+            r.trace
+                .iter()
+                .any(|t| t.event == "barrier event done" && t.fields.iter().any(|(k, v)| k == "commit_ts" && *v == ts)),
+            "seed {}: the DROP DATABASE's barrier event finishes",
+            seed
+        );
         assert!(r.checks.iter().any(|c| c.check == "table_not_exists test1" && c.passed));
     }
 }

@@ -261,6 +261,19 @@ impl Driver {
         self.phases.push((name.to_string(), t));
     }
 
+    /// Sleep `ms` of simulated time, but not past `limits.max-sim-time-ms`: a sleep that
+    /// would end beyond it stops there with the limit's error (one timer either way, so
+    /// a sleep within the limit schedules exactly as before).
+    async fn sleep_within_limit(&self, ms: u64) -> Result<(), StepError> {
+        let left = self.scn.limits.max_sim_time_ms.saturating_sub(crate::world::now_ms()) + 1;
+        madsim::time::sleep(Duration::from_millis(ms.min(left))).await;
+        if ms > left {
+            self.w.lock().unwrap().now_ms = crate::world::now_ms();
+            return Err(StepError::SimTimeLimit(self.scn.limits.max_sim_time_ms));
+        }
+        Ok(())
+    }
+
     /// The scenario's event and simulated-time limits: an error once one is reached.
     fn budget(&self) -> Result<(), StepError> {
         let g = self.w.lock().unwrap();

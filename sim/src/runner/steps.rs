@@ -290,7 +290,7 @@ impl Driver {
                     g.sim_rng.random_range(*min_ms..=(*max_ms).max(*min_ms))
                 };
                 self.w.lock().unwrap().record("-", "Scenario", 0, "sleep drawn", vec![("ms".into(), ms.to_string())]);
-                madsim::time::sleep(Duration::from_millis(ms)).await;
+                self.sleep_within_limit(ms).await?;
             }
             Step::Partition { a, b, symmetric } => {
                 let (a, b) = (self.node(a)?, self.node(b)?);
@@ -301,7 +301,7 @@ impl Driver {
                 }
             }
             Step::Heal => self.w.lock().unwrap().net.cut.clear(),
-            Step::Sleep { ms } => madsim::time::sleep(Duration::from_millis(*ms)).await,
+            Step::Sleep { ms } => self.sleep_within_limit(*ms).await?,
             Step::RandomWorkload { duration_ms, interval_ms, ops, max_tables, regions } => {
                 self.random_workload(*duration_ms, (*interval_ms).max(1), ops, *max_tables, *regions).await?;
             }

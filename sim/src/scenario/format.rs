@@ -46,6 +46,10 @@ pub const DEFAULT_MASKED_FINDINGS: &[core_sched::bugs::Fix] = &[core_sched::bugs
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
+    /// The scenario's name in reports, seed files and `fuzz` output. Loaded from a file,
+    /// it is the file's stem (`scenarios/fail_over.toml` is `fail_over`); a `name` key,
+    /// if given, must equal it.
+    #[serde(default)]
     pub name: String,
     pub description: String,
     /// Open findings masked in this scenario: candidate fixes (`ticdc-sim bugs`) applied

@@ -109,14 +109,45 @@ pub fn is_path(arg: &str) -> bool {
     arg.ends_with(".toml") || arg.contains('/')
 }
 
-/// Read, parse and validate one scenario file.
+/// Read, parse and validate one scenario file. The scenario is named after the file.
 pub fn load_path(path: &Path) -> Result<Loaded, LoadError> {
     let source = std::fs::read_to_string(path)
         .map_err(|e| LoadError::plain(format!("cannot read scenario file {}: {}", path.display(), e)))?;
-    let loaded = parse(path, source)?;
+    let mut loaded = parse(path, source)?;
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    if !is_safe_name(&stem) {
+        return Err(LoadError::at(
+            path,
+            None,
+            None,
+            format!("scenario file name '{}' must be letters, digits, '_', '-' or '.' and not start with '.' (it names reports and seed files)", stem),
+        ));
+    }
+    if !loaded.scenario.name.is_empty() && loaded.scenario.name != stem {
+        let at = find_key(&loaded.source, "name").map(|o| line_col(&loaded.source, o));
+        return Err(LoadError::at(
+            path,
+            at.map(|a| a.0),
+            at.map(|a| a.1),
+            format!("name '{}' differs from the file's name '{}': a scenario is named after its file (drop the key or make them equal)", loaded.scenario.name, stem),
+        ));
+    }
+    loaded.scenario.name = stem;
     validate(&loaded)?;
     Ok(loaded)
 }
+
+/// A name that is safe as a file name of its own (no path separator, not hidden, not empty).
+pub fn is_safe_name(s: &str) -> bool {
+    !s.is_empty() && !s.starts_with('.') && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// Documented bounds on a scenario's sizes (checked before any seed runs): beyond them a
+/// run would take minutes or gigabytes without telling the user why.
+pub const MAX_TABLES: usize = 2_000;
+pub const MAX_ROWS: u64 = 1_000_000;
+pub const MAX_REGIONS: u64 = 10_000;
+pub const MAX_STEPS: usize = 10_000;
 
 /// Parse TOML source (no semantic checks).
 pub fn parse(path: &Path, source: String) -> Result<Loaded, LoadError> {
@@ -245,7 +276,8 @@ struct SpanDoc {
     tables: Vec<Spanned<toml::Value>>,
     #[serde(default)]
     vars: Vec<Spanned<toml::Value>>,
-    faults: Option<FaultSpans>,
+    /// Every `[faults]` knob by its key.
+    faults: Option<std::collections::BTreeMap<String, Spanned<toml::Value>>>,
     limits: Option<LimitSpans>,
     changefeed: Option<ChangefeedSpans>,
 }
@@ -261,11 +293,6 @@ struct ClusterSpans {
     nodes: Option<Spanned<toml::Value>>,
     #[serde(rename = "join-later")]
     join_later: Option<Spanned<toml::Value>>,
-}
-#[derive(Deserialize)]
-#[serde(rename_all = "kebab-case")]
-struct FaultSpans {
-    net_delay_ms: Option<Spanned<toml::Value>>,
 }
 #[derive(Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -827,23 +854,92 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
         v.value_refs(&value_refs_of_check(check.get_ref()), &what, check.span().start)?;
     }
 
-    // [faults]
-    let [lo, hi] = scn.faults.net_delay_ms;
-    if lo > hi {
-        let at = spans.faults.as_ref().and_then(|f| start(&f.net_delay_ms));
-        return Err(v.err(at, format!("faults.net-delay-ms: min {} is greater than max {}", lo, hi)));
+    // Sizes.
+    if scn.steps.len() > MAX_STEPS {
+        return Err(v.err(None, format!("{} steps: at most {} are allowed", scn.steps.len(), MAX_STEPS)));
     }
-    let [lo, hi] = scn.faults.schema_store_init_ms;
-    if lo > hi {
-        return Err(v.err(None, format!("faults.schema-store-init-ms: min {} is greater than max {}", lo, hi)));
+    if scn.tables.len() > MAX_TABLES {
+        return Err(v.err(None, format!("{} [[tables]]: at most {} are allowed", scn.tables.len(), MAX_TABLES)));
     }
-    let [lo, hi] = scn.faults.trigger_create_ms;
-    if lo > hi {
-        return Err(v.err(None, format!("faults.trigger-create-ms: min {} is greater than max {}", lo, hi)));
+    for (i, t) in scn.tables.iter().enumerate() {
+        let at = spans.tables.get(i).map(|s| s.span().start);
+        if t.rows > MAX_ROWS {
+            return Err(v.err(at, format!("table '{}': rows {} is above the limit of {}", t.name, t.rows, MAX_ROWS)));
+        }
+        if t.regions > MAX_REGIONS {
+            return Err(
+                v.err(at, format!("table '{}': regions {} is above the limit of {}", t.name, t.regions, MAX_REGIONS))
+            );
+        }
     }
-    let [lo, hi] = scn.faults.first_event_ms;
-    if lo > hi {
-        return Err(v.err(None, format!("faults.first-event-ms: min {} is greater than max {}", lo, hi)));
+    // Steps: sizes, ranges, and the simulated time they need at least.
+    let mut min_end_ms: u64 = 0;
+    for step in &scn.steps {
+        let at = Some(step.span().start);
+        let s = step.get_ref();
+        let what = format!("step '{}'", step_action(s));
+        match s {
+            Step::Insert { rows, .. }
+            | Step::Update { rows, .. }
+            | Step::Delete { rows, .. }
+            | Step::DmlLoop { rows, .. }
+                if *rows > MAX_ROWS =>
+            {
+                return Err(v.err(at, format!("{}: rows {} is above the limit of {}", what, rows, MAX_ROWS)));
+            }
+            Step::SplitTableRegions { regions, .. }
+            | Step::MergeTableRegions { regions, .. }
+            | Step::CreateTable { regions, .. }
+                if *regions > MAX_REGIONS =>
+            {
+                return Err(v.err(at, format!("{}: regions {} is above the limit of {}", what, regions, MAX_REGIONS)));
+            }
+            Step::RandomWorkload { max_tables, regions, .. } if *max_tables > MAX_TABLES || *regions > MAX_REGIONS => {
+                return Err(v.err(
+                    at,
+                    format!("{}: max_tables must be at most {} and regions at most {}", what, MAX_TABLES, MAX_REGIONS),
+                ));
+            }
+            Step::SleepRandom { min_ms, max_ms } if min_ms > max_ms => {
+                return Err(v.err(at, format!("{}: min_ms {} is greater than max_ms {}", what, min_ms, max_ms)));
+            }
+            _ => {}
+        }
+        min_end_ms = min_end_ms.saturating_add(match s {
+            Step::Sleep { ms } => *ms,
+            Step::SleepRandom { min_ms, .. } => *min_ms,
+            Step::RandomWorkload { duration_ms, .. } => *duration_ms,
+            _ => 0,
+        });
+        if min_end_ms > scn.limits.max_sim_time_ms {
+            return Err(v.err(
+                at,
+                format!(
+                    "{} ends at {} ms of simulated time or later, beyond limits.max-sim-time-ms = {} (raise the limit or shorten the steps)",
+                    what, min_end_ms, scn.limits.max_sim_time_ms
+                ),
+            ));
+        }
+    }
+
+    // [faults]: every [min, max] range ordered, every probability in 0..=1.
+    if let Ok(toml::Value::Table(knobs)) = toml::Value::try_from(&scn.faults) {
+        for (key, value) in &knobs {
+            let at = spans.faults.as_ref().and_then(|f| f.get(key)).map(|k| k.span().start);
+            match value {
+                toml::Value::Array(a) if a.len() == 2 => {
+                    if let (Some(lo), Some(hi)) = (a[0].as_integer(), a[1].as_integer()) {
+                        if lo > hi {
+                            return Err(v.err(at, format!("faults.{}: min {} is greater than max {}", key, lo, hi)));
+                        }
+                    }
+                }
+                toml::Value::Float(p) if !(0.0..=1.0).contains(p) => {
+                    return Err(v.err(at, format!("faults.{}: a probability must be between 0 and 1, got {}", key, p)));
+                }
+                _ => {}
+            }
+        }
     }
 
     // [limits]

@@ -22,7 +22,7 @@ fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
     p
 }
 
-const HEAD: &str = "name = \"t\"\ndescription = \"test scenario\"\n[[tables]]\nname = \"t1\"\n";
+const HEAD: &str = "# test\ndescription = \"test scenario\"\n[[tables]]\nname = \"t1\"\n";
 
 fn load_err(body: &str) -> (PathBuf, String) {
     let d = temp_dir();
@@ -241,7 +241,7 @@ fn databases_must_exist_and_dropped_tables_take_no_more_upstream_steps() {
     // by waits and checks, and moved while its drop is in flight; the name can be
     // created again.
     let body = format!(
-        "name = \"t\"\ndescription = \"test scenario\"\ndatabases = [\"pre\"]\n[[tables]]\nname = \"t1\"\n{}{}{}{}{}{}{}{}[[checks]]\nkind = \"table_not_exists\"\ntable = \"d1\"\n",
+        "# test\ndescription = \"test scenario\"\ndatabases = [\"pre\"]\n[[tables]]\nname = \"t1\"\n{}{}{}{}{}{}{}{}[[checks]]\nkind = \"table_not_exists\"\ntable = \"d1\"\n",
         step("create_database", "database = \"db\"\n"),
         step("create_table", "table = \"d1\"\ndatabase = \"db\"\n"),
         step("create_table", "table = \"p1\"\nschema = \"pre\"\n"),
