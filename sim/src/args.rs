@@ -11,6 +11,8 @@ use std::fmt::Write as _;
 /// was given, and what is valid.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ArgError {
+    #[error("invalid --check-determinism-ratio '{0}': expected a fraction between 0 and 1, e.g. 0.01")]
+    Ratio(String),
     #[error("invalid --jobs 0: need at least one worker")]
     ZeroJobs,
     #[error("invalid seed '{0}': expected an unsigned 64-bit integer (0..={max})", max = u64::MAX)]
@@ -69,6 +71,25 @@ pub struct FuzzArgs {
     /// (`mask-findings`, by default `fresh-status-watermark`).
     #[arg(long)]
     pub no_mask: bool,
+    /// Rerun this fraction (0..=1) of the seeds on a fresh thread and compare the traces
+    /// (FoundationDB's unseed check); a difference is reported as nondeterminism (exit 5)
+    /// with the first divergent trace record. Which seeds are rerun follows from the seed.
+    #[arg(long, value_name = "R")]
+    pub check_determinism_ratio: Option<String>,
+    /// Test hook: make runs differ (to exercise --check-determinism-ratio).
+    #[arg(long, hide = true)]
+    pub inject_nondeterminism: bool,
+}
+
+/// `--check-determinism-ratio`: a fraction in 0..=1.
+pub fn parse_ratio(s: Option<&str>) -> Result<f64, ArgError> {
+    match s {
+        None => Ok(0.0),
+        Some(t) => match t.parse::<f64>() {
+            Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
+            _ => Err(ArgError::Ratio(t.to_string())),
+        },
+    }
 }
 
 /// `--jobs`: at least 1; by default one worker per available core.

@@ -14,6 +14,20 @@ use serde::Serialize;
 use std::fmt::Write as _;
 use std::io::Write as _;
 
+/// A single run that takes longer than this (wall seconds) prints a progress line on
+/// stderr, and again every as many seconds.
+const LONG_RUN_SECS: u64 = 3;
+
+/// Test hook: the progress line's first delay in milliseconds instead of `LONG_RUN_SECS`.
+pub const PROGRESS_AFTER_ENV: &str = "TICDC_SIM_PROGRESS_AFTER_MS";
+
+fn long_run_after() -> std::time::Duration {
+    match std::env::var(PROGRESS_AFTER_ENV).ok().and_then(|v| v.parse().ok()) {
+        Some(ms) => std::time::Duration::from_millis(ms),
+        None => std::time::Duration::from_secs(LONG_RUN_SECS),
+    }
+}
+
 /// Exit code for usage errors and bad input.
 pub const EXIT_USAGE: i32 = 2;
 
@@ -236,12 +250,21 @@ fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), CliError> {
     if a.no_mask {
         loaded.scenario.unmask();
     }
-    let opts = RunOptions { verbose: false, inject_nondeterminism: a.inject_nondeterminism };
+    let progress = std::sync::Arc::new(crate::runner::RunProgress::default());
+    let opts =
+        RunOptions { verbose: false, inject_nondeterminism: a.inject_nondeterminism, progress: Some(progress.clone()) };
+    let watch = crate::wallclock::ProgressWatch::start(
+        format!("scenario {} seed {}", loaded.scenario.name, seed),
+        progress,
+        long_run_after(),
+        std::time::Duration::from_secs(LONG_RUN_SECS),
+    );
     let mut result = run_on_fresh_thread(&loaded.scenario, seed, &bugs, &opts);
     let determinism = a.check_determinism.then(|| {
         let second = run_on_fresh_thread(&loaded.scenario, seed, &bugs, &opts);
         compare_runs(&result, &second)
     });
+    drop(watch);
     if determinism.as_ref().is_some_and(|d| !d.ok) {
         result.outcome = Outcome::Nondeterminism;
     }

@@ -87,7 +87,15 @@ pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRo
         let campaign = |bugs: Bugs, label: String| {
             let mut bar = ProgressBar::new(&label);
             let r = run_campaign(
-                &Campaign { scenario: &scn, seeds: seed_list, bugs, jobs, stop_after: None },
+                &Campaign {
+                    scenario: &scn,
+                    seeds: seed_list,
+                    bugs,
+                    jobs,
+                    stop_after: None,
+                    determinism_ratio: 0.0,
+                    inject_nondeterminism: false,
+                },
                 &mut |p, _| bar.update(p),
             );
             bar.finish();

@@ -62,6 +62,8 @@ pub struct SeedOutcome {
     pub sim_time_ms: u64,
     pub wall_ms: u64,
     pub crash: Option<String>,
+    /// The seed was rerun for `--check-determinism-ratio` and the two runs differed here.
+    pub divergence: Option<crate::cli::Divergence>,
 }
 
 impl SeedOutcome {
@@ -75,6 +77,7 @@ impl SeedOutcome {
             sim_time_ms: r.sim_time_ms,
             wall_ms: r.wall_ms,
             crash: r.crash.clone(),
+            divergence: None,
         }
     }
     pub fn failed(&self) -> bool {
@@ -106,6 +109,44 @@ pub struct Campaign<'a> {
     pub jobs: usize,
     /// Stop scheduling new seeds once this many have failed.
     pub stop_after: Option<usize>,
+    /// Fraction of the seeds rerun to check determinism (0: none).
+    pub determinism_ratio: f64,
+    /// Test hook: make runs differ (to exercise the determinism check).
+    pub inject_nondeterminism: bool,
+}
+
+/// Whether `seed` is among the `ratio` of seeds rerun for the determinism check: a hash
+/// of the seed, so the sample is the same on every run and spread over the range.
+pub fn sampled_for_determinism(seed: u64, ratio: f64) -> bool {
+    if ratio <= 0.0 {
+        return false;
+    }
+    // splitmix64's finalizer: consecutive seeds map to well-spread values.
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z as f64) < ratio * (u64::MAX as f64)
+}
+
+/// Run one seed (twice when sampled for the determinism check).
+fn run_one(c: &Campaign, seed: u64, opts: &RunOptions) -> SeedOutcome {
+    let first = run_on_fresh_thread(c.scenario, seed, &c.bugs, opts);
+    let mut o = SeedOutcome::of(&first);
+    if sampled_for_determinism(seed, c.determinism_ratio) {
+        let second = run_on_fresh_thread(c.scenario, seed, &c.bugs, opts);
+        let d = crate::cli::compare_runs(&first, &second);
+        if !d.ok {
+            o.outcome = Outcome::Nondeterminism;
+            o.divergence = d.divergence.or(Some(crate::cli::Divergence {
+                index: 0,
+                at_ms: 0,
+                first: Some(format!("trace hash {}", d.trace_hashes[0])),
+                second: Some(format!("trace hash {}", d.trace_hashes[1])),
+            }));
+        }
+    }
+    o
 }
 
 /// Progress of a running campaign, for [`ProgressBar`].
@@ -151,7 +192,7 @@ pub fn run_campaign(c: &Campaign, progress: &mut dyn FnMut(&Progress, &SeedOutco
     let next = AtomicU64::new(0);
     let failures = AtomicUsize::new(0);
     let stopped = AtomicBool::new(false);
-    let opts = RunOptions::default();
+    let opts = RunOptions { inject_nondeterminism: c.inject_nondeterminism, ..RunOptions::default() };
     let start = Stopwatch::start();
     let mut runs: Vec<SeedOutcome> = Vec::new();
     std::thread::scope(|scope| {
@@ -175,19 +216,18 @@ pub fn run_campaign(c: &Campaign, progress: &mut dyn FnMut(&Progress, &SeedOutco
                 // run_on_fresh_thread already maps a panic in the seed to `crash`; this
                 // also covers a panic in the runner's own plumbing, so one bad seed
                 // never takes the campaign down.
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    SeedOutcome::of(&run_on_fresh_thread(c.scenario, seed, &c.bugs, opts))
-                }))
-                .unwrap_or_else(|_| SeedOutcome {
-                    seed,
-                    outcome: Outcome::Crash,
-                    invariant: None,
-                    invariants: Vec::new(),
-                    trace_hash: String::new(),
-                    sim_time_ms: 0,
-                    wall_ms: 0,
-                    crash: Some("panic outside the seed thread".into()),
-                });
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_one(c, seed, opts)))
+                    .unwrap_or_else(|_| SeedOutcome {
+                        seed,
+                        outcome: Outcome::Crash,
+                        invariant: None,
+                        invariants: Vec::new(),
+                        trace_hash: String::new(),
+                        sim_time_ms: 0,
+                        wall_ms: 0,
+                        crash: Some("panic outside the seed thread".into()),
+                        divergence: None,
+                    });
                 if r.failed() {
                     failures.fetch_add(1, Ordering::SeqCst);
                 }
@@ -320,6 +360,11 @@ pub struct FailingSeed {
     pub seed: u64,
     pub outcome: Outcome,
     pub invariant: Option<String>,
+    /// The failing run's trace hash (a replay on another machine must match it).
+    pub trace_hash: String,
+    /// For nondeterminism: the first trace record where the two runs differ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub divergence: Option<crate::cli::Divergence>,
     pub reproduce: String,
 }
 
@@ -359,6 +404,8 @@ pub fn summarize(scenario: &str, c: &Campaign, r: &CampaignResult, reproduce: &d
             seed: f.seed,
             outcome: f.outcome,
             invariant: f.invariant.clone(),
+            trace_hash: f.trace_hash.clone(),
+            divergence: f.divergence.clone(),
             reproduce: reproduce(f.seed),
         })
         .collect();
@@ -428,6 +475,11 @@ pub fn format_summary(s: &Summary) -> String {
                 f.invariant.as_deref().unwrap_or("-"),
                 f.reproduce
             );
+            if let Some(d) = &f.divergence {
+                let _ = writeln!(o, "    first divergent trace record #{} at {} ms:", d.index, d.at_ms);
+                let _ = writeln!(o, "      run 1: {}", d.first.as_deref().unwrap_or("(trace ended)"));
+                let _ = writeln!(o, "      run 2: {}", d.second.as_deref().unwrap_or("(trace ended)"));
+            }
         }
     }
     let _ = writeln!(
@@ -484,7 +536,10 @@ pub fn cli_fuzz(a: &FuzzArgs) -> Result<(String, i32), CliError> {
         bugs: bugs.clone(),
         jobs,
         stop_after: a.stop_after,
+        determinism_ratio: crate::args::parse_ratio(a.check_determinism_ratio.as_deref())?,
+        inject_nondeterminism: a.inject_nondeterminism,
     };
+    let scenario_ref = crate::scenario::load::seed_file_reference(&loaded.path);
     let mut bar = ProgressBar::new(&format!("fuzz {}", loaded.scenario.name));
     crate::interrupt::install();
     // Each failing seed's file is written as soon as the seed finishes, from what the
@@ -493,9 +548,10 @@ pub fn cli_fuzz(a: &FuzzArgs) -> Result<(String, i32), CliError> {
     let mut save_error = None;
     let r = run_campaign(&c, &mut |p, o| {
         bar.update(p);
-        let (Some(dir), true, None) = (&a.save, o.failed(), &save_error) else { return };
+        // A nondeterministic seed has no outcome to record.
+        let (Some(dir), true, None) = (&a.save, o.failed() && o.divergence.is_none(), &save_error) else { return };
         let sf = SeedFile {
-            scenario: a.scenario.clone(),
+            scenario: scenario_ref.clone(),
             seed: o.seed,
             bugs: bug_names.iter().map(|s| s.to_string()).collect(),
             expect: crate::seedfile::Expect { outcome: o.outcome, invariant: o.invariant.clone(), also: Vec::new() },
@@ -528,7 +584,7 @@ pub fn cli_fuzz(a: &FuzzArgs) -> Result<(String, i32), CliError> {
             let hit = known.iter().any(|k| {
                 let mut kb = k.bugs.clone();
                 kb.sort();
-                (k.scenario == a.scenario || k.scenario == loaded.scenario.name)
+                (k.scenario == a.scenario || k.scenario == loaded.scenario.name || k.scenario == scenario_ref)
                     && k.seed == f.seed
                     && kb == want_bugs
                     && k.expect.outcome == f.outcome
@@ -560,6 +616,8 @@ pub fn cli_fuzz(a: &FuzzArgs) -> Result<(String, i32), CliError> {
     // 130 (128 + SIGINT) says the campaign is incomplete, whatever it found so far.
     let code = if r.interrupted {
         crate::interrupt::EXIT_INTERRUPTED
+    } else if r.runs.iter().any(|o| o.outcome == Outcome::Nondeterminism) {
+        Outcome::Nondeterminism.exit_code()
     } else if s.failures == 0 {
         0
     } else {

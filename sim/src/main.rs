@@ -12,6 +12,8 @@ fn main() {
         .without_time()
         .with_target(false)
         .with_writer(std::io::stderr)
+        // Colour codes only for a terminal: a log piped to a file or CI stays plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
     std::process::exit(ticdc_sim::cli::main_with_args(std::env::args_os()));

@@ -18,3 +18,48 @@ impl Stopwatch {
         self.0.elapsed()
     }
 }
+
+/// While a single run takes more than `after` of wall time, print a progress line on
+/// stderr every `every` (simulated time reached, events), so a long run is not silent.
+/// Dropping the returned guard stops the watcher.
+pub struct ProgressWatch {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ProgressWatch {
+    pub fn start(
+        label: String,
+        p: std::sync::Arc<crate::runner::RunProgress>,
+        after: Duration,
+        every: Duration,
+    ) -> ProgressWatch {
+        use std::sync::atomic::Ordering::Relaxed;
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let started = Instant::now();
+            let mut wait = after;
+            // A message or a closed channel ends the watch.
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(wait) {
+                eprintln!(
+                    "{}: still running after {:.0} s wall: simulated {:.1} s, {} events",
+                    label,
+                    started.elapsed().as_secs_f64(),
+                    p.sim_ms.load(Relaxed) as f64 / 1000.0,
+                    p.events.load(Relaxed)
+                );
+                wait = every;
+            }
+        });
+        ProgressWatch { stop: Some(tx), thread: Some(thread) }
+    }
+}
+
+impl Drop for ProgressWatch {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

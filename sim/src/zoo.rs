@@ -208,6 +208,8 @@ pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, CliError> {
             bugs: companions.clone().with(info.bug),
             jobs,
             stop_after: None,
+            determinism_ratio: 0.0,
+            inject_nondeterminism: false,
         };
         let mut bar = ProgressBar::new(&format!("zoo {}", info.name));
         let r = run_campaign(&c, &mut |p, _| bar.update(p));
@@ -220,7 +222,15 @@ pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, CliError> {
         let mut ran = r.runs.len() as u64;
         let control_detections = match plan.detect {
             Some(_) => {
-                let c = Campaign { scenario: &scn, seeds: seed_list, bugs: companions.clone(), jobs, stop_after: None };
+                let c = Campaign {
+                    scenario: &scn,
+                    seeds: seed_list,
+                    bugs: companions.clone(),
+                    jobs,
+                    stop_after: None,
+                    determinism_ratio: 0.0,
+                    inject_nondeterminism: false,
+                };
                 let mut bar = ProgressBar::new(&format!("zoo {} (control)", info.name));
                 let r = run_campaign(&c, &mut |p, _| bar.update(p));
                 bar.finish();

@@ -792,3 +792,64 @@ fn missing_scenarios_directory_is_refused() {
     let err = assert_bad_input(&run_env(&["list"], Some(Path::new("/nonexistent/scenarios"))));
     assert!(err.contains("TICDC_SIM_SCENARIOS=/nonexistent/scenarios"), "{err}");
 }
+
+/// The fuzz JSON carries each failing seed's trace hash, and the determinism check
+/// reruns the sampled seeds: runs that differ are nondeterminism (exit 5) with the first
+/// divergent record; identical runs pass.
+#[test]
+fn fuzz_samples_determinism_and_reports_trace_hashes() {
+    let d = temp_dir();
+    let failing =
+        write(&d, "fails.toml", &format!("{MINIMAL}[[checks]]\nkind = \"table_not_exists\"\ntable = \"t1\"\n"));
+    let o = run(&["fuzz", failing.to_str().unwrap(), "--seeds", "0..4", "--json", "--check-determinism-ratio", "1"]);
+    assert_eq!(o.status.code(), Some(1), "{}\n{}", stdout(&o), stderr(&o));
+    let v = json(&o);
+    let hash = v["failing_seeds"][0]["trace_hash"].as_str().unwrap().to_string();
+    assert_eq!(hash.len(), 16, "{v}");
+    let one = run(&["scenario", failing.to_str().unwrap(), "--seed", "0", "--json", "--no-report"]);
+    assert_eq!(json(&one)["trace_hash"], hash.as_str());
+    let o = run(&[
+        "fuzz",
+        "basic_replication",
+        "--seeds",
+        "0..6",
+        "--check-determinism-ratio",
+        "0.5",
+        "--inject-nondeterminism",
+    ]);
+    assert_eq!(o.status.code(), Some(5), "{}\n{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("nondeterminism") && out.contains("first divergent trace record"), "{out}");
+    let o = run(&["fuzz", "basic_replication", "--seeds", "0..6", "--check-determinism-ratio", "0.5"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let err =
+        assert_bad_input(&run(&["fuzz", "basic_replication", "--seeds", "0..6", "--check-determinism-ratio", "2"]));
+    assert!(err.contains("--check-determinism-ratio"), "{err}");
+}
+
+/// A single run that takes long says so on stderr (here after 1 ms, by the test hook),
+/// and RUST_LOG output carries no colour codes when stderr is not a terminal.
+#[test]
+fn long_runs_show_progress_and_logs_are_plain_text() {
+    let o = Command::new(BIN)
+        .args(["scenario", "basic_replication", "--seed", "1", "--no-report"])
+        .env("TICDC_SIM_PROGRESS_AFTER_MS", "1")
+        .env_remove("TICDC_SIM_SCENARIOS")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("scenario basic_replication seed 1: still running after") && err.contains("events"), "{err}");
+    let o = Command::new(BIN)
+        .args(["scenario", "basic_replication", "--seed", "1", "--no-report"])
+        .env("RUST_LOG", "ticdc_sim=debug")
+        .env_remove("TICDC_SIM_SCENARIOS")
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(
+        !err.is_empty() && !err.contains('\u{1b}'),
+        "log lines without escape codes: {}",
+        &err[..err.len().min(300)]
+    );
+}

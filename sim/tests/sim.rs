@@ -29,7 +29,7 @@ fn same_seed_same_trace_hash_and_different_seeds_differ() {
 #[test]
 fn injected_nondeterminism_changes_the_trace() {
     let s = scenario("basic_replication");
-    let opts = RunOptions { verbose: false, inject_nondeterminism: true };
+    let opts = RunOptions { inject_nondeterminism: true, ..RunOptions::default() };
     let a = run_on_fresh_thread(&s, 3, &Bugs::none(), &opts);
     let b = run_on_fresh_thread(&s, 3, &Bugs::none(), &opts);
     assert_ne!(a.trace_hash, b.trace_hash);

@@ -36,6 +36,16 @@ pub struct RunOptions {
     pub verbose: bool,
     /// Test hook: mix process-global state into the run so two runs differ.
     pub inject_nondeterminism: bool,
+    /// Where the run publishes how far it got, for a progress line (`scenario` prints
+    /// one while a run takes long). Written only; it never reaches the run.
+    pub progress: Option<std::sync::Arc<RunProgress>>,
+}
+
+/// How far a run got: simulated time and events, updated after every step.
+#[derive(Debug, Default)]
+pub struct RunProgress {
+    pub sim_ms: std::sync::atomic::AtomicU64,
+    pub events: std::sync::atomic::AtomicU64,
 }
 
 /// Poll period of `wait` predicates.

@@ -104,6 +104,26 @@ pub fn resolve_in(dir: &Path, arg: &str) -> Result<Loaded, LoadError> {
     load_path(&path)
 }
 
+/// How a seed file names the scenario at `path`, so it replays from any working
+/// directory: a scenario of the scenarios directory by its name, another file of the
+/// repository by its path from the repository root, any other file by its absolute path.
+pub fn seed_file_reference(path: &Path) -> String {
+    let dir = scenarios_dir();
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let file = canon(path);
+    if file.parent() == Some(canon(&dir).as_path()) {
+        if let Some(stem) = file.file_stem() {
+            return stem.to_string_lossy().into_owned();
+        }
+    }
+    if let Some(root) = dir.parent().map(canon) {
+        if let Ok(rel) = file.strip_prefix(&root) {
+            return rel.to_string_lossy().into_owned();
+        }
+    }
+    file.to_string_lossy().into_owned()
+}
+
 /// Whether a command-line argument names a file rather than a scenario.
 pub fn is_path(arg: &str) -> bool {
     arg.ends_with(".toml") || arg.contains('/')

@@ -73,6 +73,8 @@ impl NodeSlot {
 }
 
 pub struct World {
+    /// Progress published for a long single run's progress line (never read here).
+    pub progress: Option<std::sync::Arc<crate::runner::RunProgress>>,
     pub seed: u64,
     pub bugs: Bugs,
     pub core_rng: ChaCha8Rng,
@@ -131,6 +133,7 @@ impl World {
         let core_rng = ChaCha8Rng::seed_from_u64(master.random());
         let sim_rng = ChaCha8Rng::seed_from_u64(master.random());
         World {
+            progress: None,
             seed,
             bugs,
             core_rng,

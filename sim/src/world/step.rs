@@ -43,6 +43,10 @@ pub fn step(
         f(ns, &mut ctx, &mut wd.upstream, &mut wd.meta);
     }
     wd.events += 1;
+    if let Some(p) = &wd.progress {
+        p.sim_ms.store(wd.now_ms, std::sync::atomic::Ordering::Relaxed);
+        p.events.store(wd.events, std::sync::atomic::Ordering::Relaxed);
+    }
     apply_out(w, wd, n, kind, out);
     true
 }

@@ -304,3 +304,20 @@ fn line_col_counts_chars() {
     assert_eq!(line_col("ab\ncd", 4), (2, 2));
     assert_eq!(line_col("é\nx", 99), (2, 2));
 }
+
+#[test]
+fn seed_files_name_scenarios_so_they_replay_from_anywhere() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    // A scenario of scenarios/ by its name, however the path was spelled.
+    assert_eq!(seed_file_reference(&root.join("scenarios/fail_over.toml")), "fail_over");
+    assert_eq!(seed_file_reference(&root.join("sim/../scenarios/fail_over.toml")), "fail_over");
+    // Another file of the repository by its path from the root.
+    let f = seed_file_reference(&root.join("scenarios/findings/outdated_done_block_state.toml"));
+    assert_eq!(f, "scenarios/findings/outdated_done_block_state.toml");
+    assert!(resolve(&f).is_ok());
+    // Anything else by its absolute path.
+    let d = temp_dir();
+    let p = write(&d, "mine.toml", HEAD);
+    let r = seed_file_reference(&p);
+    assert!(Path::new(&r).is_absolute() && r.ends_with("mine.toml"), "{r}");
+}
