@@ -13,8 +13,9 @@
 #   OUT=file       where the page goes (default: docs/measurements.md)
 #   REPORT_DIR=d   where zoo and findings write their .md/.json (default: reports, the
 #                  committed reports/bug-zoo.* and reports/findings.*)
-#   SKIP=list      comma-separated parts to leave out: throughput, zoo, findings, campaign
-#                  (campaign: scripts/campaign.sh, 20,000 swarm seeds; always that many)
+#   SKIP=list      comma-separated parts to leave out: throughput, zoo, findings, campaign,
+#                  memory (campaign: scripts/campaign.sh, 20,000 swarm seeds; memory: peak
+#                  RSS of fuzz swarm --jobs 1 over 300 and 10,000 seeds; always that many)
 #
 # The script builds nothing: build first (`cargo build --release`). It always exits 0
 # once the page is written; each command's exit code is recorded in the page.
@@ -107,6 +108,20 @@ if ! skip campaign; then
         || campaign_rc=$?
 fi
 t_campaign=$(( $(date +%s) - t_part ))
+
+# ---------------------------------------------------------------- memory
+t_part=$(date +%s)
+mem_rows=""
+if ! skip memory; then
+    for range in 0..300 0..10000; do
+        echo "measurements: memory: fuzz swarm --seeds $range --jobs 1" >&2
+        /usr/bin/time -f '%M %e' -o "$work/mem.time" "$BIN" fuzz swarm --seeds "$range" --jobs 1 --known seeds/findings/ \
+            >/dev/null 2>&1 || true
+        read -r rss wall <"$work/mem.time"
+        mem_rows+="| \`fuzz swarm --seeds $range --jobs 1\` | $(( rss / 1024 )) MB | ${wall} s |"$'\n'
+    done
+fi
+t_memory=$(( $(date +%s) - t_part ))
 t_total=$(( $(date +%s) - t_start ))
 load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 
@@ -124,7 +139,7 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
     echo "| machine | $(nproc) cores${cpu:+, $cpu}; load average at start $load, at end $load_end |"
     echo "| binary | \`$SIM\` built $bin_time, repository at $commit$dirty |"
     echo "| seeds | N = $N (\`bench_3node_10table\`: $BENCH_N), \`--jobs $JOBS\` |"
-    echo "| wall time | throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, campaign ${t_campaign} s, total ${t_total} s |"
+    echo "| wall time | throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, campaign ${t_campaign} s, memory ${t_memory} s, total ${t_total} s |"
     echo
     echo "Rates depend on the machine and on what else runs on it: on a shared machine"
     echo "(the load average above) they drop, and other builds running at the same time"
@@ -175,6 +190,19 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
         echo
         embed "$REPORT_DIR/findings.md"
         if [ "$findings_rc" != 0 ]; then echo; echo '```'; tail -n 5 "$work/findings.err"; echo '```'; fi
+    fi
+    echo
+    echo "## Memory over a campaign"
+    echo
+    if [ -z "$mem_rows" ]; then
+        echo "(skipped)"
+    else
+        echo "Peak RSS (\`/usr/bin/time -f %M\`) of one worker over 300 and 10,000 swarm seeds: nothing of a"
+        echo "finished seed stays reachable (\`sim/tests/memory.rs\` checks the heap's live bytes)."
+        echo
+        echo "| command | peak RSS | wall |"
+        echo "|---|---|---|"
+        printf '%s' "$mem_rows"
     fi
     echo
     echo "## Long campaign"
