@@ -839,6 +839,17 @@ impl Maintainer {
         admitted
     }
 
+    /// Sets the thresholds of the split checkers, the existing ones and those created
+    /// later: the test-facing counterpart of TiCDC's `SetEasyThresholdForTest`
+    /// (`maintainer/replica/split_span_checker.go:1273`), which lowers package variables
+    /// every checker reads. The maintainer itself always runs with the defaults.
+    pub fn set_split_checker_tuning(&mut self, tuning: split_balance::CheckerTuning) {
+        for c in self.sc.split_checkers.values_mut() {
+            c.tuning = tuning.clone();
+        }
+        self.sc.split_tuning = tuning;
+    }
+
     /// Split-group balance scheduler (§7.3, `balanceSplitsScheduler.Execute`): skipped
     /// while any operator runs or any span is Absent; otherwise every split-table group
     /// whose tasks are all Replicating is checked ([`split_balance::SplitGroupChecker`])

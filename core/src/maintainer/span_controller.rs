@@ -1,7 +1,7 @@
 //! Span controller: the maintainer's desired state, one `SpanReplication` task per
 //! dispatcher (plus the DDL span), with the Absent / Scheduling / Replicating sets.
 
-use super::split_balance::SplitGroupChecker;
+use super::split_balance::{CheckerTuning, SplitGroupChecker};
 use crate::config::SchedulerConfig;
 use crate::messages::*;
 use crate::types::*;
@@ -58,6 +58,10 @@ pub struct SpanController {
     /// The split-span checker of every split-table group (`GetNewGroupChecker`: only
     /// with table-across-nodes). A group's checker lives from its first task to its last.
     pub split_checkers: BTreeMap<TableId, SplitGroupChecker>,
+    /// The thresholds every split checker is created with (TiCDC's production values;
+    /// tests lower them as Go's `SetEasyThresholdForTest` does, see
+    /// [`super::Maintainer::set_split_checker_tuning`]).
+    pub split_tuning: CheckerTuning,
 }
 
 impl SpanController {
@@ -70,6 +74,7 @@ impl SpanController {
             cfg,
             ignore_pending_block_start_ts: false,
             split_checkers: BTreeMap::new(),
+            split_tuning: CheckerTuning::default(),
         };
         sc.insert(SpanReplication {
             id: ddl_span_id,
@@ -89,7 +94,12 @@ impl SpanController {
         if let GroupId::Table(t) = r.group() {
             if self.cfg.enable_table_across_nodes {
                 // `AddReplica`: a fresh status, no traffic sample yet.
-                self.split_checkers.entry(t).or_default().spans.insert(r.id, Default::default());
+                let tuning = &self.split_tuning;
+                self.split_checkers
+                    .entry(t)
+                    .or_insert_with(|| SplitGroupChecker { tuning: tuning.clone(), ..Default::default() })
+                    .spans
+                    .insert(r.id, Default::default());
             }
         }
         self.tasks.insert(r.id, r);

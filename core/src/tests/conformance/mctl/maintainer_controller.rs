@@ -4,6 +4,7 @@
 use super::support::*;
 use crate::bugs::Bug;
 use crate::maintainer::span_controller::ReplicaState;
+use crate::maintainer::split_balance::CheckerTuning;
 use crate::messages::*;
 use crate::types::*;
 use ComponentState::*;
@@ -748,12 +749,28 @@ fn traffic(h: &mut MH, from: u32, id: DispatcherId, event_size: u64) {
     );
 }
 
+/// `SetEasyThresholdForTest` (`maintainer/replica/split_span_checker.go:1273`), which the
+/// Go file's `init` (maintainer_controller_test.go:58) applies to every test, with the
+/// `MinTrafficPercentage: 0.8`, `MaxTrafficPercentage: 1.2` of each split-group test's
+/// scheduler config.
+fn easy_tuning() -> CheckerTuning {
+    CheckerTuning {
+        min_traffic_balance_threshold: 1.0,
+        max_merge_lag_ms: 120_000,
+        merge_check_threshold: 1,
+        min_traffic_percentage: 0.8,
+        max_traffic_percentage: 1.2,
+    }
+}
+
 fn split_group_controller(alive: &[u32]) -> MH {
-    controller(alive, |c| {
+    let mut h = controller(alive, |c| {
         c.enable_table_across_nodes = true;
         c.write_key_threshold = 500;
         c.balance_score_threshold = 1;
-    })
+    });
+    h.m.set_split_checker_tuning(easy_tuning());
+    h
 }
 
 /// `groups` tables of `per` spans each, span j on `place(j)`, with the traffic samples
@@ -789,7 +806,6 @@ fn split_groups(
 // leaving turns every move into a removal of the origin and an absent span, which the basic
 // scheduler places back on node 1 within a few rounds.
 #[test]
-#[ignore = "deviation: the split checker's thresholds are TiCDC's production constants; the Go test lowers them (SetEasyThresholdForTest: minTrafficBalanceThreshold=1)"]
 fn ticdc_maintainer_controller_TestBalanceGroupsNewNodeAdd_SplitsTableMoreThanNodeNum() {
     let mut h = split_group_controller(&[NODE1]);
     split_groups(&mut h, 100, 4, |_| NODE1, &[1, 1, 300]);
@@ -807,22 +823,31 @@ fn ticdc_maintainer_controller_TestBalanceGroupsNewNodeAdd_SplitsTableMoreThanNo
     h.m.alive = nodes(&[NODE1]);
     h.m.oc.on_node_removed(n(NODE2), &mut h.m.sc);
     let ids: Vec<DispatcherId> = h.m.oc.running().map(|o| o.id()).collect();
-    for id in ids {
-        status(&mut h, NODE1, id, Stopped, 2);
+    for id in &ids {
+        status(&mut h, NODE1, *id, Stopped, 2);
+        assert!(h.op(*id).is_some_and(|o| o.is_finished()), "the move finished");
     }
     h.execute();
+    assert!(ids.iter().all(|id| h.op(*id).is_none()), "PostFinish, RemoveOp");
+    assert_eq!(absent_size(&h), 200);
     let mut rounds = 0;
     while absent_size(&h) > 0 {
         assert!(rounds < 10);
         rounds += 1;
         let prev = absent_size(&h);
         basic(&mut h);
+        let ops: Vec<DispatcherId> = h.m.oc.running().map(|o| o.id()).collect();
         let out = h.execute();
-        for (to, r) in schedule_reqs(&out) {
+        let reqs = schedule_reqs(&out);
+        assert_eq!(reqs.len(), ops.len(), "every operator schedules a message");
+        for (to, r) in reqs {
             assert_eq!((to, r.action), (n(NODE1), ScheduleAction::Create));
-            status(&mut h, NODE1, r.config.dispatcher_id, Working, 2);
+            let id = r.config.dispatcher_id;
+            status(&mut h, NODE1, id, Working, 2);
+            assert!(h.op(id).is_some_and(|o| o.is_finished()), "the add finished");
         }
         h.execute();
+        assert!(ops.iter().all(|id| h.op(*id).is_none()), "PostFinish, RemoveOp");
         assert!(absent_size(&h) < prev);
     }
     assert_eq!(scheduling_size(&h), 0);
@@ -835,7 +860,6 @@ fn ticdc_maintainer_controller_TestBalanceGroupsNewNodeAdd_SplitsTableMoreThanNo
 // third node leaving cancels them, the split spans become absent, and the chosen spans came
 // from both nodes.
 #[test]
-#[ignore = "deviation: the split checker's thresholds are TiCDC's production constants; the Go test lowers them (SetEasyThresholdForTest: minTrafficBalanceThreshold=1)"]
 fn ticdc_maintainer_controller_TestBalanceGroupsNewNodeAdd_SplitsTableLessThanNodeNum() {
     let mut h = split_group_controller(&[NODE1, NODE2]);
     let groups = split_groups(&mut h, 100, 2, |j| if j % 2 == 0 { NODE1 } else { NODE2 }, &[1, 1, 300]);
@@ -858,8 +882,12 @@ fn ticdc_maintainer_controller_TestBalanceGroupsNewNodeAdd_SplitsTableLessThanNo
     h.m.alive = nodes(&[NODE1, NODE2]);
     h.m.oc.on_node_removed(n(NODE3), &mut h.m.sc);
     let ids: Vec<DispatcherId> = h.m.oc.running().map(|o| o.id()).collect();
+    assert_eq!(ids.len(), 100);
     for id in ids {
-        h.m.oc.on_task_removed(&id, &mut h.m.sc);
+        let op = h.m.oc.get_mut(&id).expect("operator");
+        op.on_task_removed(&mut h.m.sc);
+        assert!(op.is_finished());
+        h.m.oc.finalize_operator(&id, &mut h.m.sc, &mut || DispatcherId(0)).expect("PostFinish");
     }
     assert_eq!(absent_size(&h), 100);
     assert_eq!(scheduling_size(&h), 0);
