@@ -7,6 +7,7 @@ use crate::maintainer::span_controller::ReplicaState;
 use crate::maintainer::split_balance::CheckerTuning;
 use crate::messages::*;
 use crate::types::*;
+use crate::upstream::SchemaView;
 use ComponentState::*;
 
 const DROPPED: DispatcherId = DispatcherId(4001);
@@ -939,4 +940,251 @@ fn ticdc_maintainer_controller_TestSplitBalanceGroupsWithNodeRemove() {
     assert_eq!(absent_size(&h), 0);
     assert_eq!(node_size(&h, NODE1), 300);
     assert_eq!(node_size(&h, NODE2), 300);
+}
+
+/// `UpdateStatus` of a Working span with a traffic sample and checkpoint `cp`, as a
+/// complete-status heartbeat from the span's node.
+fn traffic_cp(h: &mut MH, id: DispatcherId, event_size: u64, cp: Ts) {
+    let from = h.m.sc.get(&id).and_then(|r| r.node).expect("bound span").0;
+    h.handle(
+        from,
+        Message::HeartBeatRequest {
+            cf: cf(),
+            watermark: Watermark { checkpoint_ts: cp, resolved_ts: cp, seq: 1 },
+            statuses: vec![TableSpanStatus {
+                id,
+                state: Working,
+                checkpoint_ts: cp,
+                event_size_per_second: event_size,
+            }],
+            complete_status: true,
+            err: None,
+        },
+    );
+}
+
+/// `op.PostFinish()` + `RemoveOp`; the follow-up operators (a split's Adds) are added to
+/// the operator controller as TiCDC's split PostFinish does. Returns their IDs.
+fn post_finish_remove(h: &mut MH, id: DispatcherId) -> Vec<DispatcherId> {
+    let rng = &mut h.env.rng;
+    let mut new_id = || crate::maintainer::new_id_from(rng);
+    let follow = h.m.oc.finalize_operator(&id, &mut h.m.sc, &mut new_id).expect("operator");
+    let mut ids = Vec::new();
+    for f in follow {
+        ids.push(f.id());
+        assert!(h.m.oc.add_operator(f, &mut h.m.sc, &h.m.alive, h.env.now).is_ok());
+    }
+    ids
+}
+
+/// The running operators as (kind, ID), in ID order.
+fn ops(h: &MH) -> Vec<(&'static str, DispatcherId)> {
+    let mut v: Vec<(&'static str, DispatcherId)> = h.m.oc.running().map(|o| (o.kind(), o.id())).collect();
+    v.sort_by_key(|x| x.1);
+    v
+}
+
+fn of_kind(v: &[(&'static str, DispatcherId)], kind: &str) -> Vec<DispatcherId> {
+    v.iter().filter(|x| x.0 == kind).map(|x| x.1).collect()
+}
+
+/// The node of the task `id`.
+fn node_of(h: &MH, id: DispatcherId) -> NodeId {
+    h.m.sc.get(&id).and_then(|r| r.node).expect("bound task")
+}
+
+// maintainer_controller_test.go:496 — one group of 6 spans over 3 nodes (span1 4 regions,
+// the others 2); unbalanced traffic makes the split-group checker split span1 (then its
+// node-1 half) in two, merge the adjacent node-1 spans, move three spans towards merges,
+// merge twice more, and finally stay put. The spans cover the whole table (Go leaves a
+// hole before span1's start key 'a'; the model's keys are integers and the hole plays no
+// part), and their widths give span1 4 regions and the others 2 (the model spreads a
+// table's regions evenly over its key space; PD's WrittenBytes are 1 per region, so the
+// write-bytes splitter cuts by regions too).
+#[test]
+fn ticdc_maintainer_controller_TestSplitTableBalanceWhenTrafficUnbalanced() {
+    let mut h = controller(&[NODE1, NODE2, NODE3], |c| {
+        c.enable_table_across_nodes = true;
+        c.write_key_threshold = 1000;
+        c.region_threshold = 20;
+        c.region_count_refresh_interval_ms = 60_000;
+        c.balance_score_threshold = 1;
+    });
+    h.m.set_split_checker_tuning(easy_tuning());
+    h.env.now = 1_000_000_000;
+    let cp = ts_from_ms(h.env.now - 5_000);
+    const T: TableId = 1;
+    h.schema.regions.insert(T, 14);
+    let w = TableSpan::full(T).end / 7;
+    let bounds = [0, 2 * w, 3 * w, 4 * w, 5 * w, 6 * w, TableSpan::full(T).end];
+    let placement = [NODE2, NODE1, NODE2, NODE3, NODE1, NODE3];
+    let span_lists: Vec<DispatcherId> = (0..6).map(|j| DispatcherId(200_000 + j)).collect();
+    for j in 0..6 {
+        let span = TableSpan { table_id: T, start: bounds[j], end: bounds[j + 1] };
+        assert_eq!(h.schema.span_region_count(&span), if j == 0 { 4 } else { 2 });
+        add_replicating(&mut h, span_lists[j], span, placement[j]);
+        for _ in 0..3 {
+            traffic_cp(&mut h, span_lists[j], 200, cp);
+        }
+    }
+    // first keep the system is balanced
+    assert_eq!(op_size(&h), 0);
+    assert_eq!(replicating_size(&h), 6);
+    assert_eq!(node_size(&h, NODE1), 2);
+    assert_eq!(node_size(&h, NODE2), 2);
+    assert_eq!(node_size(&h, NODE3), 2);
+
+    // increase the traffic of span3 and span4
+    // node1 | node2 | node3
+    // 200   | 600   | 500
+    // 200   | 200   | 200
+    let (s3, s4) = (span_lists[2], span_lists[3]);
+    for _ in 0..2 {
+        traffic_cp(&mut h, s3, 600, cp);
+        traffic_cp(&mut h, s4, 500, cp);
+    }
+    // check the balance result, check no operator here
+    balance(&mut h);
+    assert_eq!(op_size(&h), 0);
+
+    // update the traffic again, will split the spanReplica1
+    traffic_cp(&mut h, s3, 600, cp);
+    traffic_cp(&mut h, s4, 500, cp);
+    balance(&mut h);
+    assert_eq!(op_size(&h), 1);
+    assert_eq!(ops(&h), vec![("split", span_lists[0])]);
+    let adds = post_finish_remove(&mut h, span_lists[0]);
+    // will get 2 new add operator
+    assert_eq!(op_size(&h), 2);
+    assert_eq!(of_kind(&ops(&h), "add").len(), 2);
+    assert_eq!(adds.len(), 2);
+    let (s7, s8) = if node_of(&h, adds[0]) == n(NODE1) { (adds[0], adds[1]) } else { (adds[1], adds[0]) };
+    for id in adds {
+        post_finish_remove(&mut h, id);
+    }
+    assert_eq!(replicating_size(&h), 7);
+    assert_eq!(node_size(&h, NODE1), 3);
+    assert_eq!(node_size(&h, NODE2), 2);
+    assert_eq!(node_size(&h, NODE3), 2);
+
+    // update traffic for the new span replication
+    // node1 | node2 | node3
+    // 200   | 600   | 500
+    // 200   | 150   | 200
+    // 50    |       |
+    for _ in 0..3 {
+        traffic_cp(&mut h, s7, 50, cp);
+        traffic_cp(&mut h, s8, 150, cp);
+    }
+    // will split spanReplica8
+    balance(&mut h);
+    assert_eq!(op_size(&h), 1);
+    assert_eq!(ops(&h), vec![("split", s8)]);
+    let adds = post_finish_remove(&mut h, s8);
+    // will get 2 new add operator
+    assert_eq!(op_size(&h), 2);
+    assert_eq!(of_kind(&ops(&h), "add").len(), 2);
+    let (s9, s10) = if node_of(&h, adds[0]) == n(NODE1) { (adds[0], adds[1]) } else { (adds[1], adds[0]) };
+    for id in adds {
+        post_finish_remove(&mut h, id);
+    }
+    assert_eq!(replicating_size(&h), 8);
+    assert_eq!(node_size(&h, NODE1), 4);
+    assert_eq!(node_size(&h, NODE2), 2);
+    assert_eq!(node_size(&h, NODE3), 2);
+
+    // update the traffic for the new span replication
+    for _ in 0..3 {
+        traffic_cp(&mut h, s9, 100, cp);
+        traffic_cp(&mut h, s10, 50, cp);
+    }
+    // trigger merge, merge spanReplica7 and spanReplica9
+    balance(&mut h);
+    assert_eq!(op_size(&h), 3);
+    let v = ops(&h);
+    let occupy = of_kind(&v, "occupy");
+    let merge = of_kind(&v, "merge");
+    assert_eq!(occupy.len(), 2);
+    assert_eq!(merge.len(), 1);
+    assert!(occupy.contains(&s7));
+    assert!(occupy.contains(&s9));
+    let s11 = merge[0];
+    post_finish_remove(&mut h, s11);
+    for id in occupy {
+        post_finish_remove(&mut h, id);
+    }
+    assert_eq!(replicating_size(&h), 7);
+    assert_eq!(node_size(&h, NODE1), 3);
+    assert_eq!(node_size(&h, NODE2), 2);
+    assert_eq!(node_size(&h, NODE3), 2);
+
+    for _ in 0..3 {
+        traffic_cp(&mut h, s11, 150, cp);
+    }
+    // trigger move
+    balance(&mut h);
+    assert_eq!(op_size(&h), 3);
+    let v = ops(&h);
+    assert_eq!(v.len(), 3);
+    let expected = [s10, span_lists[5], span_lists[4]];
+    for (kind, id) in &v {
+        assert_eq!(*kind, "move");
+        assert!(expected.contains(id), "Unexpected operator ID: {id:?}");
+    }
+    let now = h.env.now;
+    // `op.Start()` is done at admission here (as for the splits, adds and merges above).
+    for (_, id) in v {
+        let op = h.m.oc.get_mut(&id).expect("operator");
+        let (origin, _) = op.schedule(&h.m.sc, now, EPOCH).expect("message to the origin");
+        op.check(
+            origin,
+            &TableSpanStatus { id, state: Stopped, checkpoint_ts: 1, event_size_per_second: 0 },
+            &mut h.m.sc,
+        );
+        let (dest, _) = op.schedule(&h.m.sc, now, EPOCH).expect("message to the destination");
+        op.check(
+            dest,
+            &TableSpanStatus { id, state: Working, checkpoint_ts: 1, event_size_per_second: 0 },
+            &mut h.m.sc,
+        );
+        post_finish_remove(&mut h, id);
+    }
+    assert_eq!(replicating_size(&h), 7);
+    assert_eq!(node_size(&h, NODE1), 4);
+    assert_eq!(node_size(&h, NODE2), 1);
+    assert_eq!(node_size(&h, NODE3), 2);
+
+    // trigger merge
+    // node1 | node2 | node3
+    // 200   | 600   | 700
+    // 400   |       |
+    balance(&mut h);
+    assert_eq!(op_size(&h), 7);
+    let v = ops(&h);
+    let occupy = of_kind(&v, "occupy");
+    let merge = of_kind(&v, "merge");
+    assert_eq!(occupy.len(), 5);
+    assert_eq!(merge.len(), 2);
+    for id in [s10, s11, span_lists[1], span_lists[3], span_lists[4]] {
+        assert!(occupy.contains(&id));
+    }
+    let (s12, s13) = if node_of(&h, merge[0]) == n(NODE1) { (merge[0], merge[1]) } else { (merge[1], merge[0]) };
+    for id in merge.into_iter().chain(occupy) {
+        post_finish_remove(&mut h, id);
+    }
+    assert_eq!(replicating_size(&h), 4);
+    assert_eq!(node_size(&h, NODE1), 2);
+    assert_eq!(node_size(&h, NODE2), 1);
+    assert_eq!(node_size(&h, NODE3), 1);
+
+    // update the traffic for the new span replication
+    for _ in 0..3 {
+        traffic_cp(&mut h, s12, 400, cp);
+    }
+    for _ in 0..3 {
+        traffic_cp(&mut h, s13, 700, cp);
+    }
+    // no more operators
+    balance(&mut h);
+    assert_eq!(op_size(&h), 0);
 }
