@@ -76,3 +76,14 @@ impl CliError {
         move |source| CliError::Serialize { what, source }
     }
 }
+
+/// Write a file whole or not at all: into a temporary file beside it, then renamed, so a
+/// campaign killed mid-write leaves no half-written seed file or report (the temporary
+/// name ends in `.tmp`, which `replay` and `findings` ignore).
+pub(crate) fn write_atomic(path: &std::path::Path, bytes: impl AsRef<[u8]>) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}

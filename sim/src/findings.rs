@@ -177,8 +177,8 @@ pub fn cli_findings(dir: &Path, seeds: u64, jobs: usize, report_dir: &Path) -> R
     md.push_str(&format_findings(&rows));
     let md_path = report_dir.join("findings.md");
     let json_path = report_dir.join("findings.json");
-    std::fs::write(&md_path, &md).map_err(CliError::write_file(&md_path))?;
-    std::fs::write(&json_path, serde_json::to_string_pretty(&rows).unwrap_or_default())
+    crate::error::write_atomic(&md_path, &md).map_err(CliError::write_file(&md_path))?;
+    crate::error::write_atomic(&json_path, serde_json::to_string_pretty(&rows).unwrap_or_default())
         .map_err(CliError::write_file(&json_path))?;
     let mut out = md;
     let _ = writeln!(out, "\nwrote {} and {}", md_path.display(), json_path.display());

@@ -561,7 +561,7 @@ pub fn cli_fuzz(a: &FuzzArgs) -> Result<(String, i32), CliError> {
             fixed_by: Vec::new(),
         };
         let path = dir.join(sf.file_name());
-        if let Err(source) = std::fs::write(&path, sf.to_json()) {
+        if let Err(source) = crate::error::write_atomic(&path, sf.to_json()) {
             save_error = Some(CliError::WriteSeedFile { path, source });
             crate::interrupt::request();
         }

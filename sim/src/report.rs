@@ -341,8 +341,8 @@ pub fn write(dir: &Path, r: &RunResult, reproduce: &str) -> Result<(PathBuf, Pat
     let (md, json) = (dir.join(format!("{}.md", stem)), dir.join(format!("{}.json", stem)));
     let j = serde_json::to_string_pretty(&JsonReport { result: r, reproduce, causal_slice: &slice })
         .map_err(CliError::serialize("report"))?;
-    std::fs::write(&md, format_markdown(r, reproduce, &slice)).map_err(CliError::write_file(&md))?;
-    std::fs::write(&json, j + "\n").map_err(CliError::write_file(&json))?;
+    crate::error::write_atomic(&md, format_markdown(r, reproduce, &slice)).map_err(CliError::write_file(&md))?;
+    crate::error::write_atomic(&json, j + "\n").map_err(CliError::write_file(&json))?;
     Ok((md, json))
 }
 

@@ -351,9 +351,9 @@ pub fn cli_zoo(seeds: u64, jobs: usize, dir: &Path, only: &Bugs) -> Result<(Stri
     crate::interrupt::install();
     let z = run_zoo(seeds, jobs, only)?;
     let (md, json) = (dir.join("bug-zoo.md"), dir.join("bug-zoo.json"));
-    std::fs::write(&md, format_markdown(&z)).map_err(CliError::write_file(&md))?;
+    crate::error::write_atomic(&md, format_markdown(&z)).map_err(CliError::write_file(&md))?;
     let j = serde_json::to_string_pretty(&z).map_err(CliError::serialize("zoo"))?;
-    std::fs::write(&json, j + "\n").map_err(CliError::write_file(&json))?;
+    crate::error::write_atomic(&json, j + "\n").map_err(CliError::write_file(&json))?;
     let mut out = format_table(&z);
     let never: Vec<&str> = z.bugs.iter().filter(|r| r.detections == 0).map(|r| r.bug.as_str()).collect();
     let _ = writeln!(out, "wrote {} and {}", md.display(), json.display());
