@@ -266,6 +266,8 @@ struct ClusterSpans {
 #[serde(rename_all = "kebab-case")]
 struct FaultSpans {
     net_delay_ms: Option<Spanned<toml::Value>>,
+    stream_reconnect: Option<Spanned<toml::Value>>,
+    stream_reconnect_ms: Option<Spanned<toml::Value>>,
 }
 #[derive(Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -832,6 +834,16 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
     if lo > hi {
         let at = spans.faults.as_ref().and_then(|f| start(&f.net_delay_ms));
         return Err(v.err(at, format!("faults.net-delay-ms: min {} is greater than max {}", lo, hi)));
+    }
+    let p = scn.faults.stream_reconnect;
+    if !(0.0..=1.0).contains(&p) {
+        let at = spans.faults.as_ref().and_then(|f| start(&f.stream_reconnect));
+        return Err(v.err(at, format!("faults.stream-reconnect must be a probability between 0 and 1, got {}", p)));
+    }
+    let [lo, hi] = scn.faults.stream_reconnect_ms;
+    if lo > hi {
+        let at = spans.faults.as_ref().and_then(|f| start(&f.stream_reconnect_ms));
+        return Err(v.err(at, format!("faults.stream-reconnect-ms: min {} is greater than max {}", lo, hi)));
     }
     let [lo, hi] = scn.faults.schema_store_init_ms;
     if lo > hi {
