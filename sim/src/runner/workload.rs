@@ -8,6 +8,9 @@ use core_sched::upstream::RowOp;
 use rand::Rng;
 use std::time::Duration;
 
+/// A workload's maintainer move waits this long after its last CREATE TABLE.
+const MOVE_AFTER_CREATE_MS: u64 = 5_000;
+
 impl Driver {
     /// Draw one operation every `interval` ms from the seed until `duration` is over.
     /// Scheduling calls go to the API once, without retry (the integration tests' random
@@ -20,14 +23,16 @@ impl Driver {
         max_tables: usize,
         regions: u64,
     ) -> Result<(), StepError> {
-        // `session_loss` joined the swarm families last: a seed that switches it off draws
-        // from the list without it (the other families' ops are drawn and skipped), so
-        // those runs keep the op stream they had before the family existed.
-        let ops: Vec<WorkloadOp> = ops
-            .iter()
-            .copied()
-            .filter(|op| !(*op == WorkloadOp::SessionLoss && self.families.get("session_loss") == Some(&false)))
-            .collect();
+        // `session_loss` joined the swarm families last, and `move_maintainer` joined the
+        // swarms' ops after it: a seed that switches such a family off draws from the list
+        // without its op (the other families' ops are drawn and skipped), so those runs
+        // keep the op stream they had before.
+        let off = |op: WorkloadOp| match op {
+            WorkloadOp::SessionLoss => self.families.get("session_loss") == Some(&false),
+            WorkloadOp::MoveMaintainer => self.families.get("move_maintainer") == Some(&false),
+            _ => false,
+        };
+        let ops: Vec<WorkloadOp> = ops.iter().copied().filter(|op| !off(*op)).collect();
         if ops.is_empty() {
             return Ok(());
         }
@@ -37,6 +42,8 @@ impl Driver {
         // Databases this workload created and has not dropped (only these are dropped).
         let mut databases: Vec<String> = Vec::new();
         let mut created_dbs = 0u32;
+        // When this workload last created tables (see `MoveMaintainer` below).
+        let mut last_create_ms: Option<u64> = None;
         while self.now() < end {
             self.budget()?;
             let (op, pick, node, n, kind) = {
@@ -72,6 +79,7 @@ impl Driver {
             }
             match (op, pick) {
                 (WorkloadOp::CreateTable, _) if live_count < max_tables => {
+                    last_create_ms = Some(self.now());
                     created += 1;
                     let name = format!("w{}", created);
                     let mut g = self.w.lock().unwrap();
@@ -83,6 +91,7 @@ impl Driver {
                     self.tables.insert(name, id);
                 }
                 (WorkloadOp::CreateDatabase, _) if live_count < max_tables => {
+                    last_create_ms = Some(self.now());
                     // No extra draws: the table count comes from `kind`, the rows from `n`.
                     let mut g = self.w.lock().unwrap();
                     let now = g.now_ms;
@@ -158,6 +167,12 @@ impl Driver {
                         self.restart_once_down(node, 2_000 + 1_000 * n);
                     }
                 }
+                // Not within `MOVE_AFTER_CREATE_MS` of a CREATE TABLE: a move while the
+                // trigger's CREATE TABLE report is unacknowledged never finishes (open finding
+                // `docs/findings/move-maintainer-during-create-table.md`, which has its own
+                // scenario); the swarms would hit it on every few seeds.
+                (WorkloadOp::MoveMaintainer, _)
+                    if last_create_ms.is_some_and(|t| self.now() < t + MOVE_AFTER_CREATE_MS) => {}
                 (WorkloadOp::MoveMaintainer, _) => {
                     // A workload move without an owner (mid-election) is just skipped.
                     // The random workload's scheduler does not insist: a refused move is skipped.
