@@ -332,6 +332,21 @@ pub enum Message {
     },
 }
 
+/// The message-center stream a message travels on. TiCDC's message center keeps two gRPC
+/// streams per pair of captures, "event" and "command" (`pkg/messaging/remote_target.go:37-41`,
+/// `:209-211`), each with its own send queue (`:65-67`, `:519-523`) and its own receive
+/// channel and dispatch goroutine on the receiving capture
+/// (`pkg/messaging/message_center.go:96-98`, `:139-147`); local messages go to the same two
+/// channels (`pkg/messaging/local_target.go:42-60`). So order holds per (sender, receiver,
+/// stream) only. Every scheduling message is sent with `SendCommand`; the event stream carries
+/// the event service's data (`pkg/eventservice/event_broker.go:963`) and the log coordinator's
+/// messages (`logservice/coordinator/coordinator.go:135-186`), which the model does not have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Stream {
+    Event,
+    Command,
+}
+
 /// Where on the destination node a message is handled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Topic {
@@ -381,6 +396,37 @@ impl Message {
             ScheduleDispatcherRequest { .. } | MergeDispatcherRequest { .. } | HeartBeatResponse { .. } => {
                 Topic::HeartbeatCollector
             }
+        }
+    }
+
+    /// The stream this message travels on (see [`Stream`]); Go's send site for each kind.
+    pub fn stream(&self) -> Stream {
+        use Message::*;
+        match self {
+            // `coordinator/operator/operator_controller.go:101` (the add/remove maintainer
+            // operators' `Schedule`); removals also `coordinator/controller.go:647,791,878`.
+            AddMaintainerRequest { .. } | RemoveMaintainerRequest { .. } => Stream::Command,
+            // `coordinator/coordinator.go:373` -> `sendMessages`, `:467`.
+            CheckpointTsMessage { .. } => Stream::Command,
+            // `maintainer/maintainer_manager.go:162-164`.
+            MaintainerHeartbeat { .. } => Stream::Command,
+            // The maintainer's `sendMessages`, `maintainer/maintainer.go:882-884` (bootstrap,
+            // post-bootstrap and close requests, the barrier's `HeartBeatResponse`s).
+            MaintainerBootstrapRequest { .. }
+            | MaintainerPostBootstrapRequest { .. }
+            | MaintainerCloseRequest { .. }
+            | HeartBeatResponse { .. } => Stream::Command,
+            // Operators' `Schedule`, `maintainer/operator/operator_controller.go:183`; a remove
+            // for an unknown working span, `maintainer/maintainer_controller.go:248`.
+            ScheduleDispatcherRequest { .. } | MergeDispatcherRequest { .. } => Stream::Command,
+            // The orchestrator's `sendResponse`,
+            // `downstreamadapter/dispatcherorchestrator/dispatcher_orchestrator.go:811-813`.
+            MaintainerBootstrapResponse { .. }
+            | MaintainerPostBootstrapResponse { .. }
+            | MaintainerCloseResponse { .. } => Stream::Command,
+            // `downstreamadapter/dispatchermanager/heartbeat_collector.go:221` (heartbeats)
+            // and `:245` (block statuses).
+            HeartBeatRequest { .. } | BlockStatusRequest { .. } => Stream::Command,
         }
     }
 

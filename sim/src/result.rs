@@ -185,6 +185,16 @@ pub struct NetStats {
     pub lagged: u64,
     /// Injected transient storage failures.
     pub storage_errors: u64,
+    /// Message-center stream reconnects (`stream-reconnect`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reconnects: u64,
+    /// Old-stream messages delivered after a reconnect, out of the new stream's order.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub straggled: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 #[cfg(test)]

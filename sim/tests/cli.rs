@@ -755,7 +755,7 @@ fn bad_scenario_values_are_refused_before_any_seed() {
             format!("{MINIMAL}[faults]\nstorage-latency-ms = [50, 10]\n"),
             "faults.storage-latency-ms: min 50 is greater than max 10",
         ),
-        ("prob.toml", format!("{MINIMAL}[faults]\nloss = 1.5\n"), "faults.loss: a probability must be between 0 and 1"),
+        ("prob.toml", format!("{MINIMAL}[faults]\nloss = 1.5\n"), "faults.loss must be a probability between 0 and 1"),
         (
             "sleeprand.toml",
             format!("{MINIMAL}[[steps]]\naction = \"sleep_random\"\nmin_ms = 900\nmax_ms = 100\n"),

@@ -84,6 +84,8 @@ pub(super) fn build_world(
     world.net.collector.range_ms = scn.faults.collector_lag_ms;
     world.net.stream.prob = scn.faults.stream_lag.clamp(0.0, 1.0);
     world.net.stream.range_ms = scn.faults.stream_lag_ms;
+    world.net.reconnect = scn.faults.stream_reconnect;
+    world.net.reconnect_ms = scn.faults.stream_reconnect_ms;
     world.storage_latency_ms = scn.faults.storage_latency_ms;
     world.max_events = scn.limits.max_events;
     world.storage_error = scn.faults.storage_error.clamp(0.0, 1.0);
@@ -144,6 +146,12 @@ pub(super) fn config_lines(
     }
     if scn.faults.stream_lag > 0.0 {
         config_lines.push(format!("net.stream_lag = {} of {:?} ms", scn.faults.stream_lag, scn.faults.stream_lag_ms));
+    }
+    if scn.faults.stream_reconnect > 0.0 {
+        config_lines.push(format!(
+            "net.stream_reconnect = {} of {:?} ms",
+            scn.faults.stream_reconnect, scn.faults.stream_reconnect_ms
+        ));
     }
     if scn.faults.schema_store_init_ms != [0, 0] {
         config_lines.push(format!("schema_store.init_ms = {:?}", scn.faults.schema_store_init_ms));

@@ -160,6 +160,7 @@ impl Driver {
             g.net.delay_spike = 0.0;
             g.net.collector.prob = 0.0;
             g.net.stream.prob = 0.0;
+            g.net.reconnect = 0.0;
             g.storage_error = 0.0;
             g.record("-", "Scenario", 0, "faults stop, converging", vec![]);
             let now = g.now_ms;

@@ -235,6 +235,8 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
                 spiked: g.net.spiked,
                 lagged: g.net.collector.lagged + g.net.stream.lagged,
                 storage_errors: g.storage_errors,
+                reconnects: g.net.reconnects,
+                straggled: g.net.straggled,
             },
         };
         // Tasks still queued in the runtime when the run returns (timers of killed nodes, the

@@ -8,6 +8,9 @@ use core_sched::upstream::RowOp;
 use rand::Rng;
 use std::time::Duration;
 
+/// A workload's maintainer move waits this long after its last CREATE TABLE.
+const MOVE_AFTER_CREATE_MS: u64 = 5_000;
+
 impl Driver {
     /// Draw one operation every `interval` ms from the seed until `duration` is over.
     /// Scheduling calls go to the API once, without retry (the integration tests' random
@@ -20,14 +23,16 @@ impl Driver {
         max_tables: usize,
         regions: u64,
     ) -> Result<(), StepError> {
-        // `session_loss` joined the swarm families last: a seed that switches it off draws
-        // from the list without it (the other families' ops are drawn and skipped), so
-        // those runs keep the op stream they had before the family existed.
-        let ops: Vec<WorkloadOp> = ops
-            .iter()
-            .copied()
-            .filter(|op| !(*op == WorkloadOp::SessionLoss && self.families.get("session_loss") == Some(&false)))
-            .collect();
+        // `session_loss` joined the swarm families last, and `move_maintainer` joined the
+        // swarms' ops after it: a seed that switches such a family off draws from the list
+        // without its op (the other families' ops are drawn and skipped), so those runs
+        // keep the op stream they had before.
+        let off = |op: WorkloadOp| match op {
+            WorkloadOp::SessionLoss => self.families.get("session_loss") == Some(&false),
+            WorkloadOp::MoveMaintainer => self.families.get("move_maintainer") == Some(&false),
+            _ => false,
+        };
+        let ops: Vec<WorkloadOp> = ops.iter().copied().filter(|op| !off(*op)).collect();
         if ops.is_empty() {
             return Ok(());
         }
@@ -37,6 +42,11 @@ impl Driver {
         // Databases this workload created and has not dropped (only these are dropped).
         let mut databases: Vec<String> = Vec::new();
         let mut created_dbs = 0u32;
+        // When this workload last created tables (see `MoveMaintainer` below).
+        let mut last_create_ms: Option<u64> = None;
+        // When this workload last moved the maintainer.
+        let mut last_move_ms: Option<u64> = None;
+        let near = |t: Option<u64>, now: u64| t.is_some_and(|t| now < t + MOVE_AFTER_CREATE_MS);
         while self.now() < end {
             self.budget()?;
             let (op, pick, node, n, kind) = {
@@ -71,7 +81,11 @@ impl Driver {
                 g.record("-", "Scenario", 0, "workload", vec![("op".into(), desc)]);
             }
             match (op, pick) {
+                // Nor a CREATE TABLE / DATABASE within that time after a move (same finding: the
+                // removing maintainer ignores the trigger's report).
+                (WorkloadOp::CreateTable | WorkloadOp::CreateDatabase, _) if near(last_move_ms, self.now()) => {}
                 (WorkloadOp::CreateTable, _) if live_count < max_tables => {
+                    last_create_ms = Some(self.now());
                     created += 1;
                     let name = format!("w{}", created);
                     let mut g = self.w.lock().unwrap();
@@ -83,6 +97,7 @@ impl Driver {
                     self.tables.insert(name, id);
                 }
                 (WorkloadOp::CreateDatabase, _) if live_count < max_tables => {
+                    last_create_ms = Some(self.now());
                     // No extra draws: the table count comes from `kind`, the rows from `n`.
                     let mut g = self.w.lock().unwrap();
                     let now = g.now_ms;
@@ -158,7 +173,13 @@ impl Driver {
                         self.restart_once_down(node, 2_000 + 1_000 * n);
                     }
                 }
+                // Not within `MOVE_AFTER_CREATE_MS` of a CREATE TABLE: a move while the
+                // trigger's CREATE TABLE report is unacknowledged never finishes (open finding
+                // `docs/findings/move-maintainer-during-create-table.md`, which has its own
+                // scenario); the swarms would hit it on every few seeds.
+                (WorkloadOp::MoveMaintainer, _) if near(last_create_ms, self.now()) => {}
                 (WorkloadOp::MoveMaintainer, _) => {
+                    last_move_ms = Some(self.now());
                     // A workload move without an owner (mid-election) is just skipped.
                     // The random workload's scheduler does not insist: a refused move is skipped.
                     let _ = self.move_maintainer(node);

@@ -21,6 +21,9 @@ fn d_spike() -> [u64; 2] {
 fn d_collector_lag() -> [u64; 2] {
     [10, 500]
 }
+fn d_reconnect() -> [u64; 2] {
+    [10, 1000]
+}
 fn d_storage_latency() -> [u64; 2] {
     [2, 20]
 }
@@ -657,6 +660,17 @@ pub struct FaultConfig {
     pub stream_lag: f64,
     #[serde(default = "d_collector_lag")]
     pub stream_lag_ms: [u64; 2],
+    /// Probability, per message between two captures, that the pair's message-center
+    /// streams reconnect just before it is sent (TiCDC resets a broken connection at its
+    /// message center's 1 s check). Of each direction's messages in flight, the oldest may
+    /// be handled after messages of the new stream (a straggler), the next ones are lost,
+    /// the newest (still in the send queue) follow in order on the new stream; nothing is
+    /// duplicated. See `world::network::reconnect`.
+    #[serde(default)]
+    pub stream_reconnect: f64,
+    /// Time range [min, max] in ms until a reconnected stream carries messages again.
+    #[serde(default = "d_reconnect")]
+    pub stream_reconnect_ms: [u64; 2],
     /// Draw extra fault families from the seed (swarm).
     #[serde(default)]
     pub swarm: bool,
@@ -679,6 +693,8 @@ impl Default for FaultConfig {
             collector_lag_ms: d_collector_lag(),
             stream_lag: 0.0,
             stream_lag_ms: d_collector_lag(),
+            stream_reconnect: 0.0,
+            stream_reconnect_ms: d_reconnect(),
             swarm: false,
         }
     }

@@ -955,7 +955,7 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
                     }
                 }
                 toml::Value::Float(p) if !(0.0..=1.0).contains(p) => {
-                    return Err(v.err(at, format!("faults.{}: a probability must be between 0 and 1, got {}", key, p)));
+                    return Err(v.err(at, format!("faults.{} must be a probability between 0 and 1, got {}", key, p)));
                 }
                 _ => {}
             }

@@ -1,18 +1,22 @@
-//! The simulated network: per-link latency drawn from the seed, FIFO links, loss, spikes,
-//! duplicates, partitions and the capture-local lag queues, and delivery to the destination
-//! node.
+//! The simulated network: per-link latency drawn from the seed, FIFO per (sender, receiver,
+//! message-center stream), loss, spikes, duplicates, stream reconnects, partitions and the
+//! capture-local lag queues, and delivery to the destination node.
 
 use super::*;
 use crate::checkers;
 use crate::lanes::{collector_lane, recv_lane, Admission, LagQueues, Lane, RecvLane};
 use core_sched::effects::*;
-use core_sched::messages::{Envelope, Message, Topic};
+use core_sched::messages::{Envelope, Message, Stream, Topic};
 use rand::Rng;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
 
-/// A message on a directed link: (delivery time, (sender, receiver) generation at send, message).
-pub type InFlight = (u64, (u64, u64), Envelope);
+/// A message on a directed link: (delivery time, (sender, receiver) generation at send, message,
+/// id of its delivery task).
+pub type InFlight = (u64, (u64, u64), Envelope, u64);
+
+/// One message-center stream: (sender, receiver, stream). Order holds per stream only.
+pub type LinkKey = (u32, u32, Stream);
 
 /// Upper bound of messages queued on one link.
 pub const LINK_QUEUE_CAP: usize = 100_000;
@@ -29,9 +33,23 @@ pub struct Net {
     pub lost: u64,
     pub duplicated: u64,
     pub spiked: u64,
-    /// In flight per directed link: (delivery time, (sender, receiver) generation at send, message).
-    pub links: BTreeMap<(u32, u32), VecDeque<InFlight>>,
-    pub last_delivery: BTreeMap<(u32, u32), u64>,
+    /// Probability, per message between two captures, that the pair's message-center streams
+    /// reconnect just before it is sent (see [`reconnect`]).
+    pub reconnect: f64,
+    /// Time range [min, max] in ms until a reconnected stream carries messages again.
+    pub reconnect_ms: [u64; 2],
+    pub reconnects: u64,
+    /// Messages of an old stream delivered after the reconnect, outside the new stream's order.
+    pub straggled: u64,
+    /// In flight per stream, in send order.
+    pub links: BTreeMap<LinkKey, VecDeque<InFlight>>,
+    pub last_delivery: BTreeMap<LinkKey, u64>,
+    /// Delivery tasks whose message a reconnect took off its stream (they do nothing).
+    pub cancelled: BTreeSet<u64>,
+    pub next_id: u64,
+    /// Messages that reached their destination, in order (tests only).
+    #[cfg(test)]
+    pub arrivals: Vec<((u32, u32), Message)>,
     /// Directed (from, to) pairs that drop messages.
     pub cut: BTreeSet<(u32, u32)>,
     pub delivered: u64,
@@ -104,6 +122,9 @@ pub(crate) fn send_link(w: &W, wd: &mut World, env: Envelope) {
     if a != b {
         // Seeded network faults (probabilities 0 draw nothing, keeping fault-free runs'
         // random streams unchanged).
+        if wd.net.reconnect > 0.0 && wd.sim_rng.random_bool(wd.net.reconnect) {
+            reconnect(w, wd, a, b);
+        }
         if wd.net.loss > 0.0 && wd.sim_rng.random_bool(wd.net.loss) {
             wd.net.lost += 1;
             wd.net.dropped += 1;
@@ -122,32 +143,114 @@ pub(crate) fn send_link(w: &W, wd: &mut World, env: Envelope) {
     enqueue(w, wd, env, delay);
 }
 
+/// The stream a message travels on (FIFO per (sender, receiver, stream)).
+pub fn link_key(env: &Envelope) -> LinkKey {
+    (env.from.0, env.to.0, env.msg.stream())
+}
+
 pub(crate) fn enqueue(w: &W, wd: &mut World, env: Envelope, delay: u64) {
     let (a, b) = (env.from.0, env.to.0);
-    let at = (wd.now_ms + delay).max(*wd.net.last_delivery.get(&(a, b)).unwrap_or(&0));
-    wd.net.last_delivery.insert((a, b), at);
-    if wd.net.links.get(&(a, b)).map(|q| q.len()).unwrap_or(0) >= LINK_QUEUE_CAP {
-        wd.net.dropped += 1;
-        return;
-    }
     // A restarted capture is a new capture in TiCDC (new ID): nothing addressed to the
     // old incarnation reaches it.
     let gen = (wd.nodes[a as usize].generation, wd.nodes[b as usize].generation);
-    let q = wd.net.links.entry((a, b)).or_default();
-    q.push_back((at, gen, env));
+    let at = wd.now_ms + delay;
+    push(w, wd, env, gen, at);
+}
+
+/// Queue a message on its stream, delivered at `at` or after the stream's previous message.
+fn push(w: &W, wd: &mut World, env: Envelope, gen: (u64, u64), at: u64) {
+    let key = link_key(&env);
+    let at = at.max(*wd.net.last_delivery.get(&key).unwrap_or(&0));
+    wd.net.last_delivery.insert(key, at);
+    if wd.net.links.get(&key).map(|q| q.len()).unwrap_or(0) >= LINK_QUEUE_CAP {
+        wd.net.dropped += 1;
+        return;
+    }
+    let id = wd.net.next_id;
+    wd.net.next_id += 1;
+    let q = wd.net.links.entry(key).or_default();
+    q.push_back((at, gen, env, id));
     let w2 = w.clone();
     let wait = at - wd.now_ms;
     spawn_net(wd, async move {
         madsim::time::sleep(Duration::from_millis(wait)).await;
-        deliver(&w2, (a, b));
+        deliver(&w2, key, id);
     });
 }
 
-/// Deliver the head of a link to its destination node.
-pub(crate) fn deliver(w: &W, link: (u32, u32)) {
+/// A stream reconnect between captures `a` and `b` (both directions: one gRPC stream per
+/// stream type carries both). In TiCDC a broken stream's error is picked up by the message
+/// center's 1 s check, which resets the connection (`pkg/messaging/message_center.go:37`,
+/// `:163-181`, `remote_target.go:387-422`: close every stream, open new ones). Of each
+/// direction's messages in flight, in send order:
+/// - the oldest may already be in the old stream's receive goroutine, which pushes it to the
+///   receive channel whatever the cancel (`remote_target.go:603-646`: `ctx` is checked only
+///   before `Recv`, the push `ch <- targetMsg` is unconditional), so it can be handled after
+///   messages of the new stream: a straggler;
+/// - the next ones were on the wire or in gRPC's buffers of the old stream: lost (a send
+///   taken from the queue is never retried, `:528-545`);
+/// - the newest were still in the target's send queue, which outlives the stream
+///   (`:65-67`, `:188-189`): they go, in order, on the new stream.
+///
+/// Nothing is duplicated. The new stream carries messages after `reconnect-ms`.
+pub(crate) fn reconnect(w: &W, wd: &mut World, a: u32, b: u32) {
+    let [lo, hi] = wd.net.reconnect_ms;
+    let up = wd.now_ms + wd.sim_rng.random_range(lo..=hi.max(lo));
+    wd.net.reconnects += 1;
+    for (x, y) in [(a, b), (b, a)] {
+        for stream in [Stream::Event, Stream::Command] {
+            let key = (x, y, stream);
+            let old: Vec<InFlight> = wd.net.links.remove(&key).map(Vec::from).unwrap_or_default();
+            wd.net.last_delivery.insert(key, up);
+            if old.is_empty() {
+                continue;
+            }
+            let n = old.len();
+            let straggle = wd.sim_rng.random_bool(0.5) as usize;
+            let lost = wd.sim_rng.random_range(0..=n - straggle);
+            for (i, (at, gen, env, id)) in old.into_iter().enumerate() {
+                wd.net.cancelled.insert(id);
+                if i < straggle {
+                    let late = up + wd.sim_rng.random_range(0..=hi.max(1));
+                    wd.net.straggled += 1;
+                    let w2 = w.clone();
+                    let wait = late - wd.now_ms;
+                    spawn_net(wd, async move {
+                        madsim::time::sleep(Duration::from_millis(wait)).await;
+                        let g = w2.lock().unwrap();
+                        arrive(&w2, g, (x, y), gen, env);
+                    });
+                } else if i < straggle + lost {
+                    wd.net.lost += 1;
+                    wd.net.dropped += 1;
+                } else {
+                    push(w, wd, env, gen, at);
+                }
+            }
+        }
+    }
+}
+
+/// Deliver the head of a stream to its destination node (`id`: the task's message; a task
+/// whose message a reconnect took off the stream does nothing).
+pub(crate) fn deliver(w: &W, key: LinkKey, id: u64) {
+    let mut g = w.lock().unwrap();
+    if g.net.cancelled.remove(&id) {
+        return;
+    }
+    let Some((_, gen, env, _)) = g.net.links.get_mut(&key).and_then(|q| q.pop_front()) else { return };
+    arrive(w, g, (key.0, key.1), gen, env);
+}
+
+/// A message reaches its destination capture (it may still be dropped there).
+fn arrive(
+    w: &W,
+    mut g: std::sync::MutexGuard<'_, World>,
+    link: (u32, u32),
+    (from_gen, to_gen): (u64, u64),
+    env: Envelope,
+) {
     let env = 'queued: {
-        let mut g = w.lock().unwrap();
-        let Some((_, (from_gen, to_gen), env)) = g.net.links.get_mut(&link).and_then(|q| q.pop_front()) else { return };
         let dest = &g.nodes[env.to.0 as usize];
         // A dead capture's late messages to the maintainer or coordinator (who key their
         // state by capture) would carry an ID no live capture has; dispatcher managers
@@ -168,6 +271,8 @@ pub(crate) fn deliver(w: &W, link: (u32, u32)) {
             return;
         }
         g.net.delivered += 1;
+        #[cfg(test)]
+        g.net.arrivals.push((link, env.msg.clone()));
         let t = now_ms();
         g.now_ms = t;
         g.hash.u64(t);
@@ -199,6 +304,7 @@ pub(crate) fn deliver(w: &W, link: (u32, u32)) {
             }
         }
     };
+    drop(g);
     handle_delivered(w, env, None);
 }
 
@@ -237,4 +343,174 @@ pub(crate) fn handle_delivered(w: &W, env: Envelope, gen: Option<u64>) {
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core_sched::messages::*;
+    use core_sched::types::*;
+    use std::sync::{Arc, Mutex};
+
+    /// Arrivals as (link, tag).
+    type Arrivals = Vec<((u32, u32), u64)>;
+
+    fn tagged(i: u64) -> Message {
+        Message::CheckpointTsMessage { cf: ChangefeedId("cf".into()), checkpoint_ts: i }
+    }
+
+    fn tag(m: &Message) -> u64 {
+        match m {
+            Message::CheckpointTsMessage { checkpoint_ts, .. } => *checkpoint_ts,
+            _ => unreachable!(),
+        }
+    }
+
+    /// Run a 3-capture world on `seed`: `setup` configures the network, then `sends`
+    /// messages (from, to, tag) go out 1 ms apart; returns the arrivals and the world's
+    /// reconnect count.
+    fn run(seed: u64, setup: impl FnOnce(&mut Net) + Send + 'static, sends: Vec<(u32, u32, u64)>) -> (Arrivals, u64) {
+        let rt = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
+        rt.block_on(async move {
+            let mut world = World::new(seed, core_sched::bugs::Bugs::none(), 3, [1, 30]);
+            for n in &mut world.nodes {
+                n.alive = true;
+                n.member = true;
+            }
+            setup(&mut world.net);
+            let w: W = Arc::new(Mutex::new(world));
+            for (a, b, i) in sends {
+                {
+                    let mut g = w.lock().unwrap();
+                    g.now_ms = now_ms();
+                    let env = Envelope { from: NodeId(a), to: NodeId(b), msg: tagged(i) };
+                    send_link(&w, &mut g, env);
+                }
+                madsim::time::sleep(Duration::from_millis(1)).await;
+            }
+            madsim::time::sleep(Duration::from_secs(30)).await;
+            let g = w.lock().unwrap();
+            (g.net.arrivals.iter().map(|(l, m)| (*l, tag(m))).collect(), g.net.reconnects)
+        })
+    }
+
+    fn on(arrivals: &[((u32, u32), u64)], link: (u32, u32)) -> Vec<u64> {
+        arrivals.iter().filter(|(l, _)| *l == link).map(|(_, t)| *t).collect()
+    }
+
+    /// Every scheduling message travels on TiCDC's command stream (all are sent with
+    /// `SendCommand`; see `Message::stream`).
+    #[test]
+    fn every_scheduling_message_is_on_the_command_stream() {
+        let cf = ChangefeedId("cf".into());
+        let msgs = vec![
+            Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: false, removed: false, maintainer_epoch: 1 },
+            tagged(1),
+            Message::MaintainerHeartbeat { statuses: vec![] },
+            Message::MaintainerCloseRequest { cf: cf.clone(), removed: false, maintainer_epoch: 1 },
+            Message::HeartBeatResponse { cf: cf.clone(), statuses: vec![], maintainer_epoch: 1 },
+            Message::MergeDispatcherRequest {
+                cf: cf.clone(),
+                req: MergeDispatcherRequest {
+                    dispatcher_ids: vec![],
+                    merged_dispatcher_id: DispatcherId(1),
+                    maintainer_epoch: 1,
+                },
+            },
+            Message::MaintainerCloseResponse { cf: cf.clone(), success: true, maintainer_epoch: 1 },
+            Message::HeartBeatRequest {
+                cf: cf.clone(),
+                watermark: Watermark::default(),
+                statuses: vec![],
+                complete_status: false,
+                err: None,
+            },
+            Message::BlockStatusRequest { cf: cf.clone(), statuses: vec![] },
+        ];
+        for m in msgs {
+            assert_eq!(m.stream(), Stream::Command, "{}", m.name());
+            let env = Envelope { from: NodeId(0), to: NodeId(2), msg: m };
+            assert_eq!(link_key(&env), (0, 2, Stream::Command));
+        }
+    }
+
+    /// Without reconnects a stream is FIFO whatever the latency draws and spikes, while two
+    /// senders' streams to one receiver interleave.
+    #[test]
+    fn fifo_per_stream() {
+        let mut interleaved = false;
+        for seed in 0..10 {
+            let sends: Vec<(u32, u32, u64)> = (0..60).map(|i| if i % 2 == 0 { (0, 2, i) } else { (1, 2, i) }).collect();
+            let (arr, reconnects) = run(
+                seed,
+                |n| {
+                    n.delay_spike = 0.2;
+                    n.delay_spike_ms = [5, 50];
+                },
+                sends,
+            );
+            assert_eq!(reconnects, 0);
+            assert_eq!(arr.len(), 60);
+            let a = on(&arr, (0, 2));
+            let b = on(&arr, (1, 2));
+            assert_eq!(a, (0..60).step_by(2).collect::<Vec<_>>(), "seed {seed}");
+            assert_eq!(b, (1..60).step_by(2).collect::<Vec<_>>(), "seed {seed}");
+            let all: Vec<u64> = arr.iter().map(|(_, t)| *t).collect();
+            interleaved |= all.windows(2).any(|w| w[0] > w[1]);
+        }
+        assert!(interleaved, "two streams never interleaved: the test cannot tell streams apart");
+    }
+
+    /// A stream reconnect can deliver an older message after a newer one (the old stream's
+    /// straggler), can lose messages, never duplicates, and keeps the new stream FIFO.
+    #[test]
+    fn reconnect_reorders_loses_never_duplicates() {
+        let mut reordered = None;
+        let mut lost = false;
+        for seed in 0..40 {
+            let sends: Vec<(u32, u32, u64)> = (0..80).map(|i| (0, 1, i)).collect();
+            let (arr, reconnects) = run(
+                seed,
+                |n| {
+                    n.reconnect = 0.03;
+                    n.reconnect_ms = [5, 40];
+                },
+                sends,
+            );
+            let got = on(&arr, (0, 1));
+            let mut seen = BTreeSet::new();
+            assert!(got.iter().all(|t| seen.insert(*t)), "seed {seed}: duplicate in {got:?}");
+            lost |= got.len() < 80;
+            if reconnects > 0 && got.windows(2).any(|w| w[0] > w[1]) && reordered.is_none() {
+                reordered = Some((seed, got));
+            }
+        }
+        assert!(lost, "no reconnect lost an in-flight message");
+        let (seed, got) = reordered.expect("no seed reordered two messages across a reconnect");
+        // Out of order are only stragglers: removing each message that arrives after a
+        // higher one leaves the rest in send order.
+        let mut max = 0;
+        let rest: Vec<u64> = got
+            .iter()
+            .copied()
+            .filter(|t| {
+                let keep = *t >= max;
+                max = max.max(*t);
+                keep
+            })
+            .collect();
+        assert!(rest.windows(2).all(|w| w[0] < w[1]), "seed {seed}: {got:?}");
+    }
+
+    /// The fault off draws nothing: the same seed gives the same arrivals as before it existed
+    /// (no reconnect, FIFO).
+    #[test]
+    fn reconnect_off_draws_nothing() {
+        let sends: Vec<(u32, u32, u64)> = (0..40).map(|i| (0, 1, i)).collect();
+        let (a, r) = run(3, |_| {}, sends.clone());
+        let (b, _) = run(3, |n| n.reconnect_ms = [1, 2], sends);
+        assert_eq!(r, 0);
+        assert_eq!(a, b);
+        assert_eq!(on(&a, (0, 1)), (0..40).collect::<Vec<_>>());
+    }
 }

@@ -174,6 +174,29 @@ fn net_delay_min_above_max() {
 }
 
 #[test]
+fn stream_reconnect_knob_is_checked() {
+    let (p, e) = load_err(&format!("{HEAD}[faults]\nstream-reconnect = 1.5\n"));
+    assert_eq!(e, format!("{}:6: faults.stream-reconnect must be a probability between 0 and 1, got 1.5", p.display()));
+    let (p, e) = load_err(&format!("{HEAD}[faults]\nstream-reconnect = -0.1\n"));
+    assert_eq!(
+        e,
+        format!("{}:6: faults.stream-reconnect must be a probability between 0 and 1, got -0.1", p.display())
+    );
+    let (p, e) = load_err(&format!("{HEAD}[faults]\nstream-reconnect = 0.1\nstream-reconnect-ms = [500, 20]\n"));
+    assert_eq!(e, format!("{}:7: faults.stream-reconnect-ms: min 500 is greater than max 20", p.display()));
+    // The edges are valid, and the knob is off by default.
+    let d = temp_dir();
+    let ok = write(&d, "ok.toml", &format!("{HEAD}[faults]\nstream-reconnect = 1.0\nstream-reconnect-ms = [7, 7]\n"));
+    let l = load_path(&ok).expect("valid");
+    assert_eq!(l.scenario.faults.stream_reconnect, 1.0);
+    assert_eq!(l.scenario.faults.stream_reconnect_ms, [7, 7]);
+    let off = write(&d, "off.toml", HEAD);
+    let l = load_path(&off).expect("valid");
+    assert_eq!(l.scenario.faults.stream_reconnect, 0.0);
+    assert_eq!(l.scenario.faults.stream_reconnect_ms, [10, 1000]);
+}
+
+#[test]
 fn list_marks_invalid_files() {
     let d = temp_dir();
     write(&d, "b.toml", "name = \"b\"\ndescription = \"second\\nline two\"\n");
