@@ -81,9 +81,9 @@ pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, flush_ms: u64) {
             m.finish_pending_admissions(ctx);
         }
     });
-    sp(CHECKPOINT_INTERVAL_MS, StepKind::Checkpoint, |ns, _, _, _| {
+    sp(CHECKPOINT_INTERVAL_MS, StepKind::Checkpoint, |ns, ctx, _, _| {
         for m in ns.mm.maintainers.values_mut() {
-            m.calc_checkpoint();
+            m.run_checkpoint(ctx);
         }
     });
     sp(MAINTAINER_HEARTBEAT_MS, StepKind::MaintainerHeartbeat, |ns, ctx, _, _| ns.mm.send_heartbeat(ctx));
