@@ -36,6 +36,14 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const MAINTAINER_TICK_MS: u64 = 100;
 /// Bootstrap request resend to nodes that have not answered.
 pub const BOOTSTRAP_RESEND_MS: u64 = 500;
+/// Gap between the two halves of a heartbeat's handling (watermark stored, statuses
+/// applied) when they run as separate steps. In Go the gap is the time between releasing
+/// the `checkpointTsByCapture` lock and taking the controllers' (microseconds, unbounded
+/// under load). The simulator's clock puts every periodic task and delivery on a
+/// millisecond grid (madsim adds 50 ns per timer advance, so no two timers coincide): with
+/// no gap no other task could ever run in between, so the gap is the simulator's 1 ms
+/// quantum (as local delivery).
+pub const HEARTBEAT_HALVES_GAP_MS: u64 = 1;
 /// Checkpoint calculation period.
 pub const CHECKPOINT_INTERVAL_MS: u64 = 100;
 /// `DefaultRegionRefreshInterval`: the region count refresher's default period
@@ -367,7 +375,7 @@ impl Maintainer {
                     from,
                 });
                 self.pending_heartbeats.push_back(PendingHeartbeat { from, statuses, complete: complete_status });
-                ctx.wake(0, Continuation::MaintainerHeartbeatStatuses { cf: self.cf.clone() });
+                ctx.wake(HEARTBEAT_HALVES_GAP_MS, Continuation::MaintainerHeartbeatStatuses { cf: self.cf.clone() });
                 if ctx.inline_continuations() {
                     self.drain_heartbeat_statuses(ctx);
                 }
