@@ -101,6 +101,22 @@ pub enum Observation {
         from: NodeId,
         owner: Option<NodeId>,
     },
+    /// The maintainer's event loop stored a heartbeat's watermark (first half of
+    /// `onHeartbeatRequest`); its statuses follow in a step of their own.
+    HeartbeatWatermarkStored { cf: ChangefeedId, maintainer_epoch: Epoch, from: NodeId },
+    /// The second half of a heartbeat: its statuses went to the controllers.
+    HeartbeatStatusesApplied { cf: ChangefeedId, maintainer_epoch: Epoch, from: NodeId },
+    /// A round of the checkpoint goroutine ran; `heartbeats_half_applied` heartbeats had
+    /// their watermark stored and their statuses not applied yet.
+    CheckpointCalculated { cf: ChangefeedId, maintainer_epoch: Epoch, heartbeats_half_applied: usize },
+    /// A dispatcher manager's heartbeat collector aggregated every dispatcher
+    /// (`aggregateDispatcherHeartbeats`, setting `latestWatermark`), while the status
+    /// collector's batch held `status_batch` statuses and the block-status collector's
+    /// `block_status_batch` (each waiting for its 10 ms window to close).
+    HeartbeatAggregated { cf: ChangefeedId, status_batch: usize, block_status_batch: usize },
+    /// The status collector sent its batch (`collectComponentStatusWhenChanged`);
+    /// `aggregated_inside` aggregates ran while the batch was open.
+    StatusBatchSent { cf: ChangefeedId, statuses: usize, aggregated_inside: u32 },
     /// A sink write error was raised to the changefeed (a retryable error, which restarts it).
     SinkErrorEscalated { cf: ChangefeedId, dispatcher: DispatcherId, error: String, closing: bool },
 }
@@ -113,17 +129,49 @@ pub struct Observed {
     pub what: Observation,
 }
 
+/// The rest of a goroutine's work that TiCDC does after it released a lock (or while it
+/// waits on a timer), during which other goroutines over the same state can run: the
+/// caller runs the named entry point `after_ms` later as a step of its own, so the
+/// simulator's seeded scheduler may interleave other tasks in between. See the
+/// "Goroutines and locks" section of docs/fidelity.md.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wakeup {
+    pub after_ms: u64,
+    pub task: Continuation,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Continuation {
+    /// [`crate::maintainer::Maintainer::apply_heartbeat_statuses`]: the statuses of a
+    /// heartbeat whose watermark was stored (`onHeartbeatRequest` after
+    /// `checkpointTsByCapture.Set`, maintainer/maintainer.go:918-963).
+    MaintainerHeartbeatStatuses { cf: ChangefeedId },
+    /// [`crate::dispatcher::manager::DispatcherManager::collect_status_batch`]: the
+    /// status collector's 10 ms batch is due (`collectComponentStatusWhenChanged`,
+    /// dispatchermanager/dispatcher_manager.go:852).
+    DmStatusBatch { cf: ChangefeedId },
+    /// [`crate::dispatcher::manager::DispatcherManager::collect_block_status_batch`]:
+    /// the block-status collector's 10 ms batch is due (`collectBlockStatusRequest`,
+    /// dispatchermanager/dispatcher_manager.go:767).
+    DmBlockStatusBatch { cf: ChangefeedId },
+}
+
 #[derive(Default, Debug)]
 pub struct Out {
     pub msgs: Vec<Envelope>,
     pub storage: Vec<StorageRequest>,
     pub trace: Vec<TraceEvent>,
     pub observations: Vec<Observed>,
+    pub wakeups: Vec<Wakeup>,
 }
 
 impl Out {
     pub fn is_empty(&self) -> bool {
-        self.msgs.is_empty() && self.storage.is_empty() && self.trace.is_empty() && self.observations.is_empty()
+        self.msgs.is_empty()
+            && self.storage.is_empty()
+            && self.trace.is_empty()
+            && self.observations.is_empty()
+            && self.wakeups.is_empty()
     }
 
     /// Record an observation at the current place in the trace.
@@ -182,6 +230,19 @@ pub struct Ctx<'a> {
     /// The downstream's `ddl_ts` rows (read when syncpoints are on, see
     /// [`crate::sink::ddl_ts`]); `&NO_DDL_TS` for none.
     pub ddl_ts: &'a dyn crate::sink::ddl_ts::DdlTsView,
+    /// How the rest of a lock-split goroutine runs (see [`Continuation`]).
+    pub continuations: ContinuationMode,
+}
+
+/// How an entry point's [`Continuation`]s run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ContinuationMode {
+    /// As steps of their own: the entry point asks for a [`Wakeup`] (the simulator).
+    #[default]
+    Deferred,
+    /// At once, at the end of the same step: for unit tests that drive one role by hand
+    /// and look at a step's whole effect (statuses applied, batches sent).
+    Inline,
 }
 
 impl<'a> Ctx<'a> {
@@ -213,6 +274,16 @@ impl<'a> Ctx<'a> {
     /// See [`Out::observe`].
     pub fn observe(&mut self, what: Observation) {
         self.out.observe(what);
+    }
+    /// Ask the caller to run `task` as a step of its own `after_ms` from now
+    /// ([`ContinuationMode::Deferred`]; the entry point runs it itself when `Inline`).
+    pub fn wake(&mut self, after_ms: u64, task: Continuation) {
+        if self.continuations == ContinuationMode::Deferred {
+            self.out.wakeups.push(Wakeup { after_ms, task });
+        }
+    }
+    pub fn inline_continuations(&self) -> bool {
+        self.continuations == ContinuationMode::Inline
     }
 }
 

@@ -35,7 +35,7 @@
 //! let mut rng = rand::rngs::StdRng::seed_from_u64(1);
 //! let (bugs, fps, mut out) = (Bugs::none(), Failpoints::default(), Out::default());
 //! let mut ctx = Ctx { now_ms: 0, node: NodeId(0), rng: &mut rng, bugs: &bugs, failpoints: &fps, out: &mut out,
-//!     ddl_ts: &core_sched::sink::ddl_ts::NO_DDL_TS };
+//!     ddl_ts: &core_sched::sink::ddl_ts::NO_DDL_TS, continuations: ContinuationMode::Deferred };
 //! let mut mm = MaintainerManager::new(NodeId(0));
 //! mm.alive = [NodeId(0), NodeId(1)].into_iter().collect();
 //! // Add/remove requests are accepted only from the current coordinator.

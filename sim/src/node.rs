@@ -22,6 +22,7 @@ async fn periodic(
     n: NodeId,
     gen: u64,
     period_ms: u64,
+    phase_ms: u64,
     kind: StepKind,
     f: fn(
         &mut NodeState,
@@ -31,7 +32,7 @@ async fn periodic(
     ),
 ) {
     // Desynchronise the loops of different nodes.
-    madsim::time::sleep(Duration::from_millis(1 + (n.0 as u64 * 7) % period_ms.max(1))).await;
+    madsim::time::sleep(Duration::from_millis(1 + (n.0 as u64 * 7) % period_ms.max(1) + phase_ms)).await;
     loop {
         if !step(&w, n, Some(gen), kind, f) {
             return;
@@ -42,6 +43,29 @@ async fn periodic(
 
 /// Spawn every loop of node `n` (generation `gen`) on the current madsim node.
 pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, flush_ms: u64) {
+    // The heartbeat collector's ticker starts with the manager's first dispatcher, so its
+    // phase against the event polls is arbitrary in TiCDC: a phase derived from the seed
+    // (no draw, so no random stream moves) keeps the aggregate from always running just
+    // before a same-millisecond event poll, and lets it fall inside a status collector's
+    // 10 ms window.
+    let hb_phase = {
+        let seed = w.lock().unwrap().seed;
+        let mut x = seed ^ (n.0 as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (x ^ (x >> 31)) % EVENT_POLL_MS
+    };
+    let sp_phase = |p: u64,
+                    phase: u64,
+                    k: StepKind,
+                    f: fn(
+        &mut NodeState,
+        &mut core_sched::effects::Ctx,
+        &mut crate::upstream::Upstream,
+        &mut core_sched::coordinator::MetaStore,
+    )| {
+        madsim::task::spawn(periodic(w.clone(), n, gen, p, phase, k, f));
+    };
     let sp = |p: u64,
               k: StepKind,
               f: fn(
@@ -50,7 +74,7 @@ pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, flush_ms: u64) {
         &mut crate::upstream::Upstream,
         &mut core_sched::coordinator::MetaStore,
     )| {
-        madsim::task::spawn(periodic(w.clone(), n, gen, p, k, f));
+        madsim::task::spawn(periodic(w.clone(), n, gen, p, 0, k, f));
     };
     sp(MAINTAINER_TICK_MS, StepKind::MaintainerTick, |ns, ctx, up, _| {
         for m in ns.mm.maintainers.values_mut() {
@@ -81,13 +105,13 @@ pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, flush_ms: u64) {
             m.finish_pending_admissions(ctx);
         }
     });
-    sp(CHECKPOINT_INTERVAL_MS, StepKind::Checkpoint, |ns, _, _, _| {
+    sp(CHECKPOINT_INTERVAL_MS, StepKind::Checkpoint, |ns, ctx, _, _| {
         for m in ns.mm.maintainers.values_mut() {
-            m.calc_checkpoint();
+            m.run_checkpoint(ctx);
         }
     });
     sp(MAINTAINER_HEARTBEAT_MS, StepKind::MaintainerHeartbeat, |ns, ctx, _, _| ns.mm.send_heartbeat(ctx));
-    sp(HEARTBEAT_INTERVAL_MS, StepKind::DmHeartbeat, |ns, ctx, up, _| {
+    sp_phase(HEARTBEAT_INTERVAL_MS, hb_phase, StepKind::DmHeartbeat, |ns, ctx, up, _| {
         ns.orch.poll_failpoints(ctx);
         for dm in ns.orch.managers.values_mut() {
             dm.heartbeat_with_traffic(ctx, false, &*up);
@@ -109,7 +133,7 @@ pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, flush_ms: u64) {
         }
     });
     let flush = flush_ms.max(10);
-    madsim::task::spawn(periodic(w.clone(), n, gen, flush, StepKind::Flush, |ns, ctx, _, _| {
+    madsim::task::spawn(periodic(w.clone(), n, gen, flush, 0, StepKind::Flush, |ns, ctx, _, _| {
         for dm in ns.orch.managers.values_mut() {
             dm.flush_sink(ctx);
         }

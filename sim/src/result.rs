@@ -169,6 +169,10 @@ pub struct RunResult {
     /// What the network did (fault counters).
     #[serde(default)]
     pub net: NetStats,
+    /// How often goroutines TiCDC runs concurrently interleaved at a lock boundary, by
+    /// kind (`crate::world::INTERLEAVE_*`), counted from typed observations.
+    #[serde(skip)]
+    pub interleavings: std::collections::BTreeMap<String, u64>,
 }
 
 /// Network counters of one run: how often each seeded network fault struck.

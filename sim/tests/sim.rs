@@ -313,6 +313,7 @@ fn span_partition_fires_on_overlap_and_holes_and_is_quiet_on_a_partition() {
         failpoints: &fps,
         out: &mut out,
         ddl_ts: &core_sched::sink::ddl_ts::NO_DDL_TS,
+        continuations: Default::default(),
     };
     let mut m = Maintainer::new(
         &mut ctx,

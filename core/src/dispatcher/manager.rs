@@ -27,6 +27,14 @@ use crate::types::*;
 use crate::upstream::{BlockEvent, UpstreamEvent};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The status collector's batching window: statuses that arrive within 10 ms of the
+/// batch's first go out together (`delay.Reset(10 * time.Millisecond)` in
+/// `collectComponentStatusWhenChanged`, dispatchermanager/dispatcher_manager.go:852).
+pub const STATUS_BATCH_WINDOW_MS: u64 = 10;
+/// The block-status collector's batching window, from the batch's first status
+/// (`deadline := time.Now().Add(10 * time.Millisecond)` in `collectBlockStatusRequest`,
+/// dispatchermanager/dispatcher_manager.go:767).
+pub const BLOCK_STATUS_BATCH_WINDOW_MS: u64 = 10;
 /// Periodic heartbeat (`HeartBeatRequest`) period.
 pub const HEARTBEAT_INTERVAL_MS: u64 = 200;
 /// `defaultHeartbeatInitialDelay`: the heartbeat task's first run after its creation.
@@ -113,9 +121,13 @@ pub struct DispatcherManager {
     /// manager starts and right after each status batch goes out, before it waits for the
     /// next status. Aggregates computed while it waits are not seen by the next batch.
     pub status_snapshot: Watermark,
-    /// Status changes of the current step, with their sequence numbers (see
-    /// `send_status_change`).
+    /// The status collector's open batch: status changes with their sequence numbers
+    /// (see `send_status_change`), sent when its 10 ms window closes.
     status_batch: Vec<(TableSpanStatus, u64)>,
+    /// Aggregates of the heartbeat collector that ran while `status_batch` was open.
+    aggregates_in_status_batch: u32,
+    /// The block-status collector's open batch, sent when its 10 ms window closes.
+    block_status_batch: Vec<TableSpanBlockStatus>,
     /// When the heartbeat task runs first (`None`: no dispatcher was ever added, so
     /// there is no task yet).
     pub heartbeat_task_at_ms: Option<u64>,
@@ -195,6 +207,8 @@ impl DispatcherManager {
             latest_watermark: Watermark::default(),
             status_snapshot: Watermark::default(),
             status_batch: Vec::new(),
+            aggregates_in_status_batch: 0,
+            block_status_batch: Vec::new(),
             heartbeat_task_at_ms: None,
             sink: CloudStorageSink::new(sink_instance),
             errors: Vec::new(),
@@ -296,10 +310,10 @@ impl DispatcherManager {
         self.apply_control(ctx, from, msg)
     }
 
-    /// One control message, then the status batch it produced goes out.
+    /// One control message (the status changes it makes join the status collector's batch).
     fn apply_control(&mut self, ctx: &mut Ctx, from: NodeId, msg: Message) -> Option<Message> {
         let r = self.apply_control_message(ctx, from, msg);
-        self.flush_status_batch(ctx);
+        self.collect_batches_if_inline(ctx);
         r
     }
 
@@ -539,6 +553,7 @@ impl DispatcherManager {
                 self.current_operator_map.remove(&id);
                 let seq = self.seq;
                 self.send_status_change(
+                    ctx,
                     TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: 0, event_size_per_second: 0 },
                     seq,
                 );
@@ -1072,7 +1087,7 @@ impl DispatcherManager {
             if d.state == ComponentState::Working {
                 let st = d.status();
                 let seq = self.seq;
-                self.send_status_change(st, seq);
+                self.send_status_change(ctx, st, seq);
             }
             return false;
         }
@@ -1334,7 +1349,7 @@ impl DispatcherManager {
             d.handle_events(ctx.now_ms, has_buf, &mut fx);
             self.apply_effects(ctx, id, fx);
         }
-        self.flush_status_batch(ctx);
+        self.collect_batches_if_inline(ctx);
     }
 
     fn apply_effects(&mut self, ctx: &mut Ctx, id: DispatcherId, fx: DispatcherEffects) {
@@ -1393,12 +1408,11 @@ impl DispatcherManager {
                 "dispatcher working",
                 vec![("dispatcher", id.to_string()), ("table", span.table_id.to_string())],
             );
-            self.send_status_change(st, seq);
+            self.send_status_change(ctx, st, seq);
         }
         if !fx.block_statuses.is_empty() {
             let statuses = fx.block_statuses.into_iter().map(|state| TableSpanBlockStatus { id, state }).collect();
-            let to = self.maintainer_id;
-            ctx.send(to, Message::BlockStatusRequest { cf: self.cf.clone(), statuses });
+            self.send_block_statuses(ctx, statuses);
         }
     }
 
@@ -1489,7 +1503,7 @@ impl DispatcherManager {
     /// Completion of a storage request issued by this manager's sink.
     pub fn on_storage_result(&mut self, ctx: &mut Ctx, op_id: u64, res: Result<(), StorageError>) {
         self.on_storage_outcome(ctx, op_id, res);
-        self.flush_status_batch(ctx);
+        self.collect_batches_if_inline(ctx);
     }
 
     fn on_storage_outcome(&mut self, ctx: &mut Ctx, op_id: u64, res: Result<(), StorageError>) {
@@ -1599,9 +1613,12 @@ impl DispatcherManager {
             }
             return;
         }
-        self.flush_status_batch(ctx);
+        self.collect_batches_if_inline(ctx);
         self.run_merge_checks(ctx);
         self.resend_block_statuses(ctx);
+        if ctx.inline_continuations() {
+            self.collect_block_status_batch(ctx);
+        }
         // The heartbeat task (`HeartBeatTask`) exists from the first dispatcher on and
         // first runs `defaultHeartbeatInitialDelay` after it; before that nothing is
         // aggregated (no watermark, no TryClose). `force` stands for a run of the task
@@ -1677,6 +1694,16 @@ impl DispatcherManager {
         wm.checkpoint_ts = wm.checkpoint_ts.min(closed_floor);
         wm.resolved_ts = wm.resolved_ts.min(closed_floor);
         self.latest_watermark = wm;
+        // `aggregateDispatcherHeartbeats` runs in the heartbeat collector's goroutine,
+        // independently of the status and block-status collectors' open batches.
+        if !self.status_batch.is_empty() {
+            self.aggregates_in_status_batch += 1;
+        }
+        ctx.observe(Observation::HeartbeatAggregated {
+            cf: self.cf.clone(),
+            status_batch: self.status_batch.len(),
+            block_status_batch: self.block_status_batch.len(),
+        });
         let Some(to) = self.report_target() else { return };
         ctx.send(
             to,
@@ -1705,8 +1732,58 @@ impl DispatcherManager {
             }
         }
         if !resend.is_empty() {
-            let to = self.maintainer_id;
-            ctx.send(to, Message::BlockStatusRequest { cf: self.cf.clone(), statuses: resend });
+            self.send_block_statuses(ctx, resend);
+        }
+    }
+
+    /// A dispatcher offers block statuses (`sharedInfo.blockStatusesChan`, also the resend
+    /// tasks'): they join the block-status collector's batch; the first of a batch opens
+    /// its 10 ms window (`collectBlockStatusRequest`, dispatcher_manager.go:734-801).
+    /// Simplification: one request per batch (TiCDC splits beyond
+    /// `maxBlockStatusesPerRequest`).
+    fn send_block_statuses(&mut self, ctx: &mut Ctx, statuses: Vec<TableSpanBlockStatus>) {
+        if self.block_status_batch.is_empty() {
+            ctx.wake(BLOCK_STATUS_BATCH_WINDOW_MS, Continuation::DmBlockStatusBatch { cf: self.cf.clone() });
+        }
+        self.block_status_batch.extend(statuses);
+    }
+
+    /// The block-status collector's window closed: the batch goes to the maintainer the
+    /// manager knows now (`GetMaintainerID()` at enqueue).
+    pub fn collect_block_status_batch(&mut self, ctx: &mut Ctx) {
+        if self.block_status_batch.is_empty() {
+            return;
+        }
+        let statuses = std::mem::take(&mut self.block_status_batch);
+        if self.closed {
+            return;
+        }
+        let to = self.maintainer_id;
+        ctx.send(to, Message::BlockStatusRequest { cf: self.cf.clone(), statuses });
+    }
+
+    /// The status collector's window closed: its batch goes out (see
+    /// [`Self::flush_status_batch`]).
+    pub fn collect_status_batch(&mut self, ctx: &mut Ctx) {
+        if self.closed {
+            self.status_batch.clear();
+            self.aggregates_in_status_batch = 0;
+            return;
+        }
+        self.flush_status_batch(ctx);
+    }
+
+    /// Both collectors' windows closed now (unit tests driving the manager directly).
+    pub fn collect_batches_now(&mut self, ctx: &mut Ctx) {
+        self.collect_status_batch(ctx);
+        self.collect_block_status_batch(ctx);
+    }
+
+    /// With [`ContinuationMode::Inline`] the batches go out at the end of the step that
+    /// filled them (the step is the batching window).
+    fn collect_batches_if_inline(&mut self, ctx: &mut Ctx) {
+        if ctx.inline_continuations() {
+            self.collect_batches_now(ctx);
         }
     }
 
@@ -1738,12 +1815,14 @@ impl DispatcherManager {
     /// `collectComponentStatusWhenChanged`: a status change (a dispatcher turning
     /// Working, the Working answer to an outdated merge request, the Stopped answer to
     /// the removal of an unknown dispatcher) joins the status batch, which goes out in a
-    /// HeartBeatRequest of its own, to whoever owns the manager by then.
-    /// Simplification: TiCDC collects the statuses that arrive within 10 ms of the first;
-    /// here a batch holds the statuses of one step (one event poll, one control message,
-    /// one storage result) and goes out at its end. Event polls are 50 ms apart, so
-    /// statuses TiCDC would batch together are batched here too.
-    fn send_status_change(&mut self, st: TableSpanStatus, seq: u64) {
+    /// HeartBeatRequest of its own, to whoever owns the manager by then. The first status
+    /// of a batch opens its window: the batch goes out [`STATUS_BATCH_WINDOW_MS`] later
+    /// ([`Self::collect_status_batch`], a step of its own), with every status that
+    /// joined meanwhile. The heartbeat collector may aggregate in between.
+    fn send_status_change(&mut self, ctx: &mut Ctx, st: TableSpanStatus, seq: u64) {
+        if self.status_batch.is_empty() {
+            ctx.wake(STATUS_BATCH_WINDOW_MS, Continuation::DmStatusBatch { cf: self.cf.clone() });
+        }
         self.status_batch.push((st, seq));
     }
 
@@ -1756,6 +1835,8 @@ impl DispatcherManager {
             return;
         }
         let batch = std::mem::take(&mut self.status_batch);
+        let aggregated_inside = std::mem::take(&mut self.aggregates_in_status_batch);
+        ctx.observe(Observation::StatusBatchSent { cf: self.cf.clone(), statuses: batch.len(), aggregated_inside });
         let fresh = self.watermark();
         // Candidate fix: the status path computes the watermark afresh, as the periodic
         // aggregate does, so it never claims a sequence number whose dispatchers it did

@@ -36,6 +36,14 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const MAINTAINER_TICK_MS: u64 = 100;
 /// Bootstrap request resend to nodes that have not answered.
 pub const BOOTSTRAP_RESEND_MS: u64 = 500;
+/// Gap between the two halves of a heartbeat's handling (watermark stored, statuses
+/// applied) when they run as separate steps. In Go the gap is the time between releasing
+/// the `checkpointTsByCapture` lock and taking the controllers' (microseconds, unbounded
+/// under load). The simulator's clock puts every periodic task and delivery on a
+/// millisecond grid (madsim adds 50 ns per timer advance, so no two timers coincide): with
+/// no gap no other task could ever run in between, so the gap is the simulator's 1 ms
+/// quantum (as local delivery).
+pub const HEARTBEAT_HALVES_GAP_MS: u64 = 1;
 /// Checkpoint calculation period.
 pub const CHECKPOINT_INTERVAL_MS: u64 = 100;
 /// `DefaultRegionRefreshInterval`: the region count refresher's default period
@@ -96,6 +104,21 @@ pub struct Maintainer {
     /// Nodes that joined after bootstrap and have not answered their bootstrap request
     /// yet (the bootstrapper keeps resending to them).
     pub late_bootstrap: BTreeSet<NodeId>,
+    /// Heartbeats whose watermark is stored and whose statuses wait for their own step
+    /// ([`Self::apply_heartbeat_statuses`]): `onHeartbeatRequest` releases the
+    /// `checkpointTsByCapture` lock after `Set` and takes the controllers' locks in
+    /// `HandleStatus`, so the checkpoint goroutine can run in between
+    /// (maintainer/maintainer.go:916-963). The event loop finishes them before its next
+    /// event (one goroutine): every event-loop entry point drains this queue first.
+    pub pending_heartbeats: std::collections::VecDeque<PendingHeartbeat>,
+}
+
+/// The second half of a heartbeat: (sender, statuses, complete-status flag).
+#[derive(Clone, Debug)]
+pub struct PendingHeartbeat {
+    pub from: NodeId,
+    pub statuses: Vec<TableSpanStatus>,
+    pub complete: bool,
 }
 
 /// Traffic state of a whole-table span in the default group's split checker.
@@ -156,6 +179,7 @@ impl Maintainer {
             bootstrapped: false,
             post_bootstrap_last_sent: 0,
             node_watermarks: BTreeMap::new(),
+            pending_heartbeats: Default::default(),
             committed_checkpoint: checkpoint,
             errors: Vec::new(),
             cascade: false,
@@ -230,6 +254,9 @@ impl Maintainer {
         if self.state == MaintainerState::Stopped {
             return;
         }
+        // The event loop is one goroutine: a heartbeat it is handling finishes before the
+        // next event.
+        self.drain_heartbeat_statuses(ctx);
         match msg {
             Message::MaintainerBootstrapResponse { maintainer_epoch, .. } => {
                 self.trace(ctx, "maintainer received bootstrap response", vec![("node", from.to_string())]);
@@ -330,7 +357,11 @@ impl Maintainer {
                     );
                     self.errors.push(e);
                 }
-                // The watermark is stored before statuses are processed (checkpoint race fix).
+                // The watermark is stored before statuses are processed (checkpoint race fix):
+                // `checkpointTsByCapture.Set` under the map's own lock
+                // (maintainer/maintainer.go:916-919). The statuses follow as a step of their
+                // own (`HandleStatus` under the controllers' locks, :948-963): the checkpoint
+                // goroutine may run in between.
                 let e = self.node_watermarks.entry(from).or_default();
                 if watermark.seq > e.seq
                     || (watermark.seq == e.seq && watermark.checkpoint_ts > e.checkpoint_ts)
@@ -338,8 +369,15 @@ impl Maintainer {
                 {
                     *e = watermark;
                 }
-                for st in statuses {
-                    self.handle_status(ctx, from, &st, complete_status);
+                ctx.observe(Observation::HeartbeatWatermarkStored {
+                    cf: self.cf.clone(),
+                    maintainer_epoch: self.epoch,
+                    from,
+                });
+                self.pending_heartbeats.push_back(PendingHeartbeat { from, statuses, complete: complete_status });
+                ctx.wake(HEARTBEAT_HALVES_GAP_MS, Continuation::MaintainerHeartbeatStatuses { cf: self.cf.clone() });
+                if ctx.inline_continuations() {
+                    self.drain_heartbeat_statuses(ctx);
                 }
             }
             Message::BlockStatusRequest { statuses, .. } => {
@@ -368,6 +406,32 @@ impl Maintainer {
                 self.emit_barrier(ctx, out);
             }
             _ => {}
+        }
+    }
+
+    /// Second half of `onHeartbeatRequest` (maintainer/maintainer.go:948-963): the oldest
+    /// heartbeat's statuses go to the operator and span controllers
+    /// (`Controller.HandleStatus`). A step of its own, woken by the first half.
+    pub fn apply_heartbeat_statuses(&mut self, ctx: &mut Ctx) {
+        let Some(hb) = self.pending_heartbeats.pop_front() else { return };
+        if self.state == MaintainerState::Stopped {
+            self.pending_heartbeats.clear();
+            return;
+        }
+        ctx.observe(Observation::HeartbeatStatusesApplied {
+            cf: self.cf.clone(),
+            maintainer_epoch: self.epoch,
+            from: hb.from,
+        });
+        for st in hb.statuses {
+            self.handle_status(ctx, hb.from, &st, hb.complete);
+        }
+    }
+
+    /// Finish every heartbeat whose statuses still wait (see [`Self::pending_heartbeats`]).
+    pub fn drain_heartbeat_statuses(&mut self, ctx: &mut Ctx) {
+        while !self.pending_heartbeats.is_empty() {
+            self.apply_heartbeat_statuses(ctx);
         }
     }
 
@@ -469,6 +533,8 @@ impl Maintainer {
 
     /// Event-loop tick: bootstrap / post-bootstrap / close resends, barrier resend.
     pub fn on_tick(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
+        // A period event of the event loop: after the heartbeat it is handling.
+        self.drain_heartbeat_statuses(ctx);
         match self.state {
             MaintainerState::Bootstrapping => {
                 let pending: Vec<NodeId> =
@@ -1028,6 +1094,20 @@ impl Maintainer {
         }
     }
 
+    /// One round of the checkpoint goroutine (`calCheckpointTs`, maintainer/maintainer.go:696-733)
+    /// as a step: [`Self::calc_checkpoint`], with an observation saying how many
+    /// heartbeats were between their halves (watermark stored, statuses not applied yet).
+    pub fn run_checkpoint(&mut self, ctx: &mut Ctx) -> Option<Ts> {
+        if self.initialized() {
+            ctx.observe(Observation::CheckpointCalculated {
+                cf: self.cf.clone(),
+                maintainer_epoch: self.epoch,
+                heartbeats_half_applied: self.pending_heartbeats.len(),
+            });
+        }
+        self.calc_checkpoint()
+    }
+
     /// Checkpoint goroutine (§9). A removing maintainer keeps computing and committing it:
     /// the operators it froze still cap it (`calCheckpointTs` only checks `initialized`,
     /// maintainer/maintainer.go:696-733).
@@ -1154,6 +1234,8 @@ impl Maintainer {
         if self.state == MaintainerState::Stopped {
             return;
         }
+        // An event of the event loop (`onRemoveMaintainer`): after the heartbeat it is handling.
+        self.drain_heartbeat_statuses(ctx);
         if !self.initialized() && !cascade && !removed {
             // A move's non-cascade remove can overtake the bootstrap; the coordinator
             // resends it until this maintainer can hand over cleanly.

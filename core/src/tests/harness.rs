@@ -91,6 +91,7 @@ impl Env {
             failpoints: &self.fps,
             out: &mut self.out,
             ddl_ts: &self.ddl_ts,
+            continuations: ContinuationMode::Inline,
         }
     }
     pub fn take(&mut self) -> Out {

@@ -129,6 +129,7 @@ pub fn crash_result(scn: &Scenario, seed: u64, bugs: &Bugs, msg: String) -> RunR
         trace: vec![],
         crash: Some(msg),
         net: Default::default(),
+        interleavings: Default::default(),
     }
 }
 
@@ -227,6 +228,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
             checks,
             trace: std::mem::take(&mut g.trace),
             crash: None,
+            interleavings: g.interleavings.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             net: NetStats {
                 delivered: g.net.delivered,
                 dropped: g.net.dropped,

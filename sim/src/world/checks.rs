@@ -6,6 +6,17 @@ use crate::checkers;
 use core_sched::effects::*;
 use core_sched::types::*;
 
+/// Heartbeats the maintainer handled in two halves (watermark stored, statuses later).
+pub const INTERLEAVE_HEARTBEAT_HALVES: &str = "maintainer-heartbeat-halves";
+/// Checkpoint rounds that ran between a heartbeat's two halves.
+pub const INTERLEAVE_CHECKPOINT_IN_HEARTBEAT: &str = "checkpoint-between-heartbeat-halves";
+/// Status batches the status collector sent.
+pub const INTERLEAVE_STATUS_BATCHES: &str = "status-batches";
+/// Status batches during whose 10 ms window the heartbeat collector aggregated.
+pub const INTERLEAVE_AGGREGATE_IN_STATUS_BATCH: &str = "aggregate-inside-status-batch";
+/// Aggregates that ran while a block-status batch was open.
+pub const INTERLEAVE_AGGREGATE_IN_BLOCK_STATUS_BATCH: &str = "aggregate-inside-block-status-batch";
+
 /// Hand one typed observation of node `n`'s step to the checkers that watch for it;
 /// true when the placement checks must look again.
 pub(crate) fn observe(wd: &mut World, n: NodeId, o: Observation) -> bool {
@@ -23,6 +34,30 @@ pub(crate) fn observe(wd: &mut World, n: NodeId, o: Observation) -> bool {
         }
         Observation::ControlFromOlderEpochApplied { cf, message, from, epoch, current_epoch } => {
             Some(checkers::older_epoch_applied(n, &cf, &message, from, epoch, current_epoch))
+        }
+        Observation::HeartbeatWatermarkStored { .. } => {
+            *wd.interleavings.entry(INTERLEAVE_HEARTBEAT_HALVES).or_default() += 1;
+            None
+        }
+        Observation::HeartbeatStatusesApplied { .. } => None,
+        Observation::CheckpointCalculated { heartbeats_half_applied, .. } => {
+            if heartbeats_half_applied > 0 {
+                *wd.interleavings.entry(INTERLEAVE_CHECKPOINT_IN_HEARTBEAT).or_default() += 1;
+            }
+            None
+        }
+        Observation::HeartbeatAggregated { block_status_batch, .. } => {
+            if block_status_batch > 0 {
+                *wd.interleavings.entry(INTERLEAVE_AGGREGATE_IN_BLOCK_STATUS_BATCH).or_default() += 1;
+            }
+            None
+        }
+        Observation::StatusBatchSent { aggregated_inside, .. } => {
+            *wd.interleavings.entry(INTERLEAVE_STATUS_BATCHES).or_default() += 1;
+            if aggregated_inside > 0 {
+                *wd.interleavings.entry(INTERLEAVE_AGGREGATE_IN_STATUS_BATCH).or_default() += 1;
+            }
+            None
         }
         Observation::SinkErrorEscalated { cf, dispatcher, error, closing } => {
             let detail = format!(
@@ -65,7 +100,12 @@ pub(crate) fn check(wd: &mut World, n: NodeId, kind: StepKind, dispatchers_chang
     }
     if matches!(
         kind,
-        StepKind::Message | StepKind::Operators | StepKind::Scheduler | StepKind::Api | StepKind::Membership
+        StepKind::Message
+            | StepKind::HeartbeatStatuses
+            | StepKind::Operators
+            | StepKind::Scheduler
+            | StepKind::Api
+            | StepKind::Membership
     ) {
         let found = wd
             .node_state(n)

@@ -125,6 +125,9 @@ pub struct World {
     pub first_event_ms: [u64; 2],
     /// Storage requests held by `MySQLSinkHangLongTime`: (node, generation, op id).
     pub hung_storage: Vec<(NodeId, u64, u64)>,
+    /// How often goroutines that TiCDC runs concurrently interleaved at a lock boundary
+    /// (from typed observations; see [`crate::result::RunResult::interleavings`]).
+    pub interleavings: std::collections::BTreeMap<&'static str, u64>,
 }
 
 impl World {
@@ -181,6 +184,7 @@ impl World {
             trigger_create_ms: [0, 0],
             first_event_ms: [0, 0],
             hung_storage: Vec::new(),
+            interleavings: Default::default(),
         }
     }
 
@@ -284,10 +288,14 @@ pub enum StepKind {
     Operators,
     Scheduler,
     Checkpoint,
+    /// The second half of the maintainer's heartbeat handling (statuses to the controllers).
+    HeartbeatStatuses,
     MaintainerHeartbeat,
     DmHeartbeat,
     Events,
     Flush,
+    /// A dispatcher manager's status or block-status collector sends its 10 ms batch.
+    StatusCollector,
     Storage,
     Coordinator,
     Membership,

@@ -39,6 +39,7 @@ pub fn step(
             failpoints: &wd.failpoints[n.0 as usize],
             out: &mut out,
             ddl_ts: &wd.storage,
+            continuations: ContinuationMode::Deferred,
         };
         f(ns, &mut ctx, &mut wd.upstream, &mut wd.meta);
     }
@@ -83,7 +84,44 @@ pub(crate) fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: O
     for req in out.storage {
         storage_request(w, wd, n, req);
     }
+    for wk in out.wakeups {
+        spawn_continuation(w, wd, n, wk);
+    }
     check(wd, n, kind, dispatchers_changed);
+}
+
+/// Run the rest of a goroutine's work (a [`Continuation`]) as a madsim task of its own on
+/// node `n`, `after_ms` later (0: as soon as the scheduler picks it, possibly after other
+/// tasks ready at this instant). It dies with the node's incarnation.
+fn spawn_continuation(w: &W, wd: &World, n: NodeId, wk: Wakeup) {
+    let gen = wd.nodes[n.0 as usize].generation;
+    let w2 = w.clone();
+    spawn_on(wd, n, async move {
+        if wk.after_ms > 0 {
+            madsim::time::sleep(std::time::Duration::from_millis(wk.after_ms)).await;
+        }
+        let kind = match wk.task {
+            Continuation::MaintainerHeartbeatStatuses { .. } => StepKind::HeartbeatStatuses,
+            Continuation::DmStatusBatch { .. } | Continuation::DmBlockStatusBatch { .. } => StepKind::StatusCollector,
+        };
+        step(&w2, n, Some(gen), kind, |ns, ctx, _, _| match wk.task {
+            Continuation::MaintainerHeartbeatStatuses { cf } => {
+                if let Some(m) = ns.mm.maintainers.get_mut(&cf) {
+                    m.apply_heartbeat_statuses(ctx);
+                }
+            }
+            Continuation::DmStatusBatch { cf } => {
+                if let Some(dm) = ns.orch.managers.get_mut(&cf) {
+                    dm.collect_status_batch(ctx);
+                }
+            }
+            Continuation::DmBlockStatusBatch { cf } => {
+                if let Some(dm) = ns.orch.managers.get_mut(&cf) {
+                    dm.collect_block_status_batch(ctx);
+                }
+            }
+        });
+    });
 }
 
 pub(crate) fn handle_message(
