@@ -567,7 +567,7 @@ fn unknown_database_is_bad_input_naming_file_and_line() {
 fn findings_tabulates_a_finding_with_and_without_its_fix() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let d = temp_dir();
-    let src = root.join("seeds/findings/restored_remove_before_bootstrap-nobug-1.json");
+    let src = root.join("seeds/findings/restored_remove_before_bootstrap-nobug-8.json");
     std::fs::copy(&src, d.join("f.json")).unwrap();
     let reports = d.join("reports");
     let o = Command::new(BIN)
@@ -713,7 +713,7 @@ fn zoo_and_findings_default_to_a_run_directory() {
     assert!(stdout(&o).contains("reports/runs/bug-zoo.md"), "{}", stdout(&o));
     let only = d.join("one-finding");
     std::fs::create_dir_all(&only).unwrap();
-    let f = "restored_remove_before_bootstrap-nobug-1.json";
+    let f = "restored_remove_before_bootstrap-nobug-8.json";
     std::fs::copy(Path::new(findings).join(f), only.join(f)).unwrap();
     let o = go(&["findings", "--dir", only.to_str().unwrap(), "--seeds", "2"]);
     assert!(d.join("reports/runs/findings.md").is_file(), "{}\n{}", stdout(&o), stderr(&o));

@@ -77,7 +77,7 @@ fn a_control_run_that_shows_the_invariant_too_fails_the_replay() {
 fn a_fixed_by_claim_that_does_not_hold_fails_the_replay() {
     let src = PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../seeds/findings/restored_remove_before_bootstrap-nobug-1.json"
+        "/../seeds/findings/restored_remove_before_bootstrap-nobug-8.json"
     ));
     let ok = prepare(&src).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(replay(&ok), Verdict::Ok, "the committed file replays");
@@ -132,7 +132,7 @@ fn every_historical_bug_has_a_failing_seed_in_the_corpus() {
 fn a_bugs_off_control_replaces_the_must_pass_check() {
     let src = PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../seeds/stale_bootstrap_resend_recreates_trigger-replace-mismatched-trigger-14.json"
+        "/../seeds/stale_bootstrap_resend_recreates_trigger-replace-mismatched-trigger-27.json"
     ));
     let ok = prepare(&src).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(replay(&ok), Verdict::Ok, "the committed file replays");
