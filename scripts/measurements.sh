@@ -117,7 +117,8 @@ if ! skip memory; then
         echo "measurements: memory: fuzz swarm --seeds $range --jobs 1" >&2
         /usr/bin/time -f '%M %e' -o "$work/mem.time" "$BIN" fuzz swarm --seeds "$range" --jobs 1 --known seeds/findings/ \
             >/dev/null 2>&1 || true
-        read -r rss wall <"$work/mem.time"
+        # time(1) puts "Command exited with non-zero status" first when fuzz found failures.
+        read -r rss wall < <(tail -n 1 "$work/mem.time")
         mem_rows+="| \`fuzz swarm --seeds $range --jobs 1\` | $(( rss / 1024 )) MB | ${wall} s |"$'\n'
     done
 fi
