@@ -121,11 +121,7 @@ pub fn sampled_for_determinism(seed: u64, ratio: f64) -> bool {
     if ratio <= 0.0 {
         return false;
     }
-    // splitmix64's finalizer: consecutive seeds map to well-spread values.
-    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
+    let z = crate::mix::splitmix64(seed.wrapping_add(crate::mix::GOLDEN));
     (z as f64) < ratio * (u64::MAX as f64)
 }
 

@@ -28,6 +28,7 @@ pub mod findings;
 pub mod fuzz;
 pub mod interrupt;
 pub mod lanes;
+pub mod mix;
 pub mod node;
 pub mod replay;
 pub mod report;

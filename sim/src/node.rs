@@ -17,20 +17,15 @@ pub const FEED_WINDOW_MS: u64 = 1000;
 /// Poll period of the balance scheduler task (its interval is `check-balance-interval`).
 pub const BALANCE_POLL_MS: u64 = 1000;
 
-async fn periodic(
-    w: W,
-    n: NodeId,
-    gen: u64,
-    period_ms: u64,
-    phase_ms: u64,
-    kind: StepKind,
-    f: fn(
-        &mut NodeState,
-        &mut core_sched::effects::Ctx,
-        &mut crate::upstream::Upstream,
-        &mut core_sched::coordinator::MetaStore,
-    ),
-) {
+/// One step of a capture's task: its state, a context, the upstream and the meta store.
+type StepFn = fn(
+    &mut NodeState,
+    &mut core_sched::effects::Ctx,
+    &mut crate::upstream::Upstream,
+    &mut core_sched::coordinator::MetaStore,
+);
+
+async fn periodic(w: W, n: NodeId, gen: u64, period_ms: u64, phase_ms: u64, kind: StepKind, f: StepFn) {
     // Desynchronise the loops of different nodes.
     madsim::time::sleep(Duration::from_millis(1 + (n.0 as u64 * 7) % period_ms.max(1) + phase_ms)).await;
     loop {
@@ -50,30 +45,12 @@ pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, flush_ms: u64) {
     // 10 ms window.
     let hb_phase = {
         let seed = w.lock().unwrap().seed;
-        let mut x = seed ^ (n.0 as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (x ^ (x >> 31)) % EVENT_POLL_MS
+        crate::mix::splitmix64(seed ^ (n.0 as u64 + 1).wrapping_mul(crate::mix::GOLDEN)) % EVENT_POLL_MS
     };
-    let sp_phase = |p: u64,
-                    phase: u64,
-                    k: StepKind,
-                    f: fn(
-        &mut NodeState,
-        &mut core_sched::effects::Ctx,
-        &mut crate::upstream::Upstream,
-        &mut core_sched::coordinator::MetaStore,
-    )| {
+    let sp_phase = |p: u64, phase: u64, k: StepKind, f: StepFn| {
         madsim::task::spawn(periodic(w.clone(), n, gen, p, phase, k, f));
     };
-    let sp = |p: u64,
-              k: StepKind,
-              f: fn(
-        &mut NodeState,
-        &mut core_sched::effects::Ctx,
-        &mut crate::upstream::Upstream,
-        &mut core_sched::coordinator::MetaStore,
-    )| {
+    let sp = |p: u64, k: StepKind, f: StepFn| {
         madsim::task::spawn(periodic(w.clone(), n, gen, p, 0, k, f));
     };
     sp(MAINTAINER_TICK_MS, StepKind::MaintainerTick, |ns, ctx, up, _| {
