@@ -1332,6 +1332,12 @@ impl DispatcherManager {
     pub fn feed(&mut self, id: DispatcherId, events: Vec<UpstreamEvent>, up_to: Ts) {
         if let Some(d) = self.dispatchers.get_mut(&id) {
             if up_to > d.fed_ts {
+                // A blocked dispatcher stops reading its queue; without this, a resolved ts per
+                // 50 ms poll would pile up for as long as it stays blocked. Adjacent resolved
+                // events are handled as one (only the newest counts), so this changes nothing.
+                if events.is_empty() && matches!(d.queue.back(), Some(UpstreamEvent::Resolved(_))) {
+                    d.queue.pop_back();
+                }
                 d.queue.extend(events);
                 d.queue.push_back(UpstreamEvent::Resolved(up_to));
                 d.fed_ts = up_to;

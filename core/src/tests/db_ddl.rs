@@ -289,6 +289,28 @@ fn a_table_dispatcher_flushes_then_waits_on_drop_database_and_a_db_pass_reaches_
     assert!(block_reports(&o).iter().all(|(id, _)| *id != X), "X is not of schema 2");
 }
 
+/// A dispatcher blocked on a DDL reads no more of its queue, while the event service
+/// keeps advancing its resolved ts every poll: the queue must not grow with the time it
+/// stays blocked (a swarm run blocked for 120 s held 10 MB of resolved events).
+#[test]
+fn a_blocked_dispatcher_queue_does_not_grow_with_resolved_ts_polls() {
+    let (_, mut dm1, mut env) = managers();
+    env.node = NodeId(1);
+    dm_feed(&mut dm1, &mut env, X, vec![UpstreamEvent::Ddl(drop_database_ddl(SCHEMA, TS))], TS + 1);
+    assert!(dm1.dispatchers[&X].block.is_some(), "X waits on the DROP DATABASE");
+    for i in 0..10_000 {
+        dm_feed(&mut dm1, &mut env, X, vec![], TS + 2 + i);
+    }
+    let q: Vec<_> = dm1.dispatchers[&X].queue.iter().cloned().collect();
+    assert_eq!(q.len(), 2, "the waiting DDL and only the newest resolved ts: {q:?}");
+    assert!(matches!(q[0], UpstreamEvent::Ddl(_)));
+    assert!(matches!(q[1], UpstreamEvent::Resolved(ts) if ts == TS + 1 + 10_000));
+    // A row after the block stays queued behind it, in order.
+    dm_feed(&mut dm1, &mut env, X, vec![UpstreamEvent::Dml(row(10, 1, TS + 20_000))], TS + 20_001);
+    let q: Vec<_> = dm1.dispatchers[&X].queue.iter().cloned().collect();
+    assert_eq!(q.len(), 4, "DDL, resolved, row, resolved: {q:?}");
+}
+
 #[test]
 fn the_trigger_writes_create_database_at_once_without_reporting_it() {
     let (mut dm0, _, mut env) = managers();
