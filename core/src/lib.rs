@@ -72,6 +72,7 @@
 pub mod bugs;
 pub mod config;
 pub mod coordinator;
+pub mod coverage;
 pub mod dispatcher;
 pub mod effects;
 pub mod maintainer;

@@ -19,6 +19,7 @@
 use super::basic_dispatcher::{Dispatcher, DispatcherEffects, QueuedStatus};
 use crate::bugs::Bug;
 use crate::config::ChangefeedConfig;
+use crate::coverage::{hit, Point as P};
 use crate::effects::*;
 use crate::messages::*;
 use crate::sink::cloudstorage::{CloudStorageSink, FlushOutcome, WriteKind};
@@ -507,6 +508,7 @@ impl DispatcherManager {
         d.traffic_since_ms = ctx.now_ms;
         d.events_from_ms = self.first_events_at(ctx);
         self.add_dispatcher(ctx.now_ms, d);
+        hit(P::DmCreateDispatcher);
         ctx.observe(Observation::DispatchersChanged);
         self.trace(
             ctx,

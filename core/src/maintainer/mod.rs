@@ -20,6 +20,7 @@ pub mod split_balance;
 
 use crate::bugs::Bug;
 use crate::config::ChangefeedConfig;
+use crate::coverage::{hit, Point as P};
 use crate::effects::*;
 use crate::messages::*;
 use crate::types::*;
@@ -260,6 +261,7 @@ impl Maintainer {
         match msg {
             Message::MaintainerBootstrapResponse { maintainer_epoch, .. } => {
                 self.trace(ctx, "maintainer received bootstrap response", vec![("node", from.to_string())]);
+                hit(P::MaintainerBootstrapResponse);
                 if !epoch_matches(maintainer_epoch, self.epoch) {
                     return;
                 }
