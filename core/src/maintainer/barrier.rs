@@ -17,6 +17,7 @@
 
 use super::operator::{Operator, OperatorController, RemoveDispatcherOperator, RemovePostFinish};
 use super::span_controller::{ReplicaState, SpanController};
+use crate::coverage::{hit, Point as P};
 use crate::messages::*;
 use crate::types::*;
 use crate::upstream::{SchemaView, TableInfo};
@@ -200,14 +201,17 @@ impl Barrier {
             let ev = self.events.entry(key).or_insert_with(|| BarrierEvent::new(key, b));
             match b.stage {
                 BlockStage::Waiting => {
+                    hit(P::BarrierRebuildWaiting);
                     ev.reported.insert(r.id);
                 }
                 BlockStage::Writing => {
+                    hit(P::BarrierRebuildWriting);
                     ev.reported.insert(r.id);
                     ev.selected = true;
                     ev.writer = Some(r.id);
                 }
                 BlockStage::Done => {
+                    hit(P::BarrierRebuildDone);
                     ev.selected = true;
                     ev.writer_advanced = true;
                     ev.done.insert(r.id);
@@ -288,8 +292,12 @@ impl Barrier {
         let key = (s.block_ts, s.is_sync_point);
         let is_ddl_span = id == bc.sc.ddl_span_id;
         if !is_ddl_span {
-            let Some(task) = bc.sc.get(&id) else { return };
+            let Some(task) = bc.sc.get(&id) else {
+                hit(P::BarrierStatusUnknownDispatcher);
+                return;
+            };
             if !bc.accept_nonowner && task.node != Some(from) {
+                hit(P::BarrierStatusNonOwner);
                 out.notes.push((
                     "ignore block status from non-owner",
                     format!("dispatcher={} from={} owner={:?}", id, from, task.node),
@@ -297,6 +305,7 @@ impl Barrier {
                 return;
             }
             if task.state != ReplicaState::Replicating {
+                hit(P::BarrierStatusNotReplicating);
                 out.push(
                     from,
                     DispatcherStatus {
@@ -316,6 +325,7 @@ impl Barrier {
             }
             let older = |b: &BlockState| (s.block_ts, s.is_sync_point) < (b.block_ts, b.is_sync_point);
             if !(bc.keep_newer_block_state && t.block_state.as_ref().map(older).unwrap_or(false)) {
+                hit(P::BarrierBlockStateReplaced);
                 t.block_state = Some(s.clone());
             }
         }
@@ -323,6 +333,7 @@ impl Barrier {
             BlockStage::Done => {
                 // A DONE for a tracked event is ACKed, even if it finishes the event
                 // (`handleOneStatus` returns needACK for DONE, maintainer/barrier.go:364-366).
+                hit(P::BarrierDone);
                 let tracked = self.events.contains_key(&key);
                 self.handle_done(from, id, key, bc, out);
                 if tracked {
@@ -331,11 +342,13 @@ impl Barrier {
             }
             BlockStage::None => {
                 // Non-blocking, written by the trigger first.
+                hit(P::BarrierNonBlocking);
                 let mut ev = BarrierEvent::new(key, s);
                 ev.writer = Some(id);
                 if ev.need_schedule() {
                     self.pending_events.insert(key);
                     if !self.pending_pop_if_head(key).0 {
+                        hit(P::BarrierNonBlockingNotHead);
                         return; // not the head: wait for the resend, no ACK
                     }
                     self.schedule_block_event(&ev, bc, out);
@@ -346,6 +359,7 @@ impl Barrier {
                 let now = bc.now;
                 let ev = self.events.entry(key).or_insert_with(|| BarrierEvent::new(key, s));
                 if ev.selected {
+                    hit(P::BarrierWaitingAfterSelected);
                     ev.last_status_ms = now;
                     out.push(from, ack(key.0, key.1, id));
                     return;
@@ -356,12 +370,14 @@ impl Barrier {
                 let db_all =
                     s.block_tables.as_ref().map(|b| b.influence_type != InfluenceType::Normal).unwrap_or(false);
                 if is_ddl_span && db_all && !self.pending_events.is_empty() {
+                    hit(P::BarrierDbAllDiscardedPending);
                     out.notes.push((
                         "discard db/all block event from ddl dispatcher due to pending schedule events",
                         format!("commit_ts={} sync_point={} pending={}", key.0, key.1, self.pending_events.len()),
                     ));
                     return;
                 }
+                hit(P::BarrierWaitingReported);
                 ev.reported.insert(id);
                 ev.last_reporter = Some(id);
                 out.push(from, ack(key.0, key.1, id));
@@ -417,10 +433,12 @@ impl Barrier {
         // After a bootstrap rebuild nobody has re-reported yet: any reporter of the
         // event's tables can write it (never the trigger of a Normal event it does not see).
         let writer = if db_all || ev.reported.contains(&ddl) {
+            hit(P::BarrierWriterIsTrigger);
             ddl
         } else {
             ev.last_reporter.or_else(|| ev.reported.iter().copied().find(|id| *id != ddl)).unwrap_or(ddl)
         };
+        hit(P::BarrierWriterSelected);
         ev.selected = true;
         ev.writer = Some(writer);
         ev.last_resend_ms = bc.now;
@@ -446,11 +464,16 @@ impl Barrier {
                 ev.last_status_ms = bc.now;
             }
         }
-        let Some(ev) = self.events.get(&key) else { return };
+        let Some(ev) = self.events.get(&key) else {
+            hit(P::BarrierDoneUntracked);
+            return;
+        };
         if ev.writer == Some(id) && !ev.writer_advanced {
+            hit(P::BarrierWriterDone);
             if ev.need_schedule() {
                 let ev = ev.clone();
                 if !self.pending_pop_if_head(key).0 {
+                    hit(P::BarrierWriterDoneNotHead);
                     return; // wait for resend
                 }
                 self.schedule_block_event(&ev, bc, out);
@@ -474,6 +497,7 @@ impl Barrier {
             return;
         }
         if ev.covered {
+            hit(P::BarrierFinishedCovered);
             self.events.remove(&key);
             self.finished.push(key);
             return;
@@ -485,6 +509,7 @@ impl Barrier {
                 .iter()
                 .any(|t| *t != DDL_SPAN_TABLE_ID && !sc.is_table_exists(*t) && !ev.covered_tables.contains(t))
             {
+                hit(P::BarrierFinishWaitsEmptyTable);
                 return;
             }
         }
@@ -493,6 +518,7 @@ impl Barrier {
             .iter()
             .all(|id| ev.done.contains(id) || sc.get(id).map(|r| forward_barrier_event(r, key)).unwrap_or(true))
         {
+            hit(P::BarrierFinished);
             self.events.remove(&key);
             self.finished.push(key);
         }
@@ -503,6 +529,7 @@ impl Barrier {
         ev.pass_sent = true;
         if ev.is_all() {
             // All: to every alive node; each manager applies it to all its dispatchers.
+            hit(P::BarrierPassAll);
             for n in bc.alive.iter().copied() {
                 out.notes.push((
                     "barrier pass",
@@ -520,11 +547,13 @@ impl Barrier {
             let tasks = bc.sc.tasks_of_schema(schema);
             if tasks.is_empty() {
                 // The schema's tables are gone (dropped by this event): covered.
+                hit(P::BarrierPassDbCovered);
                 self.events.get_mut(&key).unwrap().covered = true;
                 out.notes
                     .push(("barrier pass", format!("commit_ts={} schema={} no tasks left, covered", key.0, schema)));
                 return;
             }
+            hit(P::BarrierPassDb);
             let mut nodes: BTreeSet<NodeId> = tasks.iter().filter_map(|r| r.node).collect();
             if let Some(n) = ev.writer.and_then(|w| bc.sc.get(&w)).and_then(|r| r.node) {
                 nodes.insert(n);
@@ -547,6 +576,7 @@ impl Barrier {
             .collect();
         let related = self.related_tasks(ev, bc.sc);
         self.events.get_mut(&key).unwrap().covered_tables.extend(empty);
+        hit(P::BarrierPassNormal);
         let mut by_node: BTreeMap<NodeId, Vec<DispatcherId>> = BTreeMap::new();
         for id in related {
             if let Some(n) = bc.sc.get(&id).and_then(|r| r.node) {
@@ -576,11 +606,15 @@ impl Barrier {
                     .iter()
                     .flat_map(|t| bc.sc.tasks_of_table(*t).iter().map(|r| r.id).collect::<Vec<_>>())
                     .collect(),
-                InfluenceType::Db => bc.sc.tasks_of_schema(d.schema_id).iter().map(|r| r.id).collect(),
+                InfluenceType::Db => {
+                    hit(P::BarrierDropSchema);
+                    bc.sc.tasks_of_schema(d.schema_id).iter().map(|r| r.id).collect()
+                }
                 InfluenceType::All => vec![],
             };
             for id in ids {
                 let r = bc.sc.get(&id).cloned().unwrap();
+                hit(P::BarrierDropTask);
                 bc.oc.on_task_removed(&id, bc.sc);
                 if let Some(n) = r.node {
                     let op = Operator::Remove(RemoveDispatcherOperator::new(
@@ -605,10 +639,12 @@ impl Barrier {
                 splitable: t.splitable,
             };
             if bc.sc.is_table_exists(t.table_id) {
+                hit(P::BarrierAddExisting);
                 out.notes.push(("table already add, ignore", format!("table={}", t.table_id)));
                 continue;
             }
             let regions = bc.schema.region_count(t.table_id);
+            hit(P::BarrierAddTable);
             let ids = bc.sc.add_new_table(&info, ev.commit_ts, regions, bc.new_id);
             out.notes.push(("add new table by ddl", format!("table={} spans={} ids={:?}", t.table_id, ids.len(), ids)));
         }
@@ -631,6 +667,7 @@ impl Barrier {
                 && ev.is_db_all()
                 && bc.now < ev.last_status_ms + FANOUT_PASS_QUIET_MS
             {
+                hit(P::BarrierResendQuiet);
                 self.maybe_finish(key, bc.sc);
                 continue;
             }
@@ -647,17 +684,20 @@ impl Barrier {
                 let past =
                     related.iter().any(|id| bc.sc.get(id).map(|r| forward_barrier_event(r, key)).unwrap_or(false));
                 if past {
+                    hit(P::BarrierResendSomeonePast);
                     let ev = self.events.get_mut(&key).unwrap();
                     ev.selected = true;
                     ev.writer_advanced = true;
                     self.send_pass(key, bc, out);
                 } else {
+                    hit(P::BarrierResendTrySelect);
                     self.try_select(key, bc, out);
                 }
             } else if !advanced {
                 let mut w = writer.filter(|w| bc.sc.get(w).is_some());
                 if w.is_none() {
                     // Only a Normal event's writer can vanish (split/merge of its table);
+                    hit(P::BarrierWriterReselected);
                     // a DB/All event is always written by the table trigger.
                     let ev = self.events.get(&key).unwrap();
                     w = if ev.is_db_all() {
@@ -669,10 +709,12 @@ impl Barrier {
                 }
                 if let Some(w) = w {
                     if let Some(n) = bc.sc.get(&w).and_then(|r| r.node) {
+                        hit(P::BarrierResendWrite);
                         out.push(n, action(ActionKind::Write, key.0, key.1, InfluencedDispatchers::Normal(vec![w])));
                     }
                 }
             } else {
+                hit(P::BarrierResendPass);
                 self.send_pass(key, bc, out);
                 self.maybe_finish(key, bc.sc);
             }

@@ -6,10 +6,12 @@ use super::operator::{AddDispatcherOperator, Operator, RemoveDispatcherOperator,
 use super::span_controller::{ReplicaState, SpanReplication};
 use super::*;
 use crate::bugs::Fix;
+use crate::coverage::{hit, Point as P};
 use crate::upstream::{DdlKind, SchemaView};
 
 impl Maintainer {
     pub(crate) fn finish_bootstrap(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
+        hit(P::BootstrapFinishStart);
         let responses: Vec<(NodeId, Message)> =
             self.bootstrap_responses.iter().filter_map(|(n, r)| r.clone().map(|r| (*n, r))).collect();
         // 1. startTs = max of the responses' trigger start ts: the schema snapshot's ts
@@ -31,6 +33,7 @@ impl Maintainer {
             }
         }
         if start_ts == 0 {
+            hit(P::BootstrapNoTriggerStartTs);
             self.trace(ctx, "bootstrap failed: no table trigger start ts", vec![]);
             self.handle_error(
                 ctx,
@@ -49,6 +52,7 @@ impl Maintainer {
         let tables = match schema.get_all_physical_tables(start_ts) {
             Ok(t) => t,
             Err(e) => {
+                hit(P::BootstrapLoadTablesFailed);
                 self.trace(
                     ctx,
                     "load table from scheme store failed",
@@ -104,6 +108,7 @@ impl Maintainer {
                 match req.action {
                     ScheduleAction::Create => {
                         if !table_set.contains_key(&req.config.span.table_id) {
+                            hit(P::BootstrapRestoreCreateDropped);
                             self.trace(
                                 ctx,
                                 "skip stale bootstrap create for dropped table",
@@ -112,6 +117,7 @@ impl Maintainer {
                             continue;
                         }
                         if reported.is_some() || self.sc.get(&id).map(|t| t.node.is_some()).unwrap_or(false) {
+                            hit(P::BootstrapRestoreCreateAlreadyReported);
                             continue;
                         }
                         self.sc.insert(SpanReplication {
@@ -125,6 +131,7 @@ impl Maintainer {
                             block_state: None,
                         });
                         restored_ops.push(Operator::Add(AddDispatcherOperator::new(id, *n, OperatorType::Add)));
+                        hit(P::BootstrapRestoreCreate);
                         self.trace(
                             ctx,
                             "restore create operator",
@@ -138,6 +145,7 @@ impl Maintainer {
                     }
                     ScheduleAction::Remove => {
                         let Some(rep) = reported else { continue };
+                        hit(P::BootstrapRestoreRemove);
                         if self.sc.get(&id).is_none() {
                             // Take it out of the working map: the remove operator owns it now.
                             if let Some(v) = working.get_mut(&rep.span.table_id) {
@@ -167,8 +175,14 @@ impl Maintainer {
                         // task and marks it absent when done (`restoreCurrentWorkingRemoveAction`,
                         // maintainer/maintainer_controller_bootstrap.go:1147-1153).
                         if !table_set.contains_key(&rep.span.table_id) && req.operator_type == OperatorType::Remove {
+                            hit(P::BootstrapRestoreRemoveDroppedTable);
                             self.sc.remove(&id);
                         }
+                        hit(match post {
+                            RemovePostFinish::MarkAbsent => P::BootstrapRestoreRemoveOfMoveOrSplit,
+                            RemovePostFinish::RemoveTaskAndRepair { .. } => P::BootstrapRestoreRemoveRepair,
+                            _ => P::BootstrapRestoreRemoveTaskGone,
+                        });
                         let mut op = RemoveDispatcherOperator::new(id, rep.span, *n, req.operator_type, post);
                         // Candidate fix (not TiCDC): a restored removal whose span stays
                         // (placed again or repaired) blocks the checkpoint meanwhile.
@@ -195,6 +209,7 @@ impl Maintainer {
         let mut to_fill: Vec<(TableId, SchemaId)> = Vec::new();
         for t in &tables {
             let spans = working.remove(&t.table_id);
+            hit(P::BootstrapAdoptWorkingTable);
             if spans.is_some() || self.sc.is_table_exists(t.table_id) {
                 for s in spans.unwrap_or_default() {
                     if self.sc.get(&s.id).is_none() {
@@ -203,6 +218,7 @@ impl Maintainer {
                 }
                 to_fill.push((t.table_id, t.schema_id));
             } else {
+                hit(P::BootstrapAddAbsentTable);
                 let regions = region_of(t.table_id);
                 let ids = {
                     let rng = &mut *ctx.rng;
@@ -210,6 +226,7 @@ impl Maintainer {
                     self.sc.add_new_table(t, self.start_checkpoint, regions, &mut new_id)
                 };
                 if ids.len() > 1 {
+                    hit(P::BootstrapNewTableSplit);
                     self.trace(
                         ctx,
                         "split span by region count",
@@ -245,6 +262,7 @@ impl Maintainer {
             // check, as the barrier's drop path admits its removes.
             let admitted = match self.oc.admission_check(&op.id(), &self.sc) {
                 Err(AdmitError::NoTask) if matches!(op, Operator::Remove(_)) => {
+                    hit(P::BootstrapRestoredRemoveWithoutTask);
                     self.oc.admission_insert(op, &mut self.sc, &self.alive, ctx.now_ms);
                     Ok(())
                 }
@@ -252,27 +270,34 @@ impl Maintainer {
             };
             match admitted {
                 Ok(()) => self.trace(ctx, "add operator", vec![("operator", d)]),
-                Err(e) => self.trace(
-                    ctx,
-                    "add restored operator failed",
-                    vec![("operator", d), ("reason", format!("{:?}", e))],
-                ),
+                Err(e) => {
+                    hit(P::BootstrapRestoredOperatorRefused);
+                    self.trace(
+                        ctx,
+                        "add restored operator failed",
+                        vec![("operator", d), ("reason", format!("{:?}", e))],
+                    )
+                }
             }
         }
         for (sources, merged, n, committed) in merges {
             let table = self.sc.get(&merged).map(|r| r.span.table_id).unwrap_or_default();
             match self.oc.add_restored_merge_operator(sources.clone(), merged, &mut self.sc, &self.alive, ctx.now_ms) {
-                Ok(()) => self.trace(
-                    ctx,
-                    "restore merge operator",
-                    vec![
-                        ("dispatcher", merged.to_string()),
-                        ("table", table.to_string()),
-                        ("node", n.to_string()),
-                        ("sources", format!("{:?}", sources.iter().map(|s| s.to_string()).collect::<Vec<_>>())),
-                    ],
-                ),
+                Ok(()) => {
+                    hit(P::BootstrapRestoreMerge);
+                    self.trace(
+                        ctx,
+                        "restore merge operator",
+                        vec![
+                            ("dispatcher", merged.to_string()),
+                            ("table", table.to_string()),
+                            ("node", n.to_string()),
+                            ("sources", format!("{:?}", sources.iter().map(|s| s.to_string()).collect::<Vec<_>>())),
+                        ],
+                    )
+                }
                 Err(e) => {
+                    hit(P::BootstrapRestoreMergeRefused);
                     self.trace(
                         ctx,
                         "restore merge operator failed",
@@ -367,6 +392,7 @@ impl Maintainer {
                 }
                 let minfo = spans.get(&merged).cloned();
                 if skip || minfo.as_ref().map(|m| !table_set.contains_key(&m.span.table_id)).unwrap_or(false) {
+                    hit(P::BootstrapMergeJournalDroppedTable);
                     for id in created {
                         self.sc.remove(&id);
                     }
@@ -377,6 +403,7 @@ impl Maintainer {
                     .map(|m| matches!(m.state, ComponentState::Initializing | ComponentState::Working))
                     .unwrap_or(false);
                 if restored_ops.iter().any(|o| o.id() == merged || sources.contains(&o.id())) {
+                    hit(P::BootstrapMergeJournalConflict);
                     self.trace(
                         ctx,
                         "merge journal conflicts with a restored operator",
@@ -392,6 +419,7 @@ impl Maintainer {
                     for s in &sources {
                         self.sc.remove(s);
                     }
+                    hit(P::BootstrapMergeAlreadyFinished);
                     self.trace(
                         ctx,
                         "merge already finished before bootstrap",
@@ -400,6 +428,7 @@ impl Maintainer {
                     continue;
                 }
                 if !complete || sources.len() < 2 {
+                    hit(P::BootstrapMergeSourcesMissing);
                     if committed || minfo.is_some() {
                         if let Some(op) = self.reconcile_unrestorable_merge_info(merged, *n, minfo.as_ref(), &sources) {
                             restored_ops.push(op);
@@ -437,6 +466,7 @@ impl Maintainer {
                         }
                     }
                 }
+                hit(P::BootstrapMergeJournalRestored);
                 merges.push((sources, merged, *n, committed));
             }
         }
@@ -491,6 +521,7 @@ impl Maintainer {
                     continue;
                 };
                 let Some(node) = c.node else { continue };
+                hit(P::BootstrapOverlapCleanup);
                 self.trace(
                     ctx,
                     "remove unexpected overlapping dispatcher reported during bootstrap",
@@ -566,6 +597,7 @@ impl Maintainer {
     ) -> Option<Operator> {
         let span = self.sc.get(&merged)?.span;
         if committed {
+            hit(P::BootstrapMergeReconcileCommitted);
             self.sc.mark_replicating(&merged);
             for s in sources {
                 if *s != merged {
@@ -576,6 +608,7 @@ impl Maintainer {
         }
         // `addBootstrapCleanupOperator`: once stopped, the range is repaired
         // (maintainer/maintainer_controller_bootstrap.go:731-765).
+        hit(P::BootstrapMergeReconcileAbort);
         let schema_id = self.sc.get(&merged)?.schema_id;
         Some(Operator::Remove(RemoveDispatcherOperator::new(
             merged,
@@ -589,6 +622,7 @@ impl Maintainer {
     fn fill_holes(&mut self, ctx: &mut Ctx, table: TableId, schema_id: SchemaId, start_ts: Ts) {
         let spans: Vec<TableSpan> = self.sc.tasks_of_table(table).iter().map(|r| r.span).collect();
         for h in find_holes(table, &spans) {
+            hit(P::BootstrapHoleFilled);
             let id = ctx.new_dispatcher_id();
             self.sc.insert(SpanReplication {
                 id,
@@ -641,6 +675,7 @@ impl Maintainer {
                 continue;
             }
             if ctx.bug(Bug::IgnoreUnknownWorkingTable) {
+                hit(P::BootstrapUnknownWorkingIgnored);
                 for s in &spans {
                     self.trace(
                         ctx,
@@ -660,6 +695,7 @@ impl Maintainer {
             });
             match adder {
                 Some(ddl) => {
+                    hit(P::BootstrapUnknownWorkingAdopted);
                     let schema_id = spans[0].schema_id;
                     for s in spans {
                         self.trace(
@@ -681,6 +717,7 @@ impl Maintainer {
                 }
                 None => {
                     for s in spans {
+                        hit(P::BootstrapUnknownWorkingCleanup);
                         self.trace(
                             ctx,
                             "cleanup working dispatcher of unknown table",

@@ -263,6 +263,7 @@ impl Maintainer {
                 self.trace(ctx, "maintainer received bootstrap response", vec![("node", from.to_string())]);
                 hit(P::MaintainerBootstrapResponse);
                 if !epoch_matches(maintainer_epoch, self.epoch) {
+                    hit(P::MaintainerBootstrapResponseStaleEpoch);
                     return;
                 }
                 // `onMaintainerBootstrapResponse`: an error goes to the coordinator in any
@@ -273,22 +274,26 @@ impl Maintainer {
                         "bootstrap response error",
                         vec![("node", from.to_string()), ("error", e.message.clone())],
                     );
+                    hit(P::MaintainerBootstrapResponseError);
                     self.errors.push(e.clone());
                     return;
                 }
                 if self.state != MaintainerState::Bootstrapping {
                     // A node that joined later: FinishBootstrap returns nil; stop resending.
                     self.late_bootstrap.remove(&from);
+                    hit(P::MaintainerLateBootstrapResponse);
                     return;
                 }
                 if !self.bootstrap_responses.contains_key(&from) {
                     // `HandleBootstrapResponse`: a node the bootstrapper does not track.
+                    hit(P::MaintainerBootstrapResponseUntracked);
                     return;
                 }
                 self.bootstrap_responses.insert(from, Some(msg));
                 self.on_bootstrap_responses(ctx, schema);
             }
             Message::MaintainerPostBootstrapResponse { maintainer_epoch, err, .. } => {
+                hit(P::MaintainerPostBootstrapResponse);
                 if !epoch_matches(maintainer_epoch, self.epoch) {
                     return;
                 }
@@ -301,6 +306,7 @@ impl Maintainer {
                         if self.state == MaintainerState::Removing
                             && ctx.fix(crate::bugs::Fix::IgnorePostBootstrapErrorWhenRemoving) =>
                     {
+                        hit(P::MaintainerPostBootstrapErrorIgnoredWhileRemoving);
                         self.trace(
                             ctx,
                             "ignore post bootstrap error while removing",
@@ -308,6 +314,7 @@ impl Maintainer {
                         );
                     }
                     Some(e) => {
+                        hit(P::MaintainerPostBootstrapError);
                         self.trace(
                             ctx,
                             "post bootstrap failed",
@@ -318,6 +325,7 @@ impl Maintainer {
                     None if !self.post_bootstrap_done => {
                         self.post_bootstrap_done = true;
                         self.trace(ctx, "post bootstrap done", vec![]);
+                        hit(P::MaintainerPostBootstrapDone);
                     }
                     None => {}
                 }
@@ -326,6 +334,7 @@ impl Maintainer {
                 if epoch_matches(maintainer_epoch, self.epoch) && success =>
             {
                 self.close_pending.remove(&from);
+                hit(P::MaintainerCloseResponse);
                 self.maybe_stopped(ctx);
             }
             Message::MaintainerCloseResponse { .. } => {}
@@ -334,6 +343,7 @@ impl Maintainer {
                 // bootstrapped (`initialized` is set when the bootstrap finishes, before the
                 // post-bootstrap response: that one only stops the resends).
                 if !self.initialized() {
+                    hit(P::MaintainerHeartbeatBeforeBootstrap);
                     // TiCDC returns silently; the trace names the terminal statuses lost
                     // this way (a one-shot Stopped report is never sent again).
                     for st in statuses.iter().filter(|st| st.state != ComponentState::Working) {
@@ -352,6 +362,7 @@ impl Maintainer {
                 }
                 // `onHeartbeatRequest` returns before `onError` until initialized.
                 if let Some(e) = err {
+                    hit(P::MaintainerHeartbeatError);
                     self.trace(
                         ctx,
                         "dispatcher manager reported error",
@@ -370,7 +381,9 @@ impl Maintainer {
                     || e.seq == 0 && e.checkpoint_ts == 0
                 {
                     *e = watermark;
+                    hit(P::MaintainerWatermarkAdvanced);
                 }
+                hit(P::MaintainerHeartbeatFirstHalf);
                 ctx.observe(Observation::HeartbeatWatermarkStored {
                     cf: self.cf.clone(),
                     maintainer_epoch: self.epoch,
@@ -384,6 +397,7 @@ impl Maintainer {
             }
             Message::BlockStatusRequest { statuses, .. } => {
                 if !self.initialized() || self.state == MaintainerState::Removing {
+                    hit(P::MaintainerBlockStatusDropped);
                     return;
                 }
                 let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
@@ -420,6 +434,7 @@ impl Maintainer {
             self.pending_heartbeats.clear();
             return;
         }
+        hit(P::MaintainerHeartbeatSecondHalf);
         ctx.observe(Observation::HeartbeatStatusesApplied {
             cf: self.cf.clone(),
             maintainer_epoch: self.epoch,
@@ -466,6 +481,7 @@ impl Maintainer {
         match self.sc.get(&st.id).map(|r| r.node) {
             None => {
                 if st.state == ComponentState::Working && !self.oc.has(&st.id) && !removing {
+                    hit(P::MaintainerStatusUnknownDispatcherRemoved);
                     self.trace(
                         ctx,
                         "no span found, remove it",
@@ -477,6 +493,7 @@ impl Maintainer {
             }
             Some(node) => {
                 if node != Some(from) {
+                    hit(P::MaintainerStatusWrongNode);
                     return; // nodeID not match
                 }
                 self.sc.update_status(&st.id, st);
@@ -512,6 +529,7 @@ impl Maintainer {
                             .map(|c| c.id)
                     });
                     if let Some(c) = covering {
+                        hit(P::MaintainerTerminalSpanCovered);
                         self.trace(
                             ctx,
                             "remove terminal span covered by merged span",
@@ -520,6 +538,7 @@ impl Maintainer {
                         self.sc.remove(&st.id);
                         return;
                     }
+                    hit(P::MaintainerStoppedWithoutOperator);
                     self.trace(
                         ctx,
                         "dispatcher stopped without operator, mark absent",
@@ -543,6 +562,7 @@ impl Maintainer {
                     self.bootstrap_responses.iter().filter(|(_, r)| r.is_none()).map(|(n, _)| *n).collect();
                 for n in pending {
                     if ctx.now_ms >= self.bootstrap_last_sent.get(&n).copied().unwrap_or(0) + BOOTSTRAP_RESEND_MS {
+                        hit(P::MaintainerBootstrapResend);
                         self.send_bootstrap(ctx, n);
                     }
                 }
@@ -550,11 +570,13 @@ impl Maintainer {
             MaintainerState::Working => {
                 let late: Vec<NodeId> = self.late_bootstrap.iter().copied().collect();
                 for n in late {
+                    hit(P::MaintainerLateBootstrapResend);
                     if ctx.now_ms >= self.bootstrap_last_sent.get(&n).copied().unwrap_or(0) + BOOTSTRAP_RESEND_MS {
                         self.send_bootstrap(ctx, n);
                     }
                 }
                 if !self.post_bootstrap_done && ctx.now_ms >= self.post_bootstrap_last_sent + MAINTAINER_TICK_MS {
+                    hit(P::MaintainerPostBootstrapResend);
                     self.send_post_bootstrap(ctx, schema);
                 }
                 let mut out = BarrierOut::default();
@@ -574,12 +596,14 @@ impl Maintainer {
                         keep_newer_block_state,
                         new_id: &mut new_id,
                     };
+                    hit(P::MaintainerBarrierTick);
                     self.barrier.resend(&mut bc, &mut out);
                 }
                 self.emit_barrier(ctx, out);
             }
             MaintainerState::Removing => {
                 if self.cascade && ctx.now_ms >= self.close_last_sent + MAINTAINER_TICK_MS * 5 {
+                    hit(P::MaintainerCloseSend);
                     self.close_last_sent = ctx.now_ms;
                     let pending: Vec<NodeId> = self.close_pending.iter().copied().collect();
                     for n in pending {
@@ -639,6 +663,7 @@ impl Maintainer {
         };
         let recheck_node = ctx.fix(crate::bugs::Fix::FinishedMoveChecksNode);
         for (op, _) in finished {
+            hit(P::MaintainerOperatorFinished);
             self.trace(
                 ctx,
                 "operator finished",
@@ -652,6 +677,7 @@ impl Maintainer {
                 if let Some(n) = self.sc.get(&id).filter(|t| t.state == ReplicaState::Replicating).and_then(|t| t.node)
                 {
                     if !self.alive.contains(&n) {
+                        hit(P::MaintainerFinishedOnRemovedNode);
                         self.sc.mark_absent(&id);
                         self.trace(
                             ctx,
@@ -663,6 +689,7 @@ impl Maintainer {
             }
         }
         for d in follow {
+            hit(P::MaintainerFollowUpOperator);
             self.trace(ctx, "add operator", vec![("operator", d)]);
         }
         for (n, req) in msgs {
@@ -743,6 +770,7 @@ impl Maintainer {
     /// dispatcher-ID order (TiCDC: Go map order).
     fn balance_default_group(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
         if ctx.fp(crate::effects::FP_STOP_BALANCE_SCHEDULER) || self.oc.size() > 0 || !self.sc.absent().is_empty() {
+            hit(P::BalanceSkippedBusy);
             return;
         }
         let batch = self.config.scheduler.balance_move_batch_size;
@@ -762,6 +790,7 @@ impl Maintainer {
             }
         }
         if scheduler::check_balance_status(&per_node, &self.alive) == 0 {
+            hit(P::BalanceAlreadyBalanced);
             return;
         }
         let moves = scheduler::balance_moves(&replicating, &self.alive, batch - splits, &mut *ctx.rng);
@@ -773,6 +802,7 @@ impl Maintainer {
         }
         if moved > 0 {
             self.trace(ctx, "scheduler: balance done", vec![("moved", moved.to_string())]);
+            hit(P::BalanceMoved);
         }
     }
 
@@ -867,8 +897,10 @@ impl Maintainer {
             let tr = self.default_traffic.get(&id).copied().unwrap_or_default();
             if traffic_on && tr.score >= split_balance::TRAFFIC_SCORE_THRESHOLD && split_enabled(r.span.table_id) {
                 ready.push((id, r.span, node, regions, Some(tr.latest)));
+                hit(P::BalanceSplitReadyByTraffic);
             } else if threshold > 0 && self.region_counts.get(&id).is_some_and(|c| *c >= threshold) {
                 ready.push((id, r.span, node, regions, None));
+                hit(P::BalanceSplitReadyByRegions);
             }
         }
         let mut admitted = 0;
@@ -901,6 +933,7 @@ impl Maintainer {
                     fields.push(("traffic", format!("{}", t as u64)));
                 }
                 self.trace(ctx, "balance scheduler split span", fields);
+                hit(P::BalanceSplitAdmitted);
                 admitted += 1;
             }
         }
@@ -939,6 +972,7 @@ impl Maintainer {
             let tasks: Vec<&span_controller::SpanReplication> =
                 self.sc.tasks_of_table(table).into_iter().filter(|r| r.group() == group).collect();
             if tasks.is_empty() || tasks.iter().any(|r| r.state != ReplicaState::Replicating || r.node.is_none()) {
+                hit(P::SplitGroupNotReplicating);
                 continue; // "some spans in the group are not in the replicating state"
             }
             let spans: Vec<split_balance::GroupSpan> = tasks
@@ -998,6 +1032,7 @@ impl Maintainer {
                 }
                 let n = pieces.len();
                 if self.admit(ctx, Operator::Split(SplitDispatcherOperator::new(id, s.span, s.node, pieces, targets))) {
+                    hit(P::SplitGroupSplit);
                     self.trace(
                         ctx,
                         "balance split scheduler split span",
@@ -1017,6 +1052,7 @@ impl Maintainer {
                 for id in ids {
                     let Some(origin) = node_of(&id) else { continue };
                     if self.admit(ctx, Operator::Move(MoveDispatcherOperator::new(id, Some(origin), target))) {
+                        hit(P::SplitGroupMove);
                         self.trace(
                             ctx,
                             "balance split scheduler move span",
@@ -1040,6 +1076,7 @@ impl Maintainer {
                 let n = ids.len() as i64;
                 match self.oc.add_merge_operator(ids, merged, &mut self.sc, &self.alive, now) {
                     Ok(()) => {
+                        hit(P::SplitGroupMerge);
                         self.trace(
                             ctx,
                             "balance split scheduler merge spans",
@@ -1053,6 +1090,7 @@ impl Maintainer {
                         1 + n
                     }
                     Err(e) => {
+                        hit(P::SplitGroupMergeRefused);
                         self.trace(
                             ctx,
                             "balance split scheduler merge failed",
@@ -1071,6 +1109,7 @@ impl Maintainer {
         if ctx.bug(Bug::NonatomicOperatorAdmission) {
             if self.oc.admission_check(&op.id(), &self.sc).is_ok() {
                 self.pending_admissions.push(op);
+                hit(P::AdmitTwoStep);
                 return true;
             }
             return false;
@@ -1078,10 +1117,12 @@ impl Maintainer {
         match self.oc.add_operator(op, &mut self.sc, &self.alive, ctx.now_ms) {
             Ok(()) => {
                 self.trace(ctx, "add operator", vec![("operator", d)]);
+                hit(P::AdmitAccepted);
                 true
             }
             Err(e) => {
                 self.trace(ctx, "add operator failed", vec![("operator", d), ("reason", format!("{:?}", e))]);
+                hit(P::AdmitRefused);
                 false
             }
         }
@@ -1115,16 +1156,14 @@ impl Maintainer {
     /// maintainer/maintainer.go:696-733).
     pub fn calc_checkpoint(&mut self) -> Option<Ts> {
         if !self.initialized() {
+            hit(P::CheckpointBeforeBootstrap);
             return None;
         }
         let mut cp = u64::MAX;
-        if let Some(t) = self.oc.min_checkpoint_ts(&self.sc) {
-            cp = cp.min(t);
-        }
-        if let Some(t) = self.sc.min_non_replicating_checkpoint() {
-            cp = cp.min(t);
-        }
-        if let Some(t) = self.barrier.min_blocked_checkpoint_for_new_tables() {
+        let by_operator = self.oc.min_checkpoint_ts(&self.sc);
+        let by_absent = self.sc.min_non_replicating_checkpoint();
+        let by_barrier = self.barrier.min_blocked_checkpoint_for_new_tables();
+        for t in [by_operator, by_absent, by_barrier].into_iter().flatten() {
             cp = cp.min(t);
         }
         // `calculateNewCheckpointTs` reads the watermark of every node the bootstrapper
@@ -1138,16 +1177,33 @@ impl Maintainer {
         for n in nodes {
             match self.node_watermarks.get(&n) {
                 Some(w) if w.seq > 0 || w.checkpoint_ts > 0 => cp = cp.min(w.checkpoint_ts),
-                _ => return None,
+                _ => {
+                    hit(P::CheckpointNoWatermark);
+                    return None;
+                }
             }
         }
         if cp == u64::MAX {
             return None;
         }
+        // Which bound held the checkpoint (several may tie).
+        let capped = |b: Option<Ts>| b == Some(cp);
+        if capped(by_operator) {
+            hit(P::CheckpointCappedByOperator);
+        }
+        if capped(by_absent) {
+            hit(P::CheckpointCappedByAbsentSpan);
+        }
+        if capped(by_barrier) {
+            hit(P::CheckpointCappedByBarrier);
+        }
         // Monotonic commit: never below what is already committed.
         if cp > self.committed_checkpoint {
+            hit(P::CheckpointAdvanced);
             self.committed_checkpoint = cp;
             self.sc.committed_checkpoint = cp;
+        } else {
+            hit(P::CheckpointHeld);
         }
         Some(self.committed_checkpoint)
     }
@@ -1193,10 +1249,12 @@ impl Maintainer {
             self.close_pending.remove(&n);
             match self.state {
                 MaintainerState::Bootstrapping => {
+                    hit(P::MaintainerNodeRemovedBootstrapping);
                     self.bootstrap_responses.remove(&n);
                 }
                 _ => {
                     self.trace(ctx, "node removed", vec![("node", n.to_string())]);
+                    hit(P::MaintainerNodeRemoved);
                     self.oc.on_node_removed(n, &mut self.sc);
                 }
             }
@@ -1213,12 +1271,15 @@ impl Maintainer {
             // stall at the old value, or pass rows the new incarnation has not written.
             self.node_watermarks.remove(&n);
             if self.state == MaintainerState::Bootstrapping {
+                hit(P::MaintainerNodeAddedBootstrapping);
                 self.bootstrap_responses.insert(n, None);
                 self.all_nodes_ready = false;
             } else if self.state == MaintainerState::Working {
+                hit(P::MaintainerNodeAddedWorking);
                 self.late_bootstrap.insert(n);
             } else {
                 // `checkNodeChanged` does nothing once the maintainer is removing.
+                hit(P::MaintainerNodeAddedRemoving);
                 continue;
             }
             self.send_bootstrap(ctx, n);
@@ -1242,6 +1303,7 @@ impl Maintainer {
             // A move's non-cascade remove can overtake the bootstrap; the coordinator
             // resends it until this maintainer can hand over cleanly.
             self.trace(ctx, "ignore non-cascade remove request before bootstrap", vec![]);
+            hit(P::MaintainerRemoveBeforeBootstrap);
             return;
         }
         self.state = MaintainerState::Removing;
@@ -1251,10 +1313,12 @@ impl Maintainer {
         self.oc.quiesce_except = Some([ddl].into_iter().collect());
         self.trace(ctx, "maintainer removing", vec![("cascade", cascade.to_string())]);
         if cascade {
+            hit(P::MaintainerRemoveCascade);
             self.close_pending = self.alive.clone();
             self.close_last_sent = 0;
         } else {
             let me = self.node;
+            hit(P::MaintainerRemoveNonCascade);
             let op = Operator::Remove(RemoveDispatcherOperator::new(
                 ddl,
                 TableSpan::ddl_span(),
@@ -1275,6 +1339,7 @@ impl Maintainer {
         if done {
             self.state = MaintainerState::Stopped;
             self.trace(ctx, "maintainer stopped", vec![]);
+            hit(P::MaintainerStopped);
         }
     }
 
@@ -1282,6 +1347,7 @@ impl Maintainer {
 
     /// `moveTable`: move every span of a table to `dest` (an absent span moves with an empty origin).
     pub fn api_move_table(&mut self, ctx: &mut Ctx, table: TableId, dest: NodeId) -> Result<usize, String> {
+        hit(P::ApiMoveTable);
         if !self.initialized() {
             return Err("maintainer not initialized".into());
         }
@@ -1306,6 +1372,7 @@ impl Maintainer {
             }
         }
         if pending > 0 {
+            hit(P::ApiMoveTableBusy);
             return Err(format!("{} spans of table {} have a running operator", pending, table));
         }
         Ok(n)
@@ -1313,6 +1380,7 @@ impl Maintainer {
 
     /// `splitTableByRegionCount`: split a whole-table span into pieces by region count.
     pub fn api_split_table(&mut self, ctx: &mut Ctx, table: TableId, schema: &dyn SchemaView) -> Result<usize, String> {
+        hit(P::ApiSplitTable);
         if !self.initialized() {
             return Err("maintainer not initialized".into());
         }
@@ -1341,6 +1409,7 @@ impl Maintainer {
     /// are on one node. If no such pair exists, move the second span to the first span's
     /// node (the caller retries, as the integration test's helper does).
     pub fn api_merge_table(&mut self, ctx: &mut Ctx, table: TableId) -> Result<String, String> {
+        hit(P::ApiMergeTable);
         if !self.initialized() {
             return Err("maintainer not initialized".into());
         }
@@ -1360,6 +1429,7 @@ impl Maintainer {
         let Some((a, b)) = pair else {
             let Some(dest) = reps[0].2 else { return Err("first span is not scheduled".into()) };
             self.admit(ctx, Operator::Move(MoveDispatcherOperator::new(reps[1].0, reps[1].2, dest)));
+            hit(P::ApiMergeTableMovesFirst);
             return Err(format!("no two consecutive spans on one node; moving {} to {}", reps[1].0, dest));
         };
         let merged = ctx.new_dispatcher_id();

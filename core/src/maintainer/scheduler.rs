@@ -5,6 +5,7 @@
 
 use super::operator::{AddDispatcherOperator, Operator};
 use super::span_controller::{GroupId, SpanController};
+use crate::coverage::{hit, Point as P};
 use crate::messages::OperatorType;
 use crate::types::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -40,16 +41,19 @@ pub fn basic_schedule(
         }
         for id in &by_group[&g] {
             if ops.len() >= available {
+                hit(P::BasicScheduleBatchFull);
                 return ops;
             }
             let min = *counts.values().min().unwrap();
             let cap = if g == GroupId::Default { usize::MAX } else { per_node_cap };
             if min >= cap {
+                hit(P::BasicScheduleGroupCapped);
                 break;
             }
             let cands: Vec<NodeId> = counts.iter().filter(|(_, c)| **c == min).map(|(n, _)| *n).collect();
             let n = cands[(rng.next_u64() % cands.len() as u64) as usize];
             *counts.get_mut(&n).unwrap() += 1;
+            hit(P::BasicScheduleAdd);
             ops.push(Operator::Add(AddDispatcherOperator::new(*id, n, OperatorType::Add)));
         }
     }

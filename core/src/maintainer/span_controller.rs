@@ -3,6 +3,7 @@
 
 use super::split_balance::{CheckerTuning, SplitGroupChecker};
 use crate::config::SchedulerConfig;
+use crate::coverage::{hit, Point as P};
 use crate::messages::*;
 use crate::types::*;
 use crate::upstream::TableInfo;
@@ -172,6 +173,7 @@ impl SpanController {
         }
         let full = TableSpan::full(table.table_id);
         let spans = if self.cfg.enable_table_across_nodes && (table.splitable || !self.cfg.enable_splittable_check) {
+            hit(P::SpanAddTableSplittable);
             self.split_by_region_count(&full, region_count, 0)
         } else {
             vec![full]
@@ -226,6 +228,7 @@ impl SpanController {
     /// `UpdateSchemaID` (`maintainer/span/span_controller.go:326`): every task of the
     /// table moves to `new_schema`.
     pub fn update_schema_id(&mut self, table: TableId, new_schema: SchemaId) {
+        hit(P::SpanUpdateSchemaId);
         let ids: Vec<DispatcherId> = self.by_table.get(&table).map(|s| s.iter().copied().collect()).unwrap_or_default();
         for id in ids {
             if let Some(r) = self.tasks.get_mut(&id) {

@@ -72,6 +72,7 @@
 //! node is not merged (TiCDC would move it to the empty node ID).
 
 use crate::config::{MAX_TRAFFIC_PERCENTAGE, MIN_TRAFFIC_PERCENTAGE};
+use crate::coverage::{hit, Point as P};
 use crate::types::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -329,6 +330,7 @@ impl SplitGroupChecker {
             }
             total_regions += s.regions;
             if wt > 0 && tr.score > TRAFFIC_SCORE_THRESHOLD {
+                hit(P::SplitCheckSplitByTraffic);
                 let n = (tr.latest() / wt as f64).ceil() as u64;
                 results.push(SplitCheckResult::Split {
                     id: s.id,
@@ -340,6 +342,7 @@ impl SplitGroupChecker {
                 continue;
             }
             if thr > 0 && s.regions > thr {
+                hit(P::SplitCheckSplitByRegions);
                 let n = s.regions.div_ceil(thr);
                 results.push(SplitCheckResult::Split {
                     id: s.id,
@@ -356,12 +359,14 @@ impl SplitGroupChecker {
         // Step 2: merge the whole group back into one span.
         let traffic_low = wt == 0 || tally.sum.iter().all(|t| *t <= wt as f64 / 2.0);
         if (thr == 0 || total_regions <= thr / 2) && traffic_low {
+            hit(P::SplitCheckMergeWhole);
             return merge_whole(c, &tally.load, rng);
         }
         // Step 3: traffic balance; it also names the least and the most loaded node.
         let (min_node, max_node) = min_max_nodes(c.table, &tally.per_node);
         let results = self.check_balance_traffic(c, &tally, min_node, max_node);
         if !results.is_empty() {
+            hit(P::SplitCheckBalanceTraffic);
             return results;
         }
         // Step 4: merge adjacent spans once the group has too many for long enough.
@@ -378,14 +383,17 @@ impl SplitGroupChecker {
         *wait_merge = true;
         self.merge_check_count += 1;
         if self.merge_check_count < self.tuning.merge_check_threshold {
+            hit(P::SplitCheckMergeWaiting);
             return vec![];
         }
         let sorted = self.sorted_by_start(c.spans);
         let merges = choose_merged_spans(&sorted, thr, wt, c.batch);
         if !merges.is_empty() {
+            hit(P::SplitCheckMergeAdjacent);
             return merges;
         }
         // Step 5: moves that make merges possible.
+        hit(P::SplitCheckMoveForMerge);
         choose_move_spans(min_node, max_node, &sorted, &tally, thr, wt, rng)
     }
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::coverage::{hit, Point as P};
 
 /// Add: bind the span to `dest`, send Create until `dest` reports Working.
 #[derive(Clone, Debug)]
@@ -45,8 +46,12 @@ impl AddDispatcherOperator {
             return;
         }
         match st.state {
-            ComponentState::Working => self.finished = true,
+            ComponentState::Working => {
+                hit(P::OpAddWorking);
+                self.finished = true;
+            }
             ComponentState::Removed => {
+                hit(P::OpAddReportedRemoved);
                 self.finished = true;
                 self.removed = true;
             }
@@ -55,16 +60,19 @@ impl AddDispatcherOperator {
     }
     pub fn on_node_remove(&mut self, n: NodeId) {
         if n == self.dest {
+            hit(P::OpAddDestRemoved);
             self.finished = true;
             self.removed = true;
         }
     }
     pub fn on_task_removed(&mut self) {
+        hit(P::OpAddTaskRemoved);
         self.finished = true;
         self.removed = true;
     }
     pub fn post_finish(&mut self, sc: &mut SpanController) {
         if self.removed {
+            hit(P::OpAddPostFinishAbsent);
             if sc.get(&self.id).is_some() {
                 sc.mark_absent(&self.id);
             }

@@ -26,6 +26,7 @@
 
 use super::queue::{OperatorQueue, QueueEntry};
 use super::*;
+use crate::coverage::{hit, Point as P};
 use crate::maintainer::span_controller::SpanController;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -164,12 +165,15 @@ impl OperatorController {
     /// First admission step: quiesce, duplicate and task checks (read side).
     pub fn admission_check(&self, id: &DispatcherId, sc: &SpanController) -> Result<(), AdmitError> {
         if !self.allowed(id) {
+            hit(P::OcRefusedQuiescing);
             return Err(AdmitError::Quiescing);
         }
         if self.by_id.contains_key(id) {
+            hit(P::OcRefusedExists);
             return Err(AdmitError::AlreadyExists);
         }
         if sc.get(id).is_none() {
+            hit(P::OcRefusedNoTask);
             return Err(AdmitError::NoTask);
         }
         Ok(())
@@ -182,8 +186,14 @@ impl OperatorController {
         op.start(sc);
         for n in op.affected_nodes() {
             match n {
-                None => op.on_node_remove(NodeId(u32::MAX), sc),
-                Some(n) if !alive.contains(&n) => op.on_node_remove(n, sc),
+                None => {
+                    hit(P::OcAdmittedEmptyOrigin);
+                    op.on_node_remove(NodeId(u32::MAX), sc)
+                }
+                Some(n) if !alive.contains(&n) => {
+                    hit(P::OcAdmittedDeadNode);
+                    op.on_node_remove(n, sc)
+                }
                 _ => {}
             }
         }
@@ -217,6 +227,7 @@ impl OperatorController {
         sc: &mut SpanController,
     ) {
         if !self.allowed(id) {
+            hit(P::OcStatusFrozen);
             return;
         }
         if let Some(slot) = self.by_id.get(id) {
@@ -230,10 +241,12 @@ impl OperatorController {
     /// sees the loss. Nothing happens while quiescing (operator_controller.go:284-303).
     pub fn on_node_removed(&mut self, n: NodeId, sc: &mut SpanController) {
         if self.quiesce_except.is_some() {
+            hit(P::OcNodeRemovedQuiescing);
             return;
         }
         for id in sc.tasks_on_node(n) {
             if !self.by_id.contains_key(&id) {
+                hit(P::OcNodeRemovedSpanAbsent);
                 sc.mark_absent(&id);
             }
         }
@@ -284,6 +297,7 @@ impl OperatorController {
     pub fn on_task_removed(&mut self, id: &DispatcherId, sc: &mut SpanController) {
         if let Some(&slot) = self.by_id.get(id) {
             if let Some(s) = self.slots.get_mut(&slot) {
+                hit(P::OcTaskRemovedCancel);
                 s.op.on_task_removed(sc);
             }
             let _ = self.finalize_slot(slot, sc, &mut || DispatcherId(0));
@@ -304,6 +318,7 @@ impl OperatorController {
         if !self.allowed(&id) {
             return false;
         }
+        hit(P::OcRemoveReplicaSet);
         self.on_task_removed(&id, sc);
         self.admission_insert(op, sc, alive, now);
         true
@@ -334,6 +349,7 @@ impl OperatorController {
     ) -> Result<(), String> {
         merge::check_merge(sc, &sources)?;
         if sc.get(&merged).is_some() {
+            hit(P::OcMergeTargetExists);
             return Err(format!("merged dispatcher {} already exists", merged));
         }
         self.occupy_all(&sources, sc, alive, now)?;
@@ -383,6 +399,7 @@ impl OperatorController {
             if let Err(e) =
                 self.add_operator(Operator::Occupy(OccupyDispatcherOperator::new(*id, node)), sc, alive, now)
             {
+                hit(P::OcMergeOccupyFailed);
                 self.cancel_occupy(&done);
                 return Err(format!("cannot occupy {}: {:?}", id, e));
             }
@@ -416,6 +433,7 @@ impl OperatorController {
         let Some(e) = self.queue.heap_pop() else { return Poll::End };
         let Some(s) = self.slots.get(&e.slot) else { return Poll::Skipped };
         if !self.allowed(&s.op.id()) {
+            hit(P::OcPollFrozen);
             return Poll::Skipped;
         }
         if s.op.is_finished() {
@@ -425,6 +443,7 @@ impl OperatorController {
             };
         }
         if now < e.notify_at {
+            hit(P::OcPollNotDue);
             self.queue.heap_push(e);
             return Poll::End;
         }
@@ -459,6 +478,7 @@ impl OperatorController {
                     for f in follow {
                         let d = f.describe();
                         if self.add_operator(f, sc, alive, now).is_ok() {
+                            hit(P::OcFollowUpAdmitted);
                             admitted.push(d);
                         }
                     }
@@ -473,6 +493,7 @@ impl OperatorController {
                     }
                     executed += 1;
                     if executed >= self.batch_size {
+                        hit(P::OcExecuteBatchFull);
                         self.next_execute_at = now + NEXT_POLL_INTERVAL_MS;
                         break;
                     }

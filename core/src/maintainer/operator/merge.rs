@@ -1,4 +1,5 @@
 use super::*;
+use crate::coverage::{hit, Point as P};
 
 /// Merge: replace two or more consecutive spans of one table on one node by a new
 /// dispatcher (new ID) covering their union (`MergeDispatcherOperator`).
@@ -84,17 +85,20 @@ impl MergeDispatcherOperator {
     }
     pub fn check(&mut self, from: NodeId, st: &TableSpanStatus) {
         if from == self.origin && st.state == ComponentState::Working {
+            hit(P::OpMergeWorking);
             self.checkpoint_ts = st.checkpoint_ts;
             self.finished = true;
         }
     }
     pub fn on_node_remove(&mut self, n: NodeId) {
         if n == self.origin {
+            hit(P::OpMergeOriginLost);
             self.aborted = true;
             self.finished = true;
         }
     }
     pub fn on_task_removed(&mut self) {
+        hit(P::OpMergeTaskRemoved);
         self.aborted_by_ddl = true;
         self.aborted = true;
         self.finished = true;
@@ -118,6 +122,7 @@ impl MergeDispatcherOperator {
         for s in &self.sources {
             sc.remove(s);
         }
+        hit(P::OpMergeCommitted);
         if self.checkpoint_ts > 0 {
             sc.update_status(
                 &self.id,
@@ -153,6 +158,7 @@ impl OccupyDispatcherOperator {
     }
     pub fn on_node_remove(&mut self, n: NodeId, sc: &mut SpanController) {
         if self.node == Some(n) && !self.finished {
+            hit(P::OpOccupyNodeLost);
             sc.mark_absent(&self.id);
             self.finished = true;
         }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::coverage::{hit, Point as P};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MoveState {
@@ -30,6 +31,7 @@ impl MoveDispatcherOperator {
     }
     pub fn start(&mut self, sc: &mut SpanController) {
         if self.origin == Some(self.dest) {
+            hit(P::OpMoveToSameNode);
             self.state = MoveState::DoneSuccess;
             return;
         }
@@ -71,14 +73,17 @@ impl MoveDispatcherOperator {
     pub fn check(&mut self, from: NodeId, st: &TableSpanStatus, sc: &mut SpanController) {
         match self.state {
             MoveState::RemoveOrigin if Some(from) == self.origin && st.state != ComponentState::Working => {
+                hit(P::OpMoveOriginStopped);
                 sc.update_status(&self.id, st);
                 self.enter_add_dest(sc);
             }
             MoveState::AbortRemoveOrigin if Some(from) == self.origin && st.state != ComponentState::Working => {
+                hit(P::OpMoveAbortOriginStopped);
                 sc.mark_absent(&self.id);
                 self.state = MoveState::DoneNoPostFinish;
             }
             MoveState::AddDest if from == self.dest && st.state == ComponentState::Working => {
+                hit(P::OpMoveDestWorking);
                 self.state = MoveState::DoneSuccess;
             }
             _ => {}
@@ -92,6 +97,7 @@ impl MoveDispatcherOperator {
         if n == self.dest {
             match self.state {
                 MoveState::RemoveOrigin => {
+                    hit(P::OpMoveDestLostRemovingOrigin);
                     self.state = MoveState::AbortRemoveOrigin;
                     self.throttle.reset();
                     if self.origin.is_none() {
@@ -100,6 +106,7 @@ impl MoveDispatcherOperator {
                     }
                 }
                 MoveState::AddDest => {
+                    hit(P::OpMoveDestLostAdding);
                     sc.mark_absent(&self.id);
                     self.state = MoveState::DoneNoPostFinish;
                 }
@@ -109,8 +116,12 @@ impl MoveDispatcherOperator {
         }
         if origin_gone {
             match self.state {
-                MoveState::RemoveOrigin => self.enter_add_dest(sc),
+                MoveState::RemoveOrigin => {
+                    hit(P::OpMoveOriginLost);
+                    self.enter_add_dest(sc)
+                }
                 MoveState::AbortRemoveOrigin => {
+                    hit(P::OpMoveAbortedOriginLost);
                     sc.mark_absent(&self.id);
                     self.state = MoveState::DoneNoPostFinish;
                 }
@@ -119,6 +130,7 @@ impl MoveDispatcherOperator {
         }
     }
     pub fn on_task_removed(&mut self, sc: &mut SpanController) {
+        hit(P::OpMoveTaskRemoved);
         sc.mark_replicating(&self.id);
         self.state = MoveState::DoneNoPostFinish;
     }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::coverage::{hit, Point as P};
 
 /// What a Remove does once it has finished (and was not cancelled by task removal).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,15 +57,18 @@ impl RemoveDispatcherOperator {
         if !self.finished && from == self.node && matches!(st.state, ComponentState::Stopped | ComponentState::Removed)
         {
             sc.update_status(&self.id, st);
+            hit(P::OpRemoveStopped);
             self.finished = true;
         }
     }
     pub fn on_node_remove(&mut self, n: NodeId) {
         if n == self.node {
+            hit(P::OpRemoveNodeLost);
             self.finished = true;
         }
     }
     pub fn on_task_removed(&mut self) {
+        hit(P::OpRemoveTaskRemoved);
         self.finished = true;
         self.removed = true;
     }
@@ -75,11 +79,13 @@ impl RemoveDispatcherOperator {
         match self.post {
             RemovePostFinish::None => {}
             RemovePostFinish::MarkAbsent => {
+                hit(P::OpRemovePostFinishAbsent);
                 if sc.get(&self.id).is_some() {
                     sc.mark_absent(&self.id);
                 }
             }
             RemovePostFinish::RemoveTask => {
+                hit(P::OpRemovePostFinishRemoveTask);
                 sc.remove(&self.id);
             }
             RemovePostFinish::RemoveTaskAndRepair { start_ts, schema_id } => {
@@ -87,6 +93,7 @@ impl RemoveDispatcherOperator {
                 let table = self.span.table_id;
                 let spans: Vec<TableSpan> = sc.tasks_of_table(table).iter().map(|r| r.span).collect();
                 for hole in find_holes(table, &spans) {
+                    hit(P::OpRemoveRepairHole);
                     let id = new_id();
                     sc.insert(crate::maintainer::span_controller::SpanReplication {
                         id,

@@ -1,4 +1,5 @@
 use super::*;
+use crate::coverage::{hit, Point as P};
 
 /// Split: remove the original dispatcher, then replace its task by new spans (new
 /// IDs) that the basic scheduler places (or Add operators on given targets).
@@ -52,17 +53,20 @@ impl SplitDispatcherOperator {
     }
     pub fn check(&mut self, from: NodeId, st: &TableSpanStatus) {
         if from == self.origin && st.state != ComponentState::Working {
+            hit(P::OpSplitOriginStopped);
             self.checkpoint_ts = self.checkpoint_ts.max(st.checkpoint_ts);
             self.finished = true;
         }
     }
     pub fn on_node_remove(&mut self, n: NodeId) {
         if n == self.origin {
+            hit(P::OpSplitOriginLost);
             self.finished = true;
             self.removed = true;
         }
     }
     pub fn on_task_removed(&mut self) {
+        hit(P::OpSplitTaskRemoved);
         self.finished = true;
         self.removed = true;
     }
@@ -78,8 +82,10 @@ impl SplitDispatcherOperator {
         } else {
             self.checkpoint_ts
         };
+        hit(P::OpSplitReplaced);
         let ids = sc.replace_replica_set(&self.id, &self.split_spans, cp, new_id);
         if self.targets.len() == ids.len() && !ids.is_empty() {
+            hit(P::OpSplitWithTargets);
             return ids
                 .iter()
                 .zip(self.targets.iter())
