@@ -79,6 +79,10 @@ pub struct FuzzArgs {
     /// Test hook: make runs differ (to exercise --check-determinism-ratio).
     #[arg(long, hide = true)]
     pub inject_nondeterminism: bool,
+    /// Report the core's coverage points reached (in --json: a `coverage` object with
+    /// every point's hits and the points never reached).
+    #[arg(long)]
+    pub coverage: bool,
 }
 
 /// `--check-determinism-ratio`: a fraction in 0..=1.

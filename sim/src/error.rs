@@ -43,6 +43,9 @@ pub enum CliError {
     /// `TICDC_SIM_SCENARIOS` names no directory.
     #[error("TICDC_SIM_SCENARIOS={}: not a directory (unset it to use the repository's scenarios/)", path.display())]
     ScenariosDir { path: PathBuf },
+    /// `coverage` without scenario names found none in the scenarios directory.
+    #[error("{}: no scenario files (*.toml) to cover; name scenarios or set TICDC_SIM_SCENARIOS", path.display())]
+    NoScenarios { path: PathBuf },
     /// A report directory that exists but is not a directory (checked before any seed runs).
     #[error("--report-dir {}: not a directory", path.display())]
     ReportDirNotDir { path: PathBuf },

@@ -64,6 +64,9 @@ pub struct SeedOutcome {
     pub crash: Option<String>,
     /// The seed was rerun for `--check-determinism-ratio` and the two runs differed here.
     pub divergence: Option<crate::cli::Divergence>,
+    /// The run's coverage counters, until the campaign adds them to its tally.
+    #[serde(skip)]
+    pub coverage: Option<core_sched::coverage::Hits>,
 }
 
 impl SeedOutcome {
@@ -78,6 +81,7 @@ impl SeedOutcome {
             wall_ms: r.wall_ms,
             crash: r.crash.clone(),
             divergence: None,
+            coverage: Some(r.coverage.clone()),
         }
     }
     pub fn failed(&self) -> bool {
@@ -162,6 +166,8 @@ pub struct CampaignResult {
     /// An interrupt (Ctrl-C, SIGTERM) ended it before every seed ran.
     pub interrupted: bool,
     pub wall: Duration,
+    /// Coverage points reached over every run.
+    pub coverage: crate::coverage::Tally,
 }
 
 impl CampaignResult {
@@ -191,6 +197,7 @@ pub fn run_campaign(c: &Campaign, progress: &mut dyn FnMut(&Progress, &SeedOutco
     let opts = RunOptions { inject_nondeterminism: c.inject_nondeterminism, ..RunOptions::default() };
     let start = Stopwatch::start();
     let mut runs: Vec<SeedOutcome> = Vec::new();
+    let mut coverage = crate::coverage::Tally::default();
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel::<SeedOutcome>();
         for _ in 0..jobs {
@@ -223,6 +230,7 @@ pub fn run_campaign(c: &Campaign, progress: &mut dyn FnMut(&Progress, &SeedOutco
                         wall_ms: 0,
                         crash: Some("panic outside the seed thread".into()),
                         divergence: None,
+                        coverage: None,
                     });
                 if r.failed() {
                     failures.fetch_add(1, Ordering::SeqCst);
@@ -235,7 +243,10 @@ pub fn run_campaign(c: &Campaign, progress: &mut dyn FnMut(&Progress, &SeedOutco
         drop(tx);
         let mut failed = 0;
         let interrupt_after = crate::interrupt::after_from_env();
-        for r in rx {
+        for mut r in rx {
+            if let Some(h) = r.coverage.take() {
+                coverage.add(&h);
+            }
             failed += r.failed() as u64;
             let p = Progress { done: runs.len() as u64 + 1, total, failures: failed, elapsed: start.elapsed() };
             progress(&p, &r);
@@ -248,7 +259,7 @@ pub fn run_campaign(c: &Campaign, progress: &mut dyn FnMut(&Progress, &SeedOutco
     runs.sort_by_key(|r| r.seed);
     let stopped_early = stopped.load(Ordering::SeqCst) && (runs.len() as u64) < total;
     let interrupted = crate::interrupt::requested() && (runs.len() as u64) < total;
-    CampaignResult { runs, stopped_early, interrupted, wall: start.elapsed() }
+    CampaignResult { runs, stopped_early, interrupted, wall: start.elapsed(), coverage }
 }
 
 /// Progress on stderr: a bar redrawn in place on a terminal, otherwise a plain line at
@@ -389,6 +400,9 @@ pub struct Summary {
     pub seeds_per_sec: f64,
     pub sim_wall_ratio: f64,
     pub wall_ms: u64,
+    /// With `--coverage`: the coverage points reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<crate::coverage::CoverageJson>,
 }
 
 /// Build the summary; `reproduce` makes the command line for a seed.
@@ -423,6 +437,7 @@ pub fn summarize(scenario: &str, c: &Campaign, r: &CampaignResult, reproduce: &d
         seeds_per_sec: round1(r.seeds_per_sec()),
         sim_wall_ratio: round1(r.sim_wall_ratio()),
         wall_ms: r.wall.as_millis() as u64,
+        coverage: None,
     }
 }
 
@@ -490,6 +505,21 @@ pub fn format_summary(s: &Summary) -> String {
 
 /// The `fuzz` command.
 pub fn cli_fuzz(a: &FuzzArgs) -> Result<(String, i32), CliError> {
+    run_fuzz(a).map(|f| (f.out, f.code))
+}
+
+/// What a `fuzz` campaign printed and found, for `fuzz` and `coverage`.
+pub struct FuzzOutput {
+    pub out: String,
+    pub code: i32,
+    /// Failures not recorded as known open findings.
+    pub new_failures: u64,
+    pub runs: u64,
+    pub coverage: crate::coverage::Tally,
+}
+
+/// Run a `fuzz` campaign: its output, exit code and coverage.
+pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
     use crate::seedfile::SeedFile;
     let range = parse_range(&a.seeds)?;
     let shard = a.shard.as_deref().map(parse_shard).transpose()?.unwrap_or_default();
@@ -593,11 +623,17 @@ pub fn cli_fuzz(a: &FuzzArgs) -> Result<(String, i32), CliError> {
         });
         s.failures = s.failing_seeds.len() as u64;
     }
+    if a.coverage {
+        s.coverage = Some(crate::coverage::to_json(&r.coverage));
+    }
     let mut out = if a.json {
         serde_json::to_string(&s).map_err(CliError::serialize("summary"))? + "\n"
     } else {
         format_summary(&s)
     };
+    if a.coverage && !a.json {
+        out.push_str(&crate::coverage::format_human(&r.coverage));
+    }
     if let (Some(dir), false, true) = (&a.save, a.json, s.failures > 0) {
         out.push_str(&format!(
             "saved {} seed file{} to {}\n",
@@ -619,7 +655,7 @@ pub fn cli_fuzz(a: &FuzzArgs) -> Result<(String, i32), CliError> {
     } else {
         1
     };
-    Ok((out, code))
+    Ok(FuzzOutput { out, code, new_failures: s.failures, runs: s.runs, coverage: r.coverage })
 }
 
 #[cfg(test)]

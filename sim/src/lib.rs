@@ -23,6 +23,8 @@ compile_error!("ticdc-sim must be built with `--cfg madsim`. Run cargo from the 
 pub mod args;
 pub mod checkers;
 pub mod cli;
+pub mod coverage;
+pub mod coverage_cmd;
 pub mod error;
 pub mod findings;
 pub mod fuzz;

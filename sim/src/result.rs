@@ -173,6 +173,9 @@ pub struct RunResult {
     /// kind (`crate::world::INTERLEAVE_*`), counted from typed observations.
     #[serde(skip)]
     pub interleavings: std::collections::BTreeMap<String, u64>,
+    /// How often the run passed each of the core's coverage points.
+    #[serde(skip)]
+    pub coverage: core_sched::coverage::Hits,
 }
 
 /// Network counters of one run: how often each seeded network fault struck.

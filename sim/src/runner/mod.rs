@@ -57,8 +57,11 @@ pub fn run_seed(scn: &Scenario, seed: u64, bugs: &Bugs, opts: &RunOptions) -> Ru
     let wall = crate::wallclock::Stopwatch::start();
     let rt = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
     let (s, b, o) = (scn.clone(), bugs.clone(), opts.clone());
+    // The core counts coverage points per thread; madsim runs every task on this one.
+    core_sched::coverage::reset();
     let mut r = rt.block_on(async move { drive(s, seed, b, o).await });
     drop(rt);
+    r.coverage = core_sched::coverage::take();
     r.wall_ms = wall.elapsed().as_millis() as u64;
     r
 }
@@ -130,6 +133,7 @@ pub fn crash_result(scn: &Scenario, seed: u64, bugs: &Bugs, msg: String) -> RunR
         crash: Some(msg),
         net: Default::default(),
         interleavings: Default::default(),
+        coverage: Default::default(),
     }
 }
 
@@ -229,6 +233,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
             trace: std::mem::take(&mut g.trace),
             crash: None,
             interleavings: g.interleavings.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            coverage: Default::default(),
             net: NetStats {
                 delivered: g.net.delivered,
                 dropped: g.net.dropped,
