@@ -8,6 +8,7 @@
 //! randomization (TiCDC uses 0.1) so restart times are exact in timelines.
 
 use crate::config::ChangefeedConfig;
+use crate::coverage::{hit, Point as P};
 use crate::effects::*;
 use crate::messages::*;
 use crate::trace_ev;
@@ -114,6 +115,7 @@ impl Coordinator {
     /// Periodic work: place changefeeds without a maintainer.
     pub fn tick(&mut self, ctx: &mut Ctx, meta: &mut MetaStore) {
         if self.discovering() {
+            hit(P::CoordDiscovering);
             return;
         }
         let cfs: Vec<ChangefeedId> = meta.changefeeds.keys().cloned().collect();
@@ -131,6 +133,7 @@ impl Coordinator {
             if let (Some(n), false) = (rt.node, rt.stopping) {
                 if ctx.now_ms >= rt.last_status_ms.max(rt.last_send_ms) + COORDINATOR_RESEND_MS {
                     if let Some(req) = rt.add_request.clone() {
+                        hit(P::CoordResendAdd);
                         rt.last_send_ms = ctx.now_ms;
                         ctx.send(n, req);
                     }
@@ -139,6 +142,7 @@ impl Coordinator {
             }
             if let (Some(n), true, None) = (rt.node, rt.stopping, rt.move_to) {
                 if ctx.now_ms >= rt.last_send_ms + COORDINATOR_RESEND_MS {
+                    hit(P::CoordResendStop);
                     rt.last_send_ms = ctx.now_ms;
                     let epoch = rt.epoch;
                     ctx.send(
@@ -156,6 +160,7 @@ impl Coordinator {
             if let (Some(n), true, Some(_)) = (rt.node, rt.stopping, rt.move_to) {
                 // MoveMaintainerOperator.Schedule: resend the origin's remove until it stops.
                 if ctx.now_ms >= rt.next_retry_ms {
+                    hit(P::CoordResendMoveRemove);
                     rt.next_retry_ms = ctx.now_ms + MOVE_REMOVE_RESEND_MS;
                     let epoch = rt.epoch;
                     ctx.send(
@@ -177,7 +182,10 @@ impl Coordinator {
             let alive: Vec<NodeId> = self.alive.iter().copied().collect();
             let pick = alive[(ctx.rng.next_u64() % alive.len() as u64) as usize];
             let n = match rt.move_to.take() {
-                Some(d) if self.alive.contains(&d) => d,
+                Some(d) if self.alive.contains(&d) => {
+                    hit(P::CoordAddMoveDestination);
+                    d
+                }
                 _ => pick,
             };
             let candidate = ctx.rng.next_u64() >> 24;
@@ -214,6 +222,7 @@ impl Coordinator {
                 is_new_changefeed: is_new,
                 maintainer_epoch: epoch,
             };
+            hit(P::CoordAddMaintainer);
             rt.add_request = Some(req.clone());
             rt.last_send_ms = ctx.now_ms;
             rt.last_status_ms = ctx.now_ms;
@@ -230,6 +239,7 @@ impl Coordinator {
             let persisted_epoch = meta.changefeeds.get(&st.changefeed).map(|i| i.epoch);
             let rt = self.runtime.entry(st.changefeed.clone()).or_default();
             if rt.node.is_none() && !rt.stopping && !st.removed && persisted_epoch == Some(st.maintainer_epoch) {
+                hit(P::CoordDiscoverMaintainer);
                 rt.node = Some(from);
                 rt.epoch = st.maintainer_epoch;
                 trace_ev!(
@@ -247,6 +257,7 @@ impl Coordinator {
             // `coordinator/controller.go:617`).
             let epoch_matches = st.maintainer_epoch == 0 || rt.epoch == 0 || st.maintainer_epoch == rt.epoch;
             if rt.node != Some(from) || !epoch_matches {
+                hit(P::CoordStatusOtherGeneration);
                 continue; // status of another node or generation
             }
             rt.last_status_ms = ctx.now_ms;
@@ -262,6 +273,7 @@ impl Coordinator {
             let fatal = st.errors.iter().find(|e| e.code.fails_changefeed()).cloned();
             let acted = fatal.clone().or_else(|| if flipped || advanced { None } else { st.errors.first().cloned() });
             if acted.is_none() && !st.errors.is_empty() {
+                hit(P::CoordErrorIgnored);
                 trace_ev!(
                     ctx,
                     Role::Coordinator,
@@ -277,6 +289,7 @@ impl Coordinator {
             }
             if rt.stopping {
                 if st.removed {
+                    hit(P::CoordChangefeedStopped);
                     rt.stopping = false;
                     rt.node = None;
                     if rt.move_to.is_some() {
@@ -292,6 +305,7 @@ impl Coordinator {
                 if rt.move_to.is_none() || acted.is_none() {
                     continue;
                 }
+                hit(P::CoordMoveReplacedByStop);
                 rt.move_to = None;
                 rt.stopping = false;
                 trace_ev!(
@@ -314,7 +328,11 @@ impl Coordinator {
             }
             // While a state change is held before its stop, the coordinator's run loop
             // (which also persists checkpoints) is paused.
+            if st.checkpoint_ts > info.checkpoint_ts && blocked {
+                hit(P::CoordCheckpointHeld);
+            }
             if st.checkpoint_ts > info.checkpoint_ts && !blocked {
+                hit(P::CoordCheckpointAdvanced);
                 info.checkpoint_ts = st.checkpoint_ts;
                 rt.last_checkpoint_advance_ms = ctx.now_ms;
                 rt.backoff_ms = 0;
@@ -325,6 +343,7 @@ impl Coordinator {
                     true => {
                         // `handleStateChange(failed)`: persist the state and the error, then
                         // `StopChangefeed` (cascade, not removed) unless the failpoint holds it.
+                        hit(P::CoordChangefeedFailed);
                         info.state = FeedState::Failed;
                         info.last_error = Some(e.message.clone());
                         let epoch = rt.epoch;
@@ -344,6 +363,7 @@ impl Coordinator {
                     }
                     false => {
                         // StateWarning: bump the epoch (persisted), cascade stop, retry after backoff.
+                        hit(P::CoordRetryableError);
                         info.state = FeedState::Warning;
                         info.last_error = Some(e.message.clone());
                         let backoff = if rt.backoff_ms == 0 {
@@ -392,6 +412,7 @@ impl Coordinator {
         let epoch = rt.epoch;
         if rt.stopping {
             if ctx.now_ms >= rt.last_send_ms + COORDINATOR_RESEND_MS {
+                hit(P::CoordResendStop);
                 rt.last_send_ms = ctx.now_ms;
                 ctx.send(
                     n,
@@ -407,11 +428,13 @@ impl Coordinator {
         }
         if ctx.fp(FP_BLOCK_BEFORE_STOP_CHANGEFEED) {
             if !rt.stop_blocked {
+                hit(P::CoordStopBlocked);
                 rt.stop_blocked = true;
                 trace_ev!(ctx, Role::Coordinator, epoch, "block before stop changefeed", changefeed = cf);
             }
             return;
         }
+        hit(P::CoordStopChangefeed);
         rt.stop_blocked = false;
         rt.stopping = true;
         rt.last_send_ms = ctx.now_ms;
@@ -433,6 +456,7 @@ impl Coordinator {
         for (cf, rt) in self.runtime.iter_mut() {
             if let Some(n) = rt.node {
                 if !alive.contains(&n) {
+                    hit(P::CoordNodeLost);
                     trace_ev!(ctx, Role::Coordinator, rt.epoch, "maintainer node lost", changefeed = cf, node = n);
                     rt.node = None;
                     rt.stopping = false;
@@ -440,6 +464,7 @@ impl Coordinator {
                         // A move whose origin is lost goes on to add the destination at
                         // once, as when the origin reports stopped
                         // (`coordinator/operator/operator_move.go:133`).
+                        hit(P::CoordMoveOriginLost);
                         rt.next_retry_ms = 0;
                     }
                 }
@@ -456,6 +481,7 @@ impl Coordinator {
         if info.state == FeedState::Stopped || info.state == FeedState::Failed {
             return false;
         }
+        hit(P::CoordPause);
         info.state = FeedState::Stopped;
         let rt = self.runtime.entry(cf.clone()).or_default();
         rt.move_to = None;
@@ -492,6 +518,7 @@ impl Coordinator {
         if info.state != FeedState::Stopped {
             return false;
         }
+        hit(P::CoordResume);
         info.state = FeedState::Normal;
         let rt = self.runtime.entry(cf.clone()).or_default();
         rt.next_retry_ms = 0;
@@ -531,8 +558,10 @@ impl Coordinator {
         let rt = self.runtime.get_mut(cf)?;
         let n = rt.node?;
         if rt.stopping || rt.adding || n == dest {
+            hit(P::CoordMoveRefused);
             return None;
         }
+        hit(P::CoordMoveMaintainer);
         let epoch = rt.epoch;
         rt.stopping = true;
         rt.move_to = Some(dest);

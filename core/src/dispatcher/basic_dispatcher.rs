@@ -13,6 +13,7 @@
 //! which can equal `s` because the syncpoint at `s` goes out only after a resolved ts
 //! above it); while it writes one, `s-1` (the event is in its table progress).
 
+use crate::coverage::{hit, Point as P};
 use crate::messages::*;
 use crate::types::*;
 use crate::upstream::{BlockEvent, DdlEvent, DdlKind, UpstreamEvent};
@@ -278,6 +279,11 @@ impl Dispatcher {
                     // start ts + 1 with `skipDMLAsStartTs` (basic_dispatcher.go:620-628, 652-661).
                     if r.commit_ts < self.resolved_ts || (self.skip_dml_as_start_ts && r.commit_ts == self.start_ts + 1)
                     {
+                        if r.commit_ts < self.resolved_ts {
+                            hit(P::DispatcherDmlStale);
+                        } else {
+                            hit(P::DispatcherDmlSkippedAtStart);
+                        }
                         continue;
                     }
                     *self.progress.entry(r.commit_ts).or_insert(0) += 1;
@@ -289,11 +295,13 @@ impl Dispatcher {
                     let d = d.clone();
                     if d.commit_ts <= self.start_ts && !(self.skip_dml_as_start_ts && d.commit_ts == self.start_ts + 1)
                     {
+                        hit(P::DispatcherDdlBeforeStartSkipped);
                         self.queue.pop_front();
                         continue;
                     }
                     // Flush every prior row before a DDL (`FlushDMLBeforeBlock`).
                     if !self.progress.is_empty() || sink_has_buffered || !fx.rows.is_empty() {
+                        hit(P::DispatcherFlushBeforeDdl);
                         fx.flush_rows = true;
                         return;
                     }
@@ -304,6 +312,7 @@ impl Dispatcher {
                                 || d.blocked_tables.table_ids.iter().any(|t| *t != DDL_SPAN_TABLE_ID);
                         if !blocking {
                             // Non-blocking (e.g. CREATE TABLE): write first, report after.
+                            hit(P::DispatcherTriggerNonBlockingDdl);
                             self.queue.pop_front();
                             self.write_non_blocking(d, fx);
                             return;
@@ -312,14 +321,17 @@ impl Dispatcher {
                         if matches!(d.blocked_tables.influence_type, InfluenceType::All | InfluenceType::Db)
                             && !self.pending_acks.is_empty()
                         {
+                            hit(P::DispatcherTriggerWaitsAcks);
                             return;
                         }
                     } else if !self.should_block(&d) {
                         // Single-table DDL on a complete-table span: the dispatcher writes it itself.
+                        hit(P::DispatcherSelfWrittenDdl);
                         self.queue.pop_front();
                         self.write_non_blocking(d, fx);
                         return;
                     }
+                    hit(P::DispatcherDdlWaiting);
                     self.report_waiting(BlockEvent::Ddl(d), now_ms, fx);
                     return;
                 }
@@ -329,6 +341,11 @@ impl Dispatcher {
                     // syncpoint at the start ts when the recovery info says it was written
                     // (`CalculateStartSyncPointTs` with `skipSyncpointAtStartTs`).
                     if s < self.resolved_ts || (self.skip_sync_point_at_start_ts && s == self.start_ts) {
+                        if s < self.resolved_ts {
+                            hit(P::DispatcherSyncPointStale);
+                        } else {
+                            hit(P::SyncPointSkippedAtStart);
+                        }
                         self.queue.pop_front();
                         continue;
                     }
@@ -338,14 +355,17 @@ impl Dispatcher {
                     }
                     // A syncpoint always blocks: flush every prior row first.
                     if !self.progress.is_empty() || sink_has_buffered || !fx.rows.is_empty() {
+                        hit(P::DispatcherFlushBeforeSyncPoint);
                         fx.flush_rows = true;
                         return;
                     }
                     self.mark_working(fx);
                     // The trigger holds a DB/All event while non-blocking reports are unacknowledged.
                     if self.is_trigger && !self.pending_acks.is_empty() {
+                        hit(P::DispatcherTriggerSyncPointWaitsAcks);
                         return;
                     }
+                    hit(P::DispatcherSyncPointWaiting);
                     self.report_waiting(BlockEvent::SyncPoint(s), now_ms, fx);
                     return;
                 }
@@ -362,6 +382,7 @@ impl Dispatcher {
             self.nonblocking_written = Some(self.block_state(&BlockEvent::Ddl(d.clone()), BlockStage::None, false));
         }
         if self.is_trigger && !d.need_added_tables.is_empty() {
+            hit(P::DispatcherAddTableBlocker);
             self.add_table_blockers.insert(d.commit_ts);
         }
         self.ddl_writing = Some(d.commit_ts);
@@ -386,6 +407,7 @@ impl Dispatcher {
 
     fn mark_working(&mut self, fx: &mut DispatcherEffects) {
         if self.state == ComponentState::Initializing {
+            hit(P::DispatcherWorking);
             self.state = ComponentState::Working;
             fx.became_working = true;
         }
@@ -410,12 +432,14 @@ impl Dispatcher {
             .map(|b| (b.event.clone(), b.action_key));
         if let Some((ev, action_key)) = writing {
             let st = Self::done_state(&ev, action_key);
+            hit(P::DispatcherBlockWrittenDone);
             self.block = None;
             fx.block_statuses.push(st);
             self.queue.pop_front();
             // The status path wakes (`reportBlockedEventDone`): the statuses that waited
             // behind the write are handled now, in arrival order.
             while let Some(q) = self.awaiting_statuses.pop_front() {
+                hit(P::DispatcherAwaitedStatusReplayed);
                 self.handle_status(q, now_ms, fx);
             }
             return;
@@ -426,6 +450,7 @@ impl Dispatcher {
         // A non-blocking DDL that changes the table set: report stage NONE with the schedule
         // info, resent until the maintainer's ACK.
         if let Some(st) = self.nonblocking_written.take_if(|st| st.block_ts == commit_ts) {
+            hit(P::DispatcherNonBlockingReported);
             fx.block_statuses.push(st.clone());
             self.pending_acks.insert(commit_ts, PendingNonBlocking { state: st, last_report_ms: now_ms });
         }
@@ -452,6 +477,7 @@ impl Dispatcher {
     /// executed the whole status waits (see `awaiting_statuses`).
     pub fn handle_status(&mut self, q: QueuedStatus, now_ms: u64, fx: &mut DispatcherEffects) {
         if self.block.as_ref().is_some_and(|b| b.stage == BlockStage::Writing) {
+            hit(P::DispatcherStatusAwaitsWrite);
             self.awaiting_statuses.push_back(q);
             return;
         }
@@ -499,7 +525,10 @@ impl Dispatcher {
                 None => action.commit_ts > self.resolved_ts,
                 Some((key, _)) => action_key > key,
             };
-            if !future {
+            if future {
+                hit(P::DispatcherActionFuture);
+            } else {
+                hit(P::DispatcherActionOutdated);
                 fx.block_statuses.push(BlockState {
                     is_blocked: true,
                     block_ts: action.commit_ts,
@@ -530,12 +559,14 @@ impl Dispatcher {
         b.action_key = Some((action.commit_ts, action.is_sync_point));
         match action.action {
             ActionKind::Write => {
+                hit(P::DispatcherActionWrite);
                 b.stage = BlockStage::Writing;
                 self.ddl_writing = Some(b.event.commit_ts());
                 self.writing_sync_point = b.event.is_sync_point();
                 fx.write_block = Some(b.event.clone());
             }
             ActionKind::Pass => {
+                hit(P::DispatcherActionPass);
                 let (ev, key) = (b.event.clone(), b.action_key);
                 self.resolved_ts = self.resolved_ts.max(ev.commit_ts());
                 let st = Self::done_state(&ev, key);
@@ -550,11 +581,13 @@ impl Dispatcher {
     pub fn on_ack(&mut self, ack: &AckEvent) {
         if let Some(b) = &mut self.block {
             if b.event.key() == (ack.commit_ts, ack.is_sync_point) {
+                hit(P::DispatcherAckBlock);
                 b.acked = true;
             }
         }
         // Non-blocking reports are DDLs (never syncpoints).
         if !ack.is_sync_point && self.pending_acks.remove(&ack.commit_ts).is_some() {
+            hit(P::DispatcherAckNonBlocking);
             self.add_table_blockers.remove(&ack.commit_ts);
         }
     }
@@ -568,8 +601,10 @@ impl Dispatcher {
                 && (deferred || now_ms >= b.last_report_ms + BLOCK_STATUS_RESEND_MS)
             {
                 if deferred {
+                    hit(P::DispatcherResendDeferredIgnored);
                     b.last_ignored_resend_ms = now_ms;
                 } else {
+                    hit(P::DispatcherResendWaiting);
                     b.last_report_ms = now_ms;
                 }
                 b.ignored_resend_deferred = false;
@@ -579,6 +614,7 @@ impl Dispatcher {
         }
         for p in self.pending_acks.values_mut() {
             if now_ms >= p.last_report_ms + BLOCK_STATUS_RESEND_MS {
+                hit(P::DispatcherResendNonBlocking);
                 p.last_report_ms = now_ms;
                 out.push(p.state.clone());
             }
@@ -599,14 +635,17 @@ impl Dispatcher {
         if let Some(b) = &mut self.block {
             // `ignoredStatusMatches` compares the commit ts and `isSyncPoint`.
             if b.event.key() != (ev.commit_ts, ev.is_sync_point) || b.stage != BlockStage::Waiting {
+                hit(P::DispatcherIgnoredMismatch);
                 return false;
             }
             if now_ms >= b.last_ignored_resend_ms + IGNORED_RESEND_MIN_MS {
+                hit(P::DispatcherIgnoredResend);
                 b.last_ignored_resend_ms = now_ms;
                 b.ignored_resend_deferred = false;
                 let e = b.event.clone();
                 out.push(self.block_state(&e, BlockStage::Waiting, true));
             } else {
+                hit(P::DispatcherIgnoredDeferred);
                 b.ignored_resend_deferred = true;
             }
             return true;

@@ -305,6 +305,7 @@ impl DispatcherManager {
             return None;
         }
         if self.fence_locked() {
+            hit(P::DmFenceWait);
             self.fence_waiters.push(FenceWaiter { from, msg });
             return None;
         }
@@ -334,9 +335,11 @@ impl DispatcherManager {
                         from = from,
                         epoch = maintainer_epoch
                     );
+                    hit(P::DmHeartbeatResponseStale);
                     return None;
                 }
                 self.note_if_stale(ctx, "HeartBeatResponse", from, maintainer_epoch);
+                hit(P::DmHeartbeatResponse);
                 self.handle_heartbeat_response(ctx, statuses);
                 None
             }
@@ -364,6 +367,7 @@ impl DispatcherManager {
                             ("epoch", req.maintainer_epoch.to_string()),
                         ],
                     );
+                    hit(P::DmMergeStale);
                     return None;
                 }
                 self.note_if_stale(ctx, "MergeDispatcherRequest", from, req.maintainer_epoch);
@@ -389,6 +393,7 @@ impl DispatcherManager {
                 // A dispatcher removed meanwhile drops its write.
                 if let Some(d) = self.dispatchers.get(&id) {
                     if !d.try_removing {
+                        hit(P::DmBlockWriteReleased);
                         let schema = format!("db{}", d.schema_id);
                         self.write_block(ctx, id, &schema, ev);
                     }
@@ -399,6 +404,7 @@ impl DispatcherManager {
             return replies;
         }
         let paused = std::mem::take(&mut self.blocked_creates);
+        hit(P::DmCreatePausedResumed);
         for j in paused {
             self.create_dispatcher(ctx, &j.req);
         }
@@ -421,19 +427,23 @@ impl DispatcherManager {
                     ("epoch", req.maintainer_epoch.to_string()),
                 ],
             );
+            hit(P::DmScheduleStale);
             return;
         }
         self.note_if_stale(ctx, "ScheduleDispatcherRequest", from, req.maintainer_epoch);
         if let Some(e) = self.current_operator_map.get(&id) {
             if e.from != self.maintainer_id || e.epoch != self.maintainer_epoch {
+                hit(P::DmScheduleOldJournalDropped);
                 self.current_operator_map.remove(&id);
             } else if req.action == ScheduleAction::Create {
+                hit(P::DmCreateDuplicateJournaled);
                 return;
             }
         }
         match req.action {
             ScheduleAction::Create => {
                 if self.dispatchers.contains_key(&id) {
+                    hit(P::DmCreateExisting);
                     return;
                 }
                 self.current_operator_map
@@ -451,6 +461,7 @@ impl DispatcherManager {
                 );
                 if self.write_path_closed {
                     // `newEventDispatchers` refuses; the add operator stays journaled.
+                    hit(P::DmCreateWritePathClosed);
                     self.trace(
                         ctx,
                         "dispatcher manager write path closed, keep add operators",
@@ -459,6 +470,7 @@ impl DispatcherManager {
                     return;
                 }
                 if ctx.fp(FP_BLOCK_CREATE_DISPATCHER) {
+                    hit(P::DmCreatePaused);
                     self.blocked_creates.push(JournalEntry { req, from, epoch: self.maintainer_epoch });
                     return;
                 }
@@ -492,6 +504,7 @@ impl DispatcherManager {
         let mut d = Dispatcher::new(c.dispatcher_id, c.span, c.schema_id, r.start_ts, false, skip_dml);
         d.skip_sync_point_at_start_ts = r.skip_sync_point_at_start_ts;
         if r.start_ts != c.start_ts {
+            hit(P::DmCreateRecoveryLifted);
             self.trace(
                 ctx,
                 "get table recovery info for dispatchers",
@@ -530,13 +543,16 @@ impl DispatcherManager {
         match self.dispatchers.get_mut(&id) {
             Some(d) => {
                 if d.try_removing {
+                    hit(P::DmRemoveAlreadyRemoving);
                     return;
                 }
+                hit(P::DmRemoveDispatcher);
                 d.try_removing = true;
                 d.registered = false;
                 d.queue.clear();
                 // A block event write held by a failpoint is abandoned with the dispatcher.
                 if self.blocked_writes.iter().any(|(b, _)| *b == id) {
+                    hit(P::DmRemoveAbandonsBlockedWrite);
                     self.blocked_writes.retain(|(b, _)| *b != id);
                     d.ddl_writing = None;
                     d.writing_sync_point = false;
@@ -552,6 +568,7 @@ impl DispatcherManager {
                 );
             }
             None => {
+                hit(P::DmRemoveUnknown);
                 self.current_operator_map.remove(&id);
                 let seq = self.seq;
                 self.send_status_change(
@@ -587,6 +604,7 @@ impl DispatcherManager {
     ) -> Option<Message> {
         if !self.can_update_maintainer(ctx, from, epoch) {
             self.trace(ctx, "reject stale bootstrap", vec![("from", from.to_string()), ("epoch", epoch.to_string())]);
+            hit(P::DmBootstrapStale);
             return None;
         }
         self.note_if_stale(ctx, "MaintainerBootstrapRequest", from, epoch);
@@ -595,9 +613,11 @@ impl DispatcherManager {
         if let Some(cur) = self.trigger_id {
             match trigger {
                 None if !ctx.bug(Bug::AcceptNilTriggerBootstrap) => {
+                    hit(P::DmBootstrapRejectNoTrigger);
                     err = Some("bootstrap without table trigger id but a trigger exists")
                 }
                 Some(t) if t != cur && !ctx.bug(Bug::ReplaceMismatchedTrigger) => {
+                    hit(P::DmBootstrapRejectTriggerMismatch);
                     err = Some("table trigger event dispatcher id mismatch")
                 }
                 Some(t) if t != cur => {
@@ -613,6 +633,7 @@ impl DispatcherManager {
                     // manager with a trigger created none and answered the bootstrap (the
                     // post-bootstrap request then failed on the ID mismatch). The switch
                     // models the in-place replacement the PR names as the hazard.
+                    hit(P::DmBootstrapReplaceTrigger);
                     ctx.observe(Observation::DispatchersChanged);
                     self.trace(
                         ctx,
@@ -631,6 +652,7 @@ impl DispatcherManager {
         // Candidate fix: a departed generation's delayed resend, before it changes anything.
         if let (Some(t), None) = (trigger, self.trigger_id) {
             if self.removed_triggers.contains(&t) && ctx.fix(crate::bugs::Fix::DropBootstrapOfRemovedTrigger) {
+                hit(P::DmBootstrapDropRemovedTrigger);
                 self.trace(
                     ctx,
                     "drop bootstrap of a removed table trigger",
@@ -644,6 +666,7 @@ impl DispatcherManager {
         self.maintainer_epoch = epoch;
         self.config = config;
         if changed {
+            hit(P::DmBootstrapOwnerChanged);
             ctx.observe(Observation::DispatchersChanged);
             self.trace(
                 ctx,
@@ -662,6 +685,7 @@ impl DispatcherManager {
             let [lo, hi] = self.trigger_create_ms;
             if reused && hi > 0 && !self.write_path_closed {
                 let ready_at_ms = ctx.now_ms + rand::Rng::random_range(&mut *ctx.rng, lo..=hi.max(lo));
+                hit(P::DmBootstrapTriggerDelayed);
                 self.bootstrap_in_flight = Some(BootstrapInFlight { from, epoch, trigger: t, start_ts, ready_at_ms });
                 self.trace(
                     ctx,
@@ -706,6 +730,7 @@ impl DispatcherManager {
         d.traffic_since_ms = ctx.now_ms;
         self.add_dispatcher(ctx.now_ms, d);
         self.trigger_id = Some(t);
+        hit(P::DmTriggerCreated);
         ctx.observe(Observation::DispatchersChanged);
         self.trace(
             ctx,
@@ -722,6 +747,7 @@ impl DispatcherManager {
     /// maintainer reports as a changefeed error (warning, cascade stop, restart).
     fn write_path_closed_response(&mut self, ctx: &mut Ctx, t: DispatcherId, epoch: Epoch) -> Option<Message> {
         if ctx.bug(Bug::WritePathClosedIsError) {
+            hit(P::DmTriggerWritePathClosedError);
             self.trace(
                 ctx,
                 "failed to create table trigger dispatcher",
@@ -737,6 +763,7 @@ impl DispatcherManager {
                 format!("[{}] dispatcher manager write path is closed", code.rfc()),
             ));
         }
+        hit(P::DmTriggerWritePathClosed);
         self.trace(
             ctx,
             "dispatcher manager write path closed while creating table trigger dispatcher",
@@ -757,6 +784,7 @@ impl DispatcherManager {
             _ => return replies,
         }
         let b = self.bootstrap_in_flight.take().unwrap();
+        hit(P::DmBootstrapTriggerDelayedDone);
         let reply = if self.create_trigger(ctx, b.trigger, b.start_ts) {
             Some(self.bootstrap_response(ctx, b.epoch))
         } else {
@@ -813,6 +841,7 @@ impl DispatcherManager {
             }
         }
         for (id, from, epoch) in stale_removes {
+            hit(P::DmBootstrapStaleRemoveReported);
             self.trace(
                 ctx,
                 "include stale remove operator in bootstrap response",
@@ -850,6 +879,7 @@ impl DispatcherManager {
                 "drop stale maintainer post bootstrap request",
                 vec![("from", from.to_string()), ("epoch", epoch.to_string())],
             );
+            hit(P::DmPostBootstrapStale);
             return None;
         }
         self.note_if_stale(ctx, "MaintainerPostBootstrapRequest", from, epoch);
@@ -860,8 +890,12 @@ impl DispatcherManager {
         // trigger the write path's close dropped still counts as held.
         let held = self.trigger_id.or(if self.write_path_closed { self.fenced_trigger } else { None });
         let reason = match held {
-            None => Some("receive post bootstrap request but there is no table trigger event dispatcher"),
+            None => {
+                hit(P::DmPostBootstrapNoTrigger);
+                Some("receive post bootstrap request but there is no table trigger event dispatcher")
+            }
             Some(t) if t != trigger => {
+                hit(P::DmPostBootstrapTriggerMismatch);
                 Some("receive post bootstrap request but the table trigger event dispatcher id is not match")
             }
             Some(_) => None,
@@ -886,6 +920,7 @@ impl DispatcherManager {
         }
         // `InitalizeTableTriggerEventDispatcher` on a closed write path: a clean stop.
         if self.write_path_closed {
+            hit(P::DmPostBootstrapWritePathClosed);
             self.trace(
                 ctx,
                 "dispatcher manager write path closed while initializing table trigger event dispatcher",
@@ -899,6 +934,7 @@ impl DispatcherManager {
         // request) returns at once (`needAddDispatcher` false); with no modelled latency
         // the whole handler runs in this step.
         if !first_init || hi == 0 {
+            hit(P::DmPostBootstrapInline);
             self.register_trigger(ctx, trigger);
             return Some(Message::MaintainerPostBootstrapResponse {
                 cf: self.cf.clone(),
@@ -909,6 +945,7 @@ impl DispatcherManager {
         }
         let ready_at_ms = ctx.now_ms + rand::Rng::random_range(&mut *ctx.rng, lo..=hi.max(lo));
         self.post_bootstrap_in_flight = Some(PostBootstrapInFlight { from, epoch, trigger, ready_at_ms });
+        hit(P::DmPostBootstrapDelayed);
         self.trace(
             ctx,
             "initializing table trigger event dispatcher",
@@ -933,6 +970,7 @@ impl DispatcherManager {
         self.register_trigger(ctx, p.trigger);
         if orchestrator_fenced {
             if ctx.bug(Bug::LeakFenceLockWhenFenced) {
+                hit(P::DmPostBootstrapLeakLock);
                 self.fence_leaked = true;
                 self.trace(
                     ctx,
@@ -941,9 +979,11 @@ impl DispatcherManager {
                 );
                 return replies;
             }
+            hit(P::DmPostBootstrapFenced);
             self.local_fence(ctx);
             return replies;
         }
+        hit(P::DmPostBootstrapDelayedDone);
         replies.push((
             p.from,
             Message::MaintainerPostBootstrapResponse {
@@ -962,6 +1002,7 @@ impl DispatcherManager {
         if let Some(d) = self.dispatchers.get_mut(&trigger) {
             if d.is_trigger && !d.registered {
                 d.registered = true;
+                hit(P::DmTriggerRegistered);
                 self.trace(ctx, "table trigger event dispatcher registered", vec![("dispatcher", trigger.to_string())]);
             }
         }
@@ -973,6 +1014,7 @@ impl DispatcherManager {
         if self.closed {
             return;
         }
+        hit(P::DmLocalFence);
         self.closing = true;
         // `stopWritePath(cancelFirst = true)`: the writers' context goes first.
         self.sink.cancel();
@@ -986,6 +1028,7 @@ impl DispatcherManager {
             && self.maintainer_epoch != 0
             && ctx.fix(crate::bugs::Fix::CloseOlderOwnerManager);
         if newer {
+            hit(P::DmCloseOlderOwner);
             self.trace(
                 ctx,
                 "close dispatcher manager of an older maintainer epoch",
@@ -994,6 +1037,7 @@ impl DispatcherManager {
         }
         if !newer && !self.request_allowed(ctx, from, epoch) {
             // A stale owner is answered Success without closing.
+            hit(P::DmCloseStaleOwner);
             return Some(Message::MaintainerCloseResponse {
                 cf: self.cf.clone(),
                 success: true,
@@ -1010,14 +1054,18 @@ impl DispatcherManager {
     /// maintainer asks again.
     pub fn try_close(&mut self, ctx: &mut Ctx) -> bool {
         if self.close_finished {
+            hit(P::DmClosed);
             self.closed = true;
             ctx.observe(Observation::DispatchersChanged);
             self.trace(ctx, "dispatcher manager closed", vec![]);
             return true;
         }
         if !self.closing {
+            hit(P::DmCloseStarted);
             self.closing = true;
             self.stop_write_path(ctx);
+        } else {
+            hit(P::DmClosePending);
         }
         false
     }
@@ -1034,6 +1082,7 @@ impl DispatcherManager {
             return;
         }
         self.write_path_closed = true;
+        hit(P::DmStopWritePath);
         let ids: Vec<DispatcherId> = self.dispatchers.keys().copied().collect();
         for id in ids {
             self.sink.abandon_dispatcher(id);
@@ -1086,6 +1135,7 @@ impl DispatcherManager {
         }
         if let Some(d) = self.dispatchers.get(&merged) {
             // Outdated request: report Working again, or let the running merge go on.
+            hit(P::DmMergeOutdated);
             if d.state == ComponentState::Working {
                 let st = d.status();
                 let seq = self.seq;
@@ -1113,6 +1163,7 @@ impl DispatcherManager {
                 _ => false,
             };
             if !ok {
+                hit(P::DmMergeSourceInvalid);
                 self.trace(
                     ctx,
                     "merge dispatcher failed",
@@ -1131,6 +1182,7 @@ impl DispatcherManager {
         for id in &req.dispatcher_ids {
             self.dispatchers.get_mut(id).unwrap().state = ComponentState::WaitingMerge;
         }
+        hit(P::DmMergeStarted);
         self.merge_tasks.insert(
             merged,
             MergeTask { sources: req.dispatcher_ids.clone(), next_check_ms: ctx.now_ms + MERGE_CHECK_INTERVAL_MS },
@@ -1173,6 +1225,7 @@ impl DispatcherManager {
                 }),
             };
             if let Some(reason) = abort {
+                hit(P::DmMergeAborted);
                 self.merge_tasks.remove(&merged);
                 for s in &sources {
                     if let Some(d) = self.dispatchers.get_mut(s) {
@@ -1199,6 +1252,7 @@ impl DispatcherManager {
             }
             let d = self.dispatchers.get_mut(&merged).unwrap();
             if d.state == ComponentState::Preparing {
+                hit(P::DmMergeReady);
                 d.state = ComponentState::MergeReady;
             }
             let not_ready = ctx.fp(FP_NOT_READY_TO_CLOSE_DISPATCHER);
@@ -1219,10 +1273,12 @@ impl DispatcherManager {
                 pending.push(d.pending_block_state());
             }
             if !all_closed {
+                hit(P::DmMergeWaitSources);
                 continue;
             }
             self.merge_tasks.remove(&merged);
             let c = if ctx.bug(Bug::IgnorePendingBlockStartTs) {
+                hit(P::DmMergeIgnorePendingBlock);
                 MergedStartTs { start_ts: min_cp, skip_dml_as_start_ts: false, pending: None }
             } else {
                 merged_start_ts_candidate(min_cp, &pending)
@@ -1234,6 +1290,7 @@ impl DispatcherManager {
             let mut c = c;
             let mut skip_sp = false;
             if r.start_ts > c.start_ts {
+                hit(P::DmMergeRecoveryLifted);
                 c.start_ts = r.start_ts;
                 c.skip_dml_as_start_ts = r.skip_dml_as_start_ts;
                 skip_sp = r.skip_sync_point_at_start_ts;
@@ -1242,6 +1299,7 @@ impl DispatcherManager {
                 skip_sp = r.skip_sync_point_at_start_ts;
             }
             if let Some((ts, sp)) = c.pending {
+                hit(P::DmMergePendingBlockStart);
                 self.trace(
                     ctx,
                     "merge dispatcher uses pending block event to calculate start ts",
@@ -1266,6 +1324,7 @@ impl DispatcherManager {
             d.state = ComponentState::Initializing;
             d.registered = true;
             d.events_from_ms = events_from;
+            hit(P::DmMergeCommitted);
             self.trace(
                 ctx,
                 "merge dispatcher commit",
@@ -1338,6 +1397,7 @@ impl DispatcherManager {
                 // 50 ms poll would pile up for as long as it stays blocked. Adjacent resolved
                 // events are handled as one (only the newest counts), so this changes nothing.
                 if events.is_empty() && matches!(d.queue.back(), Some(UpstreamEvent::Resolved(_))) {
+                    hit(P::DmFeedCoalesceResolved);
                     d.queue.pop_back();
                 }
                 d.queue.extend(events);
@@ -1389,6 +1449,7 @@ impl DispatcherManager {
             if barrier_write && ctx.fp(FP_BLOCK_OR_WAIT_BEFORE_WRITE) {
                 // The block-event executor waits before the sink write; the dispatcher
                 // stays in its writing state (its checkpoint below the event).
+                hit(P::DmBlockWriteHeld);
                 let (kind, table) = match &ev {
                     BlockEvent::Ddl(d) => ("block before write ddl", d.table_id),
                     BlockEvent::SyncPoint(_) => ("block before write sync point", span.table_id),
@@ -1447,6 +1508,7 @@ impl DispatcherManager {
             .map(|b| b.event.key() == (ts, true) && b.stage == BlockStage::Writing)
             .unwrap_or(false);
         if barrier {
+            hit(P::SyncPointWriteBarrier);
             ctx.observe(Observation::BarrierWrite {
                 cf: self.cf.clone(),
                 maintainer_epoch: self.maintainer_epoch,
@@ -1482,6 +1544,7 @@ impl DispatcherManager {
             .map(|b| b.event.key() == (ev.commit_ts, false) && b.stage == BlockStage::Writing)
             .unwrap_or(false);
         if barrier {
+            hit(P::DmWriteDdlBarrier);
             ctx.observe(Observation::BarrierWrite {
                 cf: self.cf.clone(),
                 maintainer_epoch: self.maintainer_epoch,
@@ -1489,6 +1552,8 @@ impl DispatcherManager {
                 sync_point: false,
                 dispatcher: id,
             });
+        } else {
+            hit(P::DmWriteDdlSelf);
         }
         self.trace(
             ctx,
@@ -1519,12 +1584,17 @@ impl DispatcherManager {
         match outcome {
             FlushOutcome::Pending | FlushOutcome::Unknown | FlushOutcome::Cancelled => {}
             FlushOutcome::Durable { dispatcher, commit_ts, kind } => {
-                let Some(d) = self.dispatchers.get_mut(&dispatcher) else { return };
+                let Some(d) = self.dispatchers.get_mut(&dispatcher) else {
+                    hit(P::SinkDurableDispatcherGone);
+                    return;
+                };
                 if kind != WriteKind::Rows {
+                    hit(P::SinkDurableBlock);
                     let mut fx = DispatcherEffects::default();
                     d.on_block_written(commit_ts[0], kind == WriteKind::SyncPoint, ctx.now_ms, &mut fx);
                     self.apply_effects(ctx, dispatcher, fx);
                 } else {
+                    hit(P::SinkDurableRows);
                     for ts in commit_ts {
                         if let Some(c) = d.progress.get_mut(&ts) {
                             *c -= 1;
@@ -1538,6 +1608,10 @@ impl DispatcherManager {
             FlushOutcome::Failed { dispatcher, error, closing, kind } => {
                 let escalate = !closing || ctx.bug(Bug::EscalateClosingWriterError);
                 if escalate {
+                    hit(P::SinkErrorEscalated);
+                    if closing {
+                        hit(P::SinkClosingErrorEscalated);
+                    }
                     ctx.observe(Observation::SinkErrorEscalated {
                         cf: self.cf.clone(),
                         dispatcher,
@@ -1560,6 +1634,9 @@ impl DispatcherManager {
                     // checkpoint blocker and its schedule report (basic_dispatcher.go:1142-1152).
                     if kind == WriteKind::Ddl {
                         if let Some(ts) = d.ddl_writing {
+                            if d.add_table_blockers.contains(&ts) {
+                                hit(P::SinkFailedDdlDropsBlocker);
+                            }
                             d.add_table_blockers.remove(&ts);
                             d.nonblocking_written.take_if(|st| st.block_ts == ts);
                         }
@@ -1616,6 +1693,7 @@ impl DispatcherManager {
                 && self.post_bootstrap_in_flight.is_none()
                 && self.bootstrap_in_flight.is_none()
             {
+                hit(P::DmCloseFinishedAsync);
                 self.close_finished = true;
                 self.trace(ctx, "event dispatcher manager closed", vec![]);
             }
@@ -1637,6 +1715,7 @@ impl DispatcherManager {
             // or not: a request with the error and no watermark.
             if !task_due {
                 if let (Some(err), Some(to)) = (self.error_to_send(ctx.now_ms), self.report_target()) {
+                    hit(P::DmHeartbeatErrorOnly);
                     ctx.send(
                         to,
                         Message::HeartBeatRequest {
@@ -1661,9 +1740,11 @@ impl DispatcherManager {
         let mut closed_floor = u64::MAX;
         for id in closable {
             let d = self.dispatchers.remove(&id).unwrap();
+            hit(P::DmHeartbeatDispatcherStopped);
             closed_floor = closed_floor.min(d.checkpoint_ts());
             self.current_operator_map.remove(&id);
             if self.trigger_id == Some(id) {
+                hit(P::DmHeartbeatTriggerRemoved);
                 self.trigger_id = None;
                 self.removed_triggers.insert(id);
             }
@@ -1705,6 +1786,7 @@ impl DispatcherManager {
         // `aggregateDispatcherHeartbeats` runs in the heartbeat collector's goroutine,
         // independently of the status and block-status collectors' open batches.
         if !self.status_batch.is_empty() {
+            hit(P::DmHeartbeatInsideStatusBatch);
             self.aggregates_in_status_batch += 1;
         }
         ctx.observe(Observation::HeartbeatAggregated {
@@ -1726,6 +1808,7 @@ impl DispatcherManager {
             return None;
         }
         self.last_error_sent_ms = Some(now_ms);
+        hit(P::DmErrorReported);
         Some(e.clone())
     }
 
@@ -1740,6 +1823,7 @@ impl DispatcherManager {
             }
         }
         if !resend.is_empty() {
+            hit(P::DmBlockStatusResent);
             self.send_block_statuses(ctx, resend);
         }
     }
@@ -1764,6 +1848,7 @@ impl DispatcherManager {
         }
         let statuses = std::mem::take(&mut self.block_status_batch);
         if self.closed {
+            hit(P::DmBlockStatusBatchDropped);
             return;
         }
         let to = self.maintainer_id;
@@ -1774,6 +1859,9 @@ impl DispatcherManager {
     /// [`Self::flush_status_batch`]).
     pub fn collect_status_batch(&mut self, ctx: &mut Ctx) {
         if self.closed {
+            if !self.status_batch.is_empty() {
+                hit(P::DmStatusBatchDropped);
+            }
             self.status_batch.clear();
             self.aggregates_in_status_batch = 0;
             return;
@@ -1869,6 +1957,7 @@ impl DispatcherManager {
             .map(|d| d.id.to_string())
             .collect();
         if !behind.is_empty() {
+            hit(P::DmStatusClaimsMore);
             let node_cp = fresh.checkpoint_ts;
             let ids: Vec<String> = batch.iter().map(|(st, _)| st.id.to_string()).collect();
             self.trace(
@@ -1928,8 +2017,10 @@ pub fn merged_start_ts_candidate(min_checkpoint: Ts, pending: &[Option<BlockStat
     }
     c.pending = Some(key);
     if key.1 {
+        hit(P::SyncPointMergeRestart);
         c.start_ts = key.0;
     } else if key.0 > 0 {
+        hit(P::DmMergePendingDdlRestart);
         c.start_ts = key.0 - 1;
         c.skip_dml_as_start_ts = true;
     }

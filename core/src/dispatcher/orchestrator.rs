@@ -5,6 +5,7 @@
 
 use super::manager::DispatcherManager;
 use crate::bugs::Bug;
+use crate::coverage::{hit, Point as P};
 use crate::effects::*;
 use crate::messages::*;
 use crate::trace_ev;
@@ -121,6 +122,7 @@ impl PendingMessageQueue {
         match self.items.iter_mut().find(|(_, m)| pending_kind(m) == Some(kind)) {
             Some(slot) => {
                 if replaces(&slot.1, &msg) {
+                    hit(P::OrchQueueReplaced);
                     *slot = (from, msg);
                     true
                 } else {
@@ -162,12 +164,16 @@ impl DispatcherOrchestrator {
     pub fn handle_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Message) {
         if self.fenced || self.closing {
             // The handler of the maintainer topic is deregistered.
+            hit(P::OrchDropFenced);
             return;
         }
         let Some(cf) = Self::cf_of(&msg).cloned() else { return };
         if let Some(init) = self.initializing.get_mut(&cf) {
             let what = msg.name();
-            if !init.enqueue(from, msg) {
+            if init.enqueue(from, msg) {
+                hit(P::OrchQueuedWhileCreating);
+            } else {
+                hit(P::OrchDropWhileCreating);
                 trace_ev!(
                     ctx,
                     Role::Orchestrator,
@@ -195,6 +201,7 @@ impl DispatcherOrchestrator {
             let tomb = if self.managers.contains_key(&cf) { None } else { self.closed_maintainer_epochs.get(&cf) };
             if let Some(&closed) = tomb {
                 if (*maintainer_epoch == 0 || *maintainer_epoch <= closed) && !ctx.bug(Bug::NoEpochFencing) {
+                    hit(P::OrchIgnoreClosedGeneration);
                     trace_ev!(
                         ctx,
                         Role::Orchestrator,
@@ -208,6 +215,7 @@ impl DispatcherOrchestrator {
             }
             if !self.managers.contains_key(&cf) && may_delay && ctx.fp(FP_NEW_DISPATCHER_MANAGER_DELAY) {
                 let ready_at_ms = ctx.now_ms + NEW_DISPATCHER_MANAGER_DELAY_MS;
+                hit(P::OrchManagerDelayed);
                 trace_ev!(
                     ctx,
                     Role::Orchestrator,
@@ -222,7 +230,10 @@ impl DispatcherOrchestrator {
                 );
                 return;
             }
-            if !self.managers.contains_key(&cf) {
+            if self.managers.contains_key(&cf) {
+                hit(P::OrchReuseManager);
+            } else {
+                hit(P::OrchCreateManager);
                 self.next_sink_instance += 1;
                 let inst = (self.instance << 16) | self.next_sink_instance;
                 let mut dm = DispatcherManager::new(cf.clone(), self.node, config.clone(), inst);
@@ -241,6 +252,7 @@ impl DispatcherOrchestrator {
                 // a late bootstrap of it cannot create one (`recordClosedMaintainerEpochLocked`:
                 // epoch 0 only for a removal, never backwards).
                 let e = *maintainer_epoch;
+                hit(P::OrchCloseWithoutManager);
                 self.record_closed_epoch(&cf, e, *removed);
                 ctx.send(from, Message::MaintainerCloseResponse { cf, success: true, maintainer_epoch: e });
                 return;
@@ -279,6 +291,7 @@ impl DispatcherOrchestrator {
         if let Some(dm) = self.managers.get(cf) {
             if dm.closed {
                 let e = dm.maintainer_epoch.max(close_epoch);
+                hit(P::OrchManagerDeleted);
                 self.managers.remove(cf);
                 self.record_closed_epoch(cf, e, removed);
             }
@@ -319,6 +332,7 @@ impl DispatcherOrchestrator {
         for cf in due {
             let init = self.initializing.remove(&cf).unwrap();
             if self.fenced || self.closing {
+                hit(P::OrchDelayedCreationFenced);
                 trace_ev!(
                     ctx,
                     Role::Orchestrator,
@@ -330,6 +344,7 @@ impl DispatcherOrchestrator {
                 continue;
             }
             let (from, msg) = init.running;
+            hit(P::OrchDelayedCreationDone);
             self.dispatch(ctx, from, msg, false);
             let mut queue = init.queue;
             while let Some((from, msg)) = queue.pop() {
@@ -360,6 +375,7 @@ impl DispatcherOrchestrator {
     /// same in-flight handlers first) is what the capture's exit depends on.
     pub fn local_fence(&mut self, ctx: &mut Ctx) {
         if !self.fenced {
+            hit(P::OrchLocalFence);
             self.fenced = true;
             trace_ev!(
                 ctx,
@@ -386,7 +402,11 @@ impl DispatcherOrchestrator {
     }
 
     fn poll_close(&mut self, ctx: &mut Ctx) {
-        if !self.closing || self.closed || self.in_flight() {
+        if !self.closing || self.closed {
+            return;
+        }
+        if self.in_flight() {
+            hit(P::OrchCloseWaitsInFlight);
             return;
         }
         let cfs: Vec<ChangefeedId> = self.managers.keys().cloned().collect();
@@ -396,6 +416,7 @@ impl DispatcherOrchestrator {
             }
         }
         if self.managers.is_empty() {
+            hit(P::OrchClosed);
             self.closed = true;
             trace_ev!(ctx, Role::Orchestrator, 0, "dispatcher orchestrator closed");
         }

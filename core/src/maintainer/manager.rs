@@ -4,6 +4,7 @@
 //! coordinator every 200 ms.
 
 use super::{Maintainer, MaintainerState};
+use crate::coverage::{hit, Point as P};
 use crate::effects::*;
 use crate::messages::*;
 use crate::trace_ev;
@@ -45,6 +46,7 @@ impl MaintainerManager {
         | Message::RemoveMaintainerRequest { cf, maintainer_epoch, .. } = &msg
         {
             if self.coordinator != Some(from) {
+                hit(P::MmIgnoreNonCurrentCoordinator);
                 trace_ev!(
                     ctx,
                     Role::Maintainer,
@@ -62,6 +64,7 @@ impl MaintainerManager {
                 // A zero checkpoint is invalid: the request is dropped
                 // (`handleAddMaintainer`, maintainer/maintainer_manager_maintainers.go:195-200).
                 if checkpoint_ts == 0 {
+                    hit(P::MmIgnoreZeroCheckpoint);
                     trace_ev!(
                         ctx,
                         Role::Maintainer,
@@ -74,6 +77,7 @@ impl MaintainerManager {
                 if let Some(m) = self.maintainers.get(&cf) {
                     // Replace only a fully stopped maintainer, and only with a newer epoch.
                     if m.state != MaintainerState::Stopped || maintainer_epoch <= m.epoch || maintainer_epoch == 0 {
+                        hit(P::MmRejectAdd);
                         trace_ev!(
                             ctx,
                             Role::Maintainer,
@@ -84,7 +88,9 @@ impl MaintainerManager {
                         );
                         return;
                     }
+                    hit(P::MmReplaceStopped);
                 }
+                hit(P::MmAddMaintainer);
                 let m = Maintainer::new(
                     ctx,
                     cf.clone(),
@@ -98,8 +104,11 @@ impl MaintainerManager {
             }
             Message::RemoveMaintainerRequest { cf, cascade, removed, maintainer_epoch } => {
                 match self.maintainers.get_mut(&cf) {
-                    Some(m) if maintainer_epoch == m.epoch || m.epoch == 0 => m.remove(ctx, cascade, removed),
-                    Some(_) => {}
+                    Some(m) if maintainer_epoch == m.epoch || m.epoch == 0 => {
+                        hit(P::MmRemove);
+                        m.remove(ctx, cascade, removed)
+                    }
+                    Some(_) => hit(P::MmRemoveStaleEpoch),
                     // `handleRemoveMaintainer`: a non-cascade remove of a maintainer this
                     // node does not host (e.g. it stopped and was forgotten after a report
                     // that got lost) is answered Stopped with the request's epoch, so a
@@ -107,6 +116,7 @@ impl MaintainerManager {
                     // Simplification: the cascade remove of a missing maintainer (TiCDC
                     // starts a maintainer just to close every manager) is not modelled.
                     None if !cascade => {
+                        hit(P::MmRemoveUnknown);
                         if let Some(c) = self.coordinator {
                             trace_ev!(
                                 ctx,
@@ -126,7 +136,7 @@ impl MaintainerManager {
                             ctx.send(c, Message::MaintainerHeartbeat { statuses: vec![st] });
                         }
                     }
-                    None => {}
+                    None => hit(P::MmRemoveUnknownCascade),
                 }
                 self.send_heartbeat(ctx);
             }
@@ -135,6 +145,8 @@ impl MaintainerManager {
                 let Some(cf) = Self::cf_of(&other).cloned() else { return };
                 if let Some(m) = self.maintainers.get_mut(&cf) {
                     m.handle_message(ctx, from, other, schema);
+                } else {
+                    hit(P::MmRouteUnknownChangefeed);
                 }
             }
         }

@@ -11,6 +11,7 @@
 //! a move by reading its index file; here the writer instance is part of the file name
 //! instead, so a dispatcher moved to another node never overwrites its earlier files.
 
+use crate::coverage::{hit, Point as P};
 use crate::effects::{ObjectContent, StorageError, StorageRequest};
 use crate::types::*;
 use crate::upstream::{DdlRecord, RowChange};
@@ -216,14 +217,19 @@ impl CloudStorageSink {
         res: Result<(), StorageError>,
         out: &mut Vec<StorageRequest>,
     ) -> FlushOutcome {
-        let Some(f) = self.inflight.get_mut(&op_id) else { return FlushOutcome::Unknown };
+        let Some(f) = self.inflight.get_mut(&op_id) else {
+            hit(P::SinkUnknownOp);
+            return FlushOutcome::Unknown;
+        };
         if self.cancelled && f.phase == FlushPhase::Put {
+            hit(P::SinkCancelled);
             self.inflight.remove(&op_id);
             return FlushOutcome::Cancelled;
         }
         let closing = self.closed_writers.contains(&f.dispatcher);
         match res {
             Err(error) => {
+                hit(if closing { P::SinkFailedClosing } else { P::SinkFailedOpen });
                 let f = self.inflight.remove(&op_id).unwrap();
                 FlushOutcome::Failed { dispatcher: f.dispatcher, error, closing, kind: f.kind }
             }
@@ -258,6 +264,7 @@ impl CloudStorageSink {
         self.closed_writers.insert(d);
         let paths: Vec<String> = self.inflight.values().filter(|f| f.dispatcher == d).map(|f| f.tmp.clone()).collect();
         if !paths.is_empty() {
+            hit(P::SinkCloseCleanup);
             out.push(StorageRequest::Delete { paths });
         }
     }

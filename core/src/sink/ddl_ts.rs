@@ -14,6 +14,7 @@
 //! it ([`DdlTsView`], kept by the simulator from the durable DDL and syncpoint objects), so
 //! the start ts follow TiCDC's MySQL path. Without syncpoints nothing changes.
 
+use crate::coverage::{hit, Point as P};
 use crate::types::*;
 
 /// One row: the block event's commit ts, whether its write finished, whether it is the
@@ -60,18 +61,25 @@ pub struct Recovery {
 pub fn table_recovery_info(view: &dyn DdlTsView, table: TableId, start_ts: Ts) -> Recovery {
     let none = Recovery { start_ts, skip_sync_point_at_start_ts: false, skip_dml_as_start_ts: false };
     let Some(row) = view.table_row(table) else { return none };
+    hit(P::SinkDdlTsRow);
     let chosen = match view.syncpoint_row() {
-        Some(s) if s.ddl_ts >= row.ddl_ts => s,
+        Some(s) if s.ddl_ts >= row.ddl_ts => {
+            hit(P::SinkDdlTsSyncPointRow);
+            s
+        }
         _ => row,
     };
     let (ts, skip_sp, skip_dml) = if chosen.finished {
         (chosen.ddl_ts, chosen.is_syncpoint, false)
     } else if chosen.is_syncpoint {
+        hit(P::SinkDdlTsUnfinishedSyncPoint);
         (chosen.ddl_ts, false, false)
     } else {
+        hit(P::SinkDdlTsUnfinishedDdl);
         (chosen.ddl_ts.saturating_sub(1), false, true)
     };
     if start_ts > ts {
+        hit(P::SinkDdlTsStartAhead);
         return none;
     }
     Recovery { start_ts: ts, skip_sync_point_at_start_ts: skip_sp, skip_dml_as_start_ts: skip_dml }
