@@ -105,4 +105,26 @@ mod tests {
         assert_eq!(h.0.iter().sum::<u32>(), 3);
         assert_eq!(take().0.iter().sum::<u32>(), 0, "take resets");
     }
+
+    /// A declared point that no code passes is a report line that can never change.
+    #[test]
+    fn every_declared_point_is_placed_in_the_core() {
+        fn sources(dir: &std::path::Path, out: &mut String) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    if p.file_name().is_some_and(|n| n != "tests" && n != "coverage") {
+                        sources(&p, out);
+                    }
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    out.push_str(&std::fs::read_to_string(&p).unwrap());
+                }
+            }
+        }
+        let mut src = String::new();
+        sources(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut src);
+        let unplaced: Vec<String> =
+            Point::ALL.iter().map(|p| format!("{:?}", p)).filter(|v| !src.contains(&format!("P::{}", v))).collect();
+        assert!(unplaced.is_empty(), "declared but never hit: {:?}", unplaced);
+    }
 }
