@@ -64,8 +64,29 @@ pub(super) fn draw(
         let lo = r.random_range(10..200u64);
         world.net.reconnect_ms = [lo, r.random_range(200..1500u64)];
     }
+    // Coverage-driven families, drawn last as well. Sink write errors: each one is a
+    // retryable changefeed error (the coordinator restarts the changefeed).
+    if on("storage.error", &mut r) {
+        world.storage_error = r.random_range(0.0005..0.005);
+    }
+    // Small scheduling batches (`add-table-batch-size`, `balance-move-batch-size`,
+    // `scheduling-task-count-per-node`): the schedulers' batch-full and per-node-cap
+    // branches, and operators that wait behind a full batch.
+    if on("scheduler.small_batch", &mut r) {
+        let s = &mut cfg.scheduler;
+        s.add_table_batch_size = r.random_range(1..=4);
+        s.balance_move_batch_size = r.random_range(1..=4);
+        s.scheduling_task_count_per_node = r.random_range(1..=3);
+    }
     config_lines.push(format!("swarm families = {:?}", families));
     config_lines.push(format!("swarm plan: net.loss = {:.3}, net.duplicate = {:.3}, net.delay_spike = {:.3}, net.collector_lag = {:.3}, net.stream_lag = {:.3}, storage.latency_ms = {:?}, sync_point_interval_ms = {}, dispatcher.first_event_ms = {:?}", world.net.loss, world.net.duplicate, world.net.delay_spike, world.net.collector.prob, world.net.stream.prob, world.storage_latency_ms, if cfg.enable_sync_point { cfg.sync_point_interval_ms.to_string() } else { "off".into() }, world.first_event_ms));
+    if world.storage_error > 0.0 || families.get("scheduler.small_batch") == Some(&true) {
+        let s = &cfg.scheduler;
+        config_lines.push(format!(
+            "swarm plan: storage.error = {:.4}, scheduler batches add/move/per-node = {}/{}/{}",
+            world.storage_error, s.add_table_batch_size, s.balance_move_batch_size, s.scheduling_task_count_per_node
+        ));
+    }
     if world.net.reconnect > 0.0 {
         config_lines.push(format!(
             "swarm plan: net.stream_reconnect = {:.3} of {:?} ms",
