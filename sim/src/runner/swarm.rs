@@ -68,6 +68,7 @@ pub(super) fn draw(
     // retryable changefeed error (the coordinator restarts the changefeed).
     if on("storage.error", &mut r) {
         world.storage_error = r.random_range(0.0005..0.005);
+        world.storage_error_budget = r.random_range(1..=2);
     }
     // Small scheduling batches (`add-table-batch-size`, `balance-move-batch-size`,
     // `scheduling-task-count-per-node`): the schedulers' batch-full and per-node-cap
@@ -83,8 +84,12 @@ pub(super) fn draw(
     if world.storage_error > 0.0 || families.get("scheduler.small_batch") == Some(&true) {
         let s = &cfg.scheduler;
         config_lines.push(format!(
-            "swarm plan: storage.error = {:.4}, scheduler batches add/move/per-node = {}/{}/{}",
-            world.storage_error, s.add_table_batch_size, s.balance_move_batch_size, s.scheduling_task_count_per_node
+            "swarm plan: storage.error = {:.4} (at most {}), scheduler batches add/move/per-node = {}/{}/{}",
+            world.storage_error,
+            world.storage_error_budget,
+            s.add_table_batch_size,
+            s.balance_move_batch_size,
+            s.scheduling_task_count_per_node
         ));
     }
     if world.net.reconnect > 0.0 {

@@ -111,6 +111,10 @@ pub struct World {
     /// Probability of a transient failure of a storage put or rename.
     pub storage_error: f64,
     pub storage_errors: u64,
+    /// At most this many storage failures in the run (then `storage_error` stops
+    /// drawing): each is a changefeed restart, and TiCDC's restart backoff doubles per
+    /// error (10 s, 20 s, 40 s, ...), so an unbounded number outlasts any converge window.
+    pub storage_error_budget: u64,
     /// The writer of each open barrier (`barrier-writes-once`).
     pub barrier_writers: crate::checkers::BarrierWriters,
     /// Syncpoints are due from this ts on, every this many ms (set when the changefeed
@@ -178,6 +182,7 @@ impl World {
             max_events: u64::MAX,
             storage_error: 0.0,
             storage_errors: 0,
+            storage_error_budget: u64::MAX,
             barrier_writers: Default::default(),
             sync_points: None,
             schema_store_init_ms: [0, 0],

@@ -67,7 +67,8 @@ pub(crate) fn storage_latency(wd: &mut World) -> u64 {
 
 /// Draw an opt-in transient storage failure (no draw at all when it is off).
 pub(crate) fn storage_fails(wd: &mut World) -> bool {
-    if wd.storage_error > 0.0 && wd.sim_rng.random_bool(wd.storage_error) {
+    if wd.storage_error > 0.0 && wd.storage_errors < wd.storage_error_budget && wd.sim_rng.random_bool(wd.storage_error)
+    {
         wd.storage_errors += 1;
         return true;
     }
