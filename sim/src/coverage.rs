@@ -66,7 +66,8 @@ impl Tally {
 pub struct PointJson {
     pub hits: u64,
     pub seeds: u64,
-    pub must: bool,
+    /// `must`, `may` or `gap` (see [`Reach`]).
+    pub reach: &'static str,
 }
 
 /// The `coverage` object of `fuzz --coverage --json` and of `coverage --json`.
@@ -92,7 +93,12 @@ pub fn to_json(t: &Tally) -> CoverageJson {
             .iter()
             .map(|d| {
                 let i = d.point as usize;
-                (d.name, PointJson { hits: t.hits[i], seeds: t.seeds[i], must: d.reach == Reach::Must })
+                let reach = match d.reach {
+                    Reach::Must => "must",
+                    Reach::May(_) => "may",
+                    Reach::Gap(_) => "gap",
+                };
+                (d.name, PointJson { hits: t.hits[i], seeds: t.seeds[i], reach })
             })
             .collect(),
         never_reached: t.never_reached().iter().map(|d| d.name).collect(),
@@ -124,16 +130,31 @@ pub fn format_human(t: &Tally) -> String {
             let _ = writeln!(o, "    {:<48} {}", d.name, d.description);
         }
     }
-    let may: Vec<_> = never.iter().filter(|d| d.reach != Reach::Must).collect();
+    let gaps: Vec<_> =
+        never.iter().filter_map(|d| if let Reach::Gap(w) = d.reach { Some((d, w)) } else { None }).collect();
+    if !gaps.is_empty() {
+        let _ = writeln!(o, "  known gaps, no scenario reaches them yet ({}):", gaps.len());
+        for (d, w) in gaps {
+            let _ = writeln!(o, "    {:<48} {} (needs: {})", d.name, d.description, w);
+        }
+    }
+    let may: Vec<_> =
+        never.iter().filter_map(|d| if let Reach::May(w) = d.reach { Some((d, w)) } else { None }).collect();
     if !may.is_empty() {
         let _ = writeln!(o, "  other points never reached ({}):", may.len());
-        for d in may {
-            let why = match d.reach {
-                Reach::May(w) => w,
-                Reach::Must => "",
-            };
-            let _ = writeln!(o, "    {:<48} {} (need not: {})", d.name, d.description, why);
+        for (d, w) in may {
+            let _ = writeln!(o, "    {:<48} {} (need not: {})", d.name, d.description, w);
         }
+    }
+    let reached_not_must: Vec<_> =
+        POINTS.iter().filter(|d| d.reach != Reach::Must && t.hits[d.point as usize] > 0).map(|d| d.name).collect();
+    if !reached_not_must.is_empty() {
+        let _ = writeln!(
+            o,
+            "  reached but not must-reach ({}; candidates for Must): {}",
+            reached_not_must.len(),
+            reached_not_must.join(", ")
+        );
     }
     o
 }

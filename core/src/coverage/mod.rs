@@ -18,8 +18,11 @@ pub enum Reach {
     /// The standard scenarios and swarm over CI's seed ranges must reach it.
     Must,
     /// Need not be reached, and why (reachable only with a bug switched on, only from a
-    /// unit test, or only under a timing the simulation rarely draws).
+    /// unit test, or not at all in the model).
     May(&'static str),
+    /// Reachable, but no standard scenario reaches it yet: what it would take. Not gated;
+    /// reports list these apart, as work left for scenarios and workloads.
+    Gap(&'static str),
 }
 
 /// A point's declaration.
@@ -87,7 +90,7 @@ mod tests {
             let (group, rest) = d.name.split_once('.').unwrap_or_else(|| panic!("{}: no group", d.name));
             assert!(!group.is_empty() && !rest.is_empty(), "{}", d.name);
             assert!(!d.description.is_empty(), "{}: no description", d.name);
-            if let Reach::May(why) = d.reach {
+            if let Reach::May(why) | Reach::Gap(why) = d.reach {
                 assert!(why.len() > 10, "{}: say why it need not be reached", d.name);
             }
         }
