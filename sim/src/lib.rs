@@ -38,6 +38,7 @@ pub mod scenario;
 pub mod seedfile;
 pub mod session;
 pub mod storage;
+pub mod timeline;
 pub mod trace;
 pub mod upstream;
 pub mod wallclock;

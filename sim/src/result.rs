@@ -173,6 +173,9 @@ pub struct RunResult {
     /// kind (`crate::world::INTERLEAVE_*`), counted from typed observations.
     #[serde(skip)]
     pub interleavings: std::collections::BTreeMap<String, u64>,
+    /// Messages and lifetimes for the `--html` page, when the run recorded them.
+    #[serde(skip)]
+    pub timeline: Option<Box<crate::timeline::Recorded>>,
 }
 
 /// Network counters of one run: how often each seeded network fault struck.
