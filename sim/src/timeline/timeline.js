@@ -109,6 +109,8 @@
   }
 
   // Bars, one rect per state segment.
+  // Maintainer generations' hues: none near the violations' red or the operators' orange.
+  const HUES = [270, 190, 130, 300, 220, 160, 245];
   const epochHue = new Map();
   const bars = el("g", { id: "bars" }, svg);
   for (const b of D.bars) {
@@ -118,7 +120,7 @@
     if (b.kind !== "maintainer") ents(g, b);
     g.classList.add("bar-" + b.kind);
     const bx = l[b.kind] + b.col * COL, w = b.kind === "maintainer" ? 9 : 6;
-    if (!epochHue.has(b.label)) epochHue.set(b.label, (epochHue.size * 67) % 360);
+    if (!epochHue.has(b.label)) epochHue.set(b.label, HUES[epochHue.size % HUES.length]);
     const segs = b.states.map(([t, s], i) => [clip(t), i + 1 < b.states.length ? clip(b.states[i + 1][0]) : endOf(b), s]);
     for (const [t0, t1, s] of segs) {
       if (t1 < W.from_ms || t0 > W.to_ms) continue;
@@ -164,11 +166,15 @@
 
   // Violations: a red line across every lane where each fires.
   const vios = el("g", { id: "violations" }, svg);
+  const atRow = new Map();
   D.violations.forEach((v, i) => {
     const yy = y(clip(v.at));
+    // Violations of one instant stack their labels below the line.
+    const k = atRow.get(yy) || 0;
+    atRow.set(yy, k + 1);
     const g = el("g", { class: "violation", id: "violation-" + i }, vios);
     el("line", { x1: GUTTER, x2: width, y1: yy, y2: yy }, g);
-    el("text", { x: scnX + 6, y: yy - 3 }, g).textContent = "\u26a0 " + v.invariant + " " + secs(v.at);
+    el("text", { x: scnX + 6, y: k === 0 ? yy - 3 : yy + 12 * k }, g).textContent = "\u26a0 " + v.invariant + " " + secs(v.at);
     tip(g, `${v.invariant} at ${secs(v.at)}: ${v.detail}`);
   });
 
@@ -209,6 +215,22 @@
   sel.addEventListener("change", applyFilter);
   inp.addEventListener("input", applyFilter);
 
+  // Raw IDs in free text with their scenario names beside them: `8302 (n2)`,
+  // `epoch=759262767785 (g2)`.
+  function named(text) {
+    const gen = new Map();
+    for (const b of D.bars) {
+      const m = b.kind === "maintainer" && /epoch (\d+)/.exec(b.raw);
+      if (m) gen.set(m[1], b.label.replace("maintainer ", ""));
+    }
+    return text.replace(/\b(\d+)\b/g, (w) => {
+      const n = Number(w);
+      if (gen.has(w)) return `${w} (${gen.get(w)})`;
+      if (w.length === 4 && n >= 8300 && D.lanes[n - 8300]) return `${w} (${D.lanes[n - 8300].name})`;
+      return w;
+    });
+  }
+
   function header() {
     const h = document.getElementById("head");
     const add = (tag, cls, text, parent) => {
@@ -230,7 +252,7 @@
         const li = add("li", "", "", ul);
         const a = add("a", "", `${v.invariant} at ${secs(v.at)}`, li);
         a.setAttribute("href", "#violation-" + i);
-        li.appendChild(document.createTextNode(": " + v.detail));
+        li.appendChild(document.createTextNode(": " + named(v.detail)));
       });
     } else {
       add("div", "meta", "violations: none");
@@ -267,7 +289,7 @@
     const lg = add("div", "legend");
     for (const [c, t] of [["#5a7fb0", "message"], ["#c33", "never handled"], ["#a050c0", "duplicate"], ["#9a9a9a", "local"],
       ["#3b7dd8", "dispatcher (working)"], ["#9cc0f0", "dispatcher (initializing)"], ["#aaa", "dispatcher (stopped)"],
-      ["#e8912d", "operator"], ["hsl(0,60%,45%)", "maintainer (colour: generation)"], ["#d00", "violation"]]) {
+      ["#e8912d", "operator"], ["hsl(270,60%,45%)", "maintainer (colour: generation)"], ["#d00", "violation"]]) {
       const sp = add("span", "", "", lg);
       add("i", "", "", sp).style.background = c;
       sp.appendChild(document.createTextNode(t));
