@@ -53,6 +53,11 @@ pub struct FuzzArgs {
     /// Write every failing seed as a seed file into DIR.
     #[arg(long, value_name = "DIR")]
     pub save: Option<std::path::PathBuf>,
+    /// With --save: also write each saved seed's timeline page next to its seed file
+    /// (`<seed file stem>.html`; the seed reruns once, recording; at most
+    /// `timeline::fuzz::PAGE_CAP` pages).
+    #[arg(long, requires = "save")]
+    pub html: bool,
     /// Stop scheduling new seeds after K failures.
     #[arg(long, value_name = "K")]
     pub stop_after: Option<usize>,

@@ -138,6 +138,11 @@ pub struct ScenarioArgs {
     /// Do not write a report for a failing run.
     #[arg(long)]
     pub no_report: bool,
+    /// Also write `reports/<scenario>-<seed>.html`, whatever the outcome: a timeline page
+    /// (a lane per capture, messages as arrows, dispatcher/operator/maintainer bars,
+    /// violations, a table and dispatcher filter) in one self-contained file.
+    #[arg(long)]
+    pub html: bool,
     /// Directory for reports (default: reports/ in the current directory).
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub report_dir: std::path::PathBuf,
@@ -256,8 +261,12 @@ fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), CliError> {
         loaded.scenario.unmask();
     }
     let progress = std::sync::Arc::new(crate::runner::RunProgress::default());
-    let opts =
-        RunOptions { verbose: false, inject_nondeterminism: a.inject_nondeterminism, progress: Some(progress.clone()) };
+    let opts = RunOptions {
+        verbose: false,
+        inject_nondeterminism: a.inject_nondeterminism,
+        progress: Some(progress.clone()),
+        timeline: a.html,
+    };
     let watch = crate::wallclock::ProgressWatch::start(
         format!("scenario {} seed {}", loaded.scenario.name, seed),
         progress,
@@ -283,6 +292,11 @@ fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), CliError> {
             Err(e) if a.report => return Err(e),
             Err(e) => eprintln!("warning: {}", e),
         }
+    }
+    if a.html {
+        let rep = reproduce.clone().unwrap_or_else(|| reproduce_line(a, seed, &bugs));
+        let path = crate::timeline::write(&a.report_dir, &result, &rep)?;
+        eprintln!("timeline: {}", path.display());
     }
     let out = if a.json {
         let report = JsonReport { result: &result, reproduce, determinism };

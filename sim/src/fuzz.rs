@@ -572,6 +572,7 @@ pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
     // campaign kept (outcome, first invariant, trace hash): an interrupt or a kill loses
     // none of them, and no rerun is needed.
     let mut save_error = None;
+    let mut saved: Vec<(u64, std::path::PathBuf)> = Vec::new();
     let r = run_campaign(&c, &mut |p, o| {
         bar.update(p);
         // A nondeterministic seed has no outcome to record.
@@ -587,9 +588,12 @@ pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
             fixed_by: Vec::new(),
         };
         let path = dir.join(sf.file_name());
-        if let Err(source) = crate::error::write_atomic(&path, sf.to_json()) {
-            save_error = Some(CliError::WriteSeedFile { path, source });
-            crate::interrupt::request();
+        match crate::error::write_atomic(&path, sf.to_json()) {
+            Ok(()) => saved.push((o.seed, path)),
+            Err(source) => {
+                save_error = Some(CliError::WriteSeedFile { path, source });
+                crate::interrupt::request();
+            }
         }
     });
     bar.finish();
@@ -598,6 +602,14 @@ pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
     }
     let fix_names = bugs.fix_names();
     let no_mask = if a.no_mask { " --no-mask" } else { "" };
+    let pages = if a.html {
+        saved.sort();
+        crate::timeline::fuzz::write_pages(&loaded.scenario, &bugs, &saved, &|seed| {
+            reproduce_command(&a.scenario, seed, &bug_names, &fix_names) + no_mask
+        })?
+    } else {
+        String::new()
+    };
     let mut s = summarize(&loaded.scenario.name, &c, &r, &|seed| {
         reproduce_command(&a.scenario, seed, &bug_names, &fix_names) + no_mask
     });
@@ -641,6 +653,9 @@ pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
             if s.failures == 1 { "" } else { "s" },
             dir.display()
         ));
+    }
+    if !a.json {
+        out.push_str(&pages);
     }
     if !known_hits.is_empty() && !a.json {
         out.push_str(&format!("known open findings (failing as recorded, not counted): seeds {:?}\n", known_hits));

@@ -8,7 +8,8 @@
 //!   trace and the per-step invariant checks; [`node`]: one madsim task per TiCDC
 //!   goroutine of a capture; [`runner`]: one seed (steps, workload, converge, checks).
 //! - [`invariants`]: the checkers and their stable names.
-//! - [`fuzz`], [`replay`], [`seedfile`], [`report`], [`zoo`]: the daily workflow;
+//! - [`fuzz`], [`replay`], [`seedfile`], [`report`], [`timeline`] (the `--html` page),
+//!   [`zoo`]: the daily workflow;
 //!   [`cli`] on top of them, [`args`] (the shared argument parsers) and [`error`] (what a
 //!   command reports as bad input) below them.
 //!
@@ -40,6 +41,7 @@ pub mod scenario;
 pub mod seedfile;
 pub mod session;
 pub mod storage;
+pub mod timeline;
 pub mod trace;
 pub mod upstream;
 pub mod wallclock;

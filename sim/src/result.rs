@@ -176,6 +176,9 @@ pub struct RunResult {
     /// How often the run passed each of the core's coverage points.
     #[serde(skip)]
     pub coverage: core_sched::coverage::Hits,
+    /// Messages and lifetimes for the `--html` page, when the run recorded them.
+    #[serde(skip)]
+    pub timeline: Option<Box<crate::timeline::Recorded>>,
 }
 
 /// Network counters of one run: how often each seeded network fault struck.

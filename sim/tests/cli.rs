@@ -853,3 +853,19 @@ fn long_runs_show_progress_and_logs_are_plain_text() {
         &err[..err.len().min(300)]
     );
 }
+
+/// `--html` writes the page next to the reports (also for a pass, also with
+/// `--no-report`), and `fuzz --html` without `--save` is a usage error.
+#[test]
+fn html_writes_one_self_contained_page() {
+    let d = temp_dir();
+    let dir = d.to_str().unwrap();
+    let o = run(&["scenario", "basic_replication", "--seed", "7", "--html", "--no-report", "--report-dir", dir]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("timeline: "), "{}", stderr(&o));
+    let page = std::fs::read_to_string(d.join("basic_replication-7.html")).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>") && page.contains("id=\"data\""));
+    assert!(!d.join("basic_replication-7.md").exists());
+    let err = assert_bad_input(&run(&["fuzz", "basic_replication", "--seeds", "0..2", "--html"]));
+    assert!(err.contains("--save"), "{err}");
+}

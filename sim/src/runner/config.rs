@@ -98,6 +98,9 @@ pub(super) fn build_world(
             rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ NONDETERMINISM.fetch_add(0x9E37, Ordering::Relaxed));
     }
     world.verbose = opts.verbose;
+    if opts.timeline {
+        world.timeline = Some(Box::default());
+    }
     world.progress = opts.progress.clone();
     world.check_retryable_after_failover = scn.invariants.no_retryable_error_after_failover;
     (world, masked)

@@ -39,6 +39,8 @@ pub struct RunOptions {
     /// Where the run publishes how far it got, for a progress line (`scenario` prints
     /// one while a run takes long). Written only; it never reaches the run.
     pub progress: Option<std::sync::Arc<RunProgress>>,
+    /// Record messages and lifetimes for the `--html` page ([`RunResult::timeline`]).
+    pub timeline: bool,
 }
 
 /// How far a run got: simulated time and events, updated after every step.
@@ -134,6 +136,7 @@ pub fn crash_result(scn: &Scenario, seed: u64, bugs: &Bugs, msg: String) -> RunR
         net: Default::default(),
         interleavings: Default::default(),
         coverage: Default::default(),
+        timeline: None,
     }
 }
 
@@ -234,6 +237,13 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
             crash: None,
             interleavings: g.interleavings.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             coverage: Default::default(),
+            timeline: g.timeline.take().map(|recorder| {
+                Box::new(crate::timeline::Recorded {
+                    recorder: *recorder,
+                    nodes: scn.cluster.nodes,
+                    tables: g.upstream.tables.iter().map(|(id, t)| (*id, t.name.clone())).collect(),
+                })
+            }),
             net: NetStats {
                 delivered: g.net.delivered,
                 dropped: g.net.dropped,

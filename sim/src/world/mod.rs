@@ -132,6 +132,9 @@ pub struct World {
     /// How often goroutines that TiCDC runs concurrently interleaved at a lock boundary
     /// (from typed observations; see [`crate::result::RunResult::interleavings`]).
     pub interleavings: std::collections::BTreeMap<&'static str, u64>,
+    /// Messages and lifetimes for the `--html` page (off unless asked for; it never
+    /// touches the hash or a random stream).
+    pub timeline: Option<Box<crate::timeline::Recorder>>,
 }
 
 impl World {
@@ -190,6 +193,7 @@ impl World {
             first_event_ms: [0, 0],
             hung_storage: Vec::new(),
             interleavings: Default::default(),
+            timeline: None,
         }
     }
 

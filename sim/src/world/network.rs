@@ -65,6 +65,9 @@ pub struct Net {
 /// capture's collector queue ([`Lane`]); with `collector_lag` off (the default) that
 /// stage takes no time and draws nothing, so it is the plain link below.
 pub fn send(w: &W, wd: &mut World, env: Envelope) {
+    if let Some(t) = wd.timeline.as_mut() {
+        t.sent(wd.now_ms, &env);
+    }
     let Some(lane) = collector_lane(&env.msg) else { return send_link(w, wd, env) };
     let gen = wd.nodes[env.from.0 as usize].generation;
     let key = (env.from.0, gen, lane);
@@ -311,7 +314,8 @@ fn arrive(
 /// Handle a delivered message on its node (`gen`: only on this incarnation).
 pub(crate) fn handle_delivered(w: &W, env: Envelope, gen: Option<u64>) {
     let (from, to) = (env.from, env.to);
-    step(w, to, gen, StepKind::Message, |ns, ctx, up, meta| {
+    let fp = w.lock().unwrap().timeline.is_some().then(|| crate::timeline::record::fingerprint(&env.msg));
+    let handled = step(w, to, gen, StepKind::Message, |ns, ctx, up, meta| {
         // barrier-owner-only: look at what the maintainer holds about each dispatcher
         // reported by a node it is not bound to, before and after the request.
         let probe = match &env.msg {
@@ -343,6 +347,13 @@ pub(crate) fn handle_delivered(w: &W, env: Envelope, gen: Option<u64>) {
             }
         }
     });
+    if let (true, Some(fp)) = (handled, fp) {
+        let mut g = w.lock().unwrap();
+        let now = g.now_ms;
+        if let Some(t) = g.timeline.as_mut() {
+            t.handled(now, from, to, fp);
+        }
+    }
 }
 
 #[cfg(test)]

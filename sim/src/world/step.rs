@@ -88,6 +88,21 @@ pub(crate) fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: O
         spawn_continuation(w, wd, n, wk);
     }
     check(wd, n, kind, dispatchers_changed);
+    observe_timeline(wd, n);
+}
+
+/// Bring the timeline's bars up to date after a step of `n` (and close those of captures
+/// that stopped running since).
+fn observe_timeline(wd: &mut World, n: NodeId) {
+    let Some(mut rec) = wd.timeline.take() else { return };
+    for (i, s) in wd.nodes.iter().enumerate() {
+        let view =
+            if s.alive { crate::timeline::record::node_view(s.generation, s.state.as_ref(), &wd.cf) } else { None };
+        if i == n.0 as usize || view.is_none() {
+            rec.observe(wd.now_ms, i as u32, view);
+        }
+    }
+    wd.timeline = Some(rec);
 }
 
 /// Run the rest of a goroutine's work (a [`Continuation`]) as a madsim task of its own on
