@@ -80,6 +80,7 @@ pub fn cli_coverage(a: &CoverageArgs) -> Result<(String, i32), CliError> {
             check_determinism_ratio: None,
             inject_nondeterminism: false,
             coverage: false,
+            html: false,
         })?;
         total.merge(&f.coverage);
         // A campaign's own failures (and its interrupt) decide the exit code first.
