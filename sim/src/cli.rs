@@ -1,4 +1,5 @@
-//! The `ticdc-sim` command line: `list`, `scenario`, `bugs`, `fuzz`, `replay`, `zoo`.
+//! The `ticdc-sim` command line: `list`, `scenario`, `bugs`, `fuzz`, `replay`, `zoo`,
+//! `findings`, `shrink`.
 //!
 //! Exit codes: 0 pass, 1 safety, 2 usage error or bad input, 3 liveness, 4 crash,
 //! 5 nondeterminism. Bad input is reported as one `error: ...` line on stderr.
@@ -57,6 +58,8 @@ pub enum Command {
     Zoo(ZooArgs),
     /// Run every known open finding with and without its candidate fix and tabulate.
     Findings(FindingsArgs),
+    /// Reduce a failing seed to a minimal scenario that fails the same way.
+    Shrink(crate::args::ShrinkArgs),
 }
 
 #[derive(Args, Debug)]
@@ -213,6 +216,7 @@ pub fn run(cli: Cli) -> Result<(String, i32), CliError> {
         Command::Replay(a) => crate::replay::cli_replay(&a.path),
         Command::Zoo(a) => crate::zoo::cli_zoo(a.seeds, parse_jobs(a.jobs)?, &a.report_dir, &parse_bugs(&a.bugs)?),
         Command::Findings(a) => crate::findings::cli_findings(&a.dir, a.seeds, parse_jobs(a.jobs)?, &a.report_dir),
+        Command::Shrink(a) => crate::shrink::cli_shrink(&a),
     }
 }
 

@@ -37,6 +37,7 @@ pub mod runner;
 pub mod scenario;
 pub mod seedfile;
 pub mod session;
+pub mod shrink;
 pub mod storage;
 pub mod trace;
 pub mod upstream;

@@ -674,7 +674,32 @@ pub struct FaultConfig {
     /// Draw extra fault families from the seed (swarm).
     #[serde(default)]
     pub swarm: bool,
+    /// A swarm plan made explicit (what `shrink` writes), instead of `swarm = true`: each
+    /// family of [`SWARM_FAMILIES`] on or off as a seed drew it. `random_workload` skips
+    /// the ops of the families that are off, as in the swarm run; the drawn intensities are
+    /// the ordinary knobs above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swarm_families: Option<BTreeMap<String, bool>>,
 }
+
+/// The swarm's fault families, in the order of the draw (`runner::swarm::plan`).
+pub const SWARM_FAMILIES: &[&str] = &[
+    "net.loss",
+    "net.duplicate",
+    "net.delay_spike",
+    "storage.slow",
+    "kill_restart",
+    "move_maintainer",
+    "move_table",
+    "split_merge",
+    "partition",
+    "sync_point",
+    "collector.lag",
+    "stream.lag",
+    "session_loss",
+    "first_event.slow",
+    "stream.reconnect",
+];
 impl Default for FaultConfig {
     fn default() -> Self {
         FaultConfig {
@@ -696,6 +721,7 @@ impl Default for FaultConfig {
             stream_reconnect: 0.0,
             stream_reconnect_ms: d_reconnect(),
             swarm: false,
+            swarm_families: None,
         }
     }
 }

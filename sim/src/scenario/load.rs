@@ -962,6 +962,24 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
         }
     }
 
+    // A pinned swarm plan replaces the draw, and names only the swarm's families.
+    if let Some(families) = &scn.faults.swarm_families {
+        let at = spans.faults.as_ref().and_then(|f| f.get("swarm-families")).map(|k| k.span().start);
+        if scn.faults.swarm {
+            return Err(v.err(at, "faults.swarm-families pins a drawn plan: it needs swarm = false".into()));
+        }
+        if let Some(bad) = families.keys().find(|k| !super::SWARM_FAMILIES.contains(&k.as_str())) {
+            return Err(v.err(
+                at,
+                format!(
+                    "faults.swarm-families: unknown family '{}'; valid families: {}",
+                    bad,
+                    super::SWARM_FAMILIES.join(", ")
+                ),
+            ));
+        }
+    }
+
     // [limits]
     let l = &scn.limits;
     let ls = spans.limits.as_ref();
