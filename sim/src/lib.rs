@@ -8,7 +8,7 @@
 //!   trace and the per-step invariant checks; [`node`]: one madsim task per TiCDC
 //!   goroutine of a capture; [`runner`]: one seed (steps, workload, converge, checks).
 //! - [`invariants`]: the checkers and their stable names.
-//! - [`fuzz`], [`replay`], [`seedfile`], [`report`], [`zoo`]: the daily workflow;
+//! - [`fuzz`], [`replay`], [`seedfile`], [`report`], [`zoo`], [`shrink`]: the daily workflow;
 //!   [`cli`] on top of them, [`args`] (the shared argument parsers) and [`error`] (what a
 //!   command reports as bad input) below them.
 //!
