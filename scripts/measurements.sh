@@ -13,9 +13,11 @@
 #   OUT=file       where the page goes (default: docs/measurements.md)
 #   REPORT_DIR=d   where zoo and findings write their .md/.json (default: reports, the
 #                  committed reports/bug-zoo.* and reports/findings.*)
-#   SKIP=list      comma-separated parts to leave out: throughput, zoo, findings, campaign,
-#                  memory (campaign: scripts/campaign.sh, 20,000 swarm seeds; memory: peak
-#                  RSS of fuzz swarm --jobs 1 over 300 and 10,000 seeds; always that many)
+#   SKIP=list      comma-separated parts to leave out: throughput, zoo, findings, shrink,
+#                  campaign, memory (shrink: `shrink` of every seed file of seeds/findings/
+#                  and every seeds/*.json with bugs, default budget; campaign:
+#                  scripts/campaign.sh, 20,000 swarm seeds; memory: peak RSS of fuzz swarm
+#                  --jobs 1 over 300 and 10,000 seeds; always that many)
 #
 # The script builds nothing: build first (`cargo build --release`). It always exits 0
 # once the page is written; each command's exit code is recorded in the page.
@@ -98,6 +100,35 @@ if ! skip findings; then
 fi
 t_findings=$(( $(date +%s) - t_part ))
 
+# ---------------------------------------------------------------- shrink
+t_part=$(date +%s)
+shrink_rows=""
+shrink_rc=skipped
+if ! skip shrink; then
+    shrink_rc=0
+    for f in seeds/findings/*.json seeds/*.json; do
+        jq -e '.expect.outcome != "pass" and (.bugs | length > 0 or (input_filename | test("/findings/")))' "$f" \
+            >/dev/null 2>&1 || continue
+        scn=$(jq -r .scenario "$f")
+        seed=$(jq -r .seed "$f")
+        mapfile -t bug_args < <(jq -r '.bugs[] | "--bug", .' "$f")
+        echo "measurements: shrink $scn --seed $seed ${bug_args[*]}" >&2
+        rc=0
+        "$BIN" shrink "$scn" --seed "$seed" "${bug_args[@]}" --out "$work/shrink" --json >"$work/shrink.json" \
+            2>"$work/shrink.err" || rc=$?
+        if [ "$rc" -ne 0 ]; then
+            shrink_rc=$rc
+            shrink_rows+="| \`${f#seeds/}\` | exit $rc: $(tail -n 1 "$work/shrink.err") | | | | | |"$'\n'
+            continue
+        fi
+        row=$(jq -r --arg f "${f#seeds/}" '
+            def t: (. / 100 | floor | . / 10 | tostring) + " s";
+            "| `\($f)` | \(.before.steps) -> \(.after.steps) | \(.before.faults | length) -> \(.after.faults | length) | \(.before.tables) -> \(.after.tables) | \(.before.events) -> \(.after.events) | \(.before.sim_time_ms | t) -> \(.after.sim_time_ms | t) | \(.runs)\(if .stopped then " (\(.stopped))" else "" end) |"' "$work/shrink.json")
+        shrink_rows+="$row"$'\n'
+    done
+fi
+t_shrink=$(( $(date +%s) - t_part ))
+
 # ---------------------------------------------------------------- campaign
 t_part=$(date +%s)
 campaign_rc=skipped
@@ -140,7 +171,7 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
     echo "| machine | $(nproc) cores${cpu:+, $cpu}; load average at start $load, at end $load_end |"
     echo "| binary | \`$SIM\` built $bin_time, repository at $commit$dirty |"
     echo "| seeds | N = $N (\`bench_3node_10table\`: $BENCH_N), \`--jobs $JOBS\` |"
-    echo "| wall time | throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, campaign ${t_campaign} s, memory ${t_memory} s, total ${t_total} s |"
+    echo "| wall time | throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, shrink ${t_shrink} s, campaign ${t_campaign} s, memory ${t_memory} s, total ${t_total} s |"
     echo
     echo "Rates depend on the machine and on what else runs on it: on a shared machine"
     echo "(the load average above) they drop, and other builds running at the same time"
@@ -193,6 +224,24 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
         if [ "$findings_rc" != 0 ]; then echo; echo '```'; tail -n 5 "$work/findings.err"; echo '```'; fi
     fi
     echo
+    echo "## Shrink"
+    echo
+    if [ "$shrink_rc" = skipped ]; then
+        echo "(skipped: \`SKIP=$SKIP\`)"
+    else
+        echo "\`$SIM shrink <scenario> --seed N [--bug B]... --json\` (default budget of 300 runs) for every"
+        echo "seed file of \`seeds/findings/\` and every failing \`seeds/*.json\` with bugs: the scenario"
+        echo "(a swarm one with its plan pinned) and its run before, the minimized scenario that fails the"
+        echo "same way (outcome and first invariant) after. Faults are the swarm families on and the"
+        echo "\`[faults]\` knobs away from their defaults; runs counts every run of the search, a"
+        echo "\`(budget)\` one stopped at the budget."
+        echo
+        echo "| seed file | steps | faults | tables | events | simulated time | runs |"
+        echo "|---|---|---|---|---|---|---|"
+        printf '%s' "$shrink_rows"
+        [ "$shrink_rc" != 0 ] && { echo; echo "Some shrink exited $shrink_rc (see its row)."; }
+    fi
+    echo
     echo "## Memory over a campaign"
     echo
     if [ -z "$mem_rows" ]; then
@@ -222,4 +271,4 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
     fi
 } >"$work/page.md"
 mv "$work/page.md" "$OUT"
-echo "measurements: wrote $OUT in ${t_total} s (throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, campaign ${t_campaign} s)" >&2
+echo "measurements: wrote $OUT in ${t_total} s (throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, shrink ${t_shrink} s, campaign ${t_campaign} s)" >&2

@@ -90,6 +90,32 @@ pub struct FuzzArgs {
     pub coverage: bool,
 }
 
+#[derive(Args, Debug)]
+pub struct ShrinkArgs {
+    /// Scenario name (from scenarios/) or path to a .toml file.
+    #[arg(value_name = "NAME|PATH")]
+    pub scenario: String,
+    /// The failing seed (unsigned 64-bit integer).
+    #[arg(long, allow_hyphen_values = true)]
+    pub seed: String,
+    /// Re-introduce a historical bug (repeatable; see `ticdc-sim bugs`).
+    #[arg(long = "bug", value_name = "NAME")]
+    pub bugs: Vec<String>,
+    /// Switch on a candidate fix for an open finding (repeatable; written into the
+    /// minimized scenario's `mask-findings`).
+    #[arg(long = "fix", value_name = "NAME")]
+    pub fixes: Vec<String>,
+    /// Where to write the minimized scenario (.toml) and its seed file (.json).
+    #[arg(long, value_name = "DIR", default_value = "reports/runs/shrink")]
+    pub out: std::path::PathBuf,
+    /// Budget of runs (candidates, and their bugs-off checks).
+    #[arg(long, value_name = "N", default_value_t = crate::shrink::DEFAULT_MAX_RUNS)]
+    pub max_runs: usize,
+    /// Print one JSON object instead of the human summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `--check-determinism-ratio`: a fraction in 0..=1.
 pub fn parse_ratio(s: Option<&str>) -> Result<f64, ArgError> {
     match s {

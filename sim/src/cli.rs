@@ -1,5 +1,5 @@
 //! The `ticdc-sim` command line: `list`, `scenario`, `bugs`, `fuzz`, `replay`, `zoo`,
-//! `findings`, `coverage`.
+//! `findings`, `coverage`, `shrink`.
 //!
 //! Exit codes: 0 pass, 1 safety, 2 usage error or bad input, 3 liveness, 4 crash,
 //! 5 nondeterminism. Bad input is reported as one `error: ...` line on stderr.
@@ -61,6 +61,8 @@ pub enum Command {
     /// Fuzz several scenarios over one seed range and report the core's coverage points
     /// reached (`--gate`: fail when a must-reach point was never reached).
     Coverage(crate::coverage_cmd::CoverageArgs),
+    /// Reduce a failing seed to a minimal scenario that fails the same way.
+    Shrink(crate::args::ShrinkArgs),
 }
 
 #[derive(Args, Debug)]
@@ -223,6 +225,7 @@ pub fn run(cli: Cli) -> Result<(String, i32), CliError> {
         Command::Zoo(a) => crate::zoo::cli_zoo(a.seeds, parse_jobs(a.jobs)?, &a.report_dir, &parse_bugs(&a.bugs)?),
         Command::Findings(a) => crate::findings::cli_findings(&a.dir, a.seeds, parse_jobs(a.jobs)?, &a.report_dir),
         Command::Coverage(a) => crate::coverage_cmd::cli_coverage(&a),
+        Command::Shrink(a) => crate::shrink::cli_shrink(&a),
     }
 }
 

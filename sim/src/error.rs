@@ -53,6 +53,9 @@ pub enum CliError {
     WriteSeedFile { path: PathBuf, source: std::io::Error },
     #[error("cannot write {}: {source}", path.display())]
     WriteFile { path: PathBuf, source: std::io::Error },
+    /// A seed `shrink` cannot work on (it passes, or its bugs are not the cause).
+    #[error(transparent)]
+    Shrink(#[from] crate::shrink::ShrinkError),
     /// `what`: `report`, `summary`, `zoo`.
     #[error("cannot serialize the {what}: {source}")]
     Serialize { what: &'static str, source: serde_json::Error },

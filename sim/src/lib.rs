@@ -10,6 +10,7 @@
 //! - [`invariants`]: the checkers and their stable names.
 //! - [`fuzz`], [`replay`], [`seedfile`], [`report`], [`timeline`] (the `--html` page),
 //!   [`zoo`]: the daily workflow;
+//! - [`fuzz`], [`replay`], [`seedfile`], [`report`], [`zoo`], [`shrink`]: the daily workflow;
 //!   [`cli`] on top of them, [`args`] (the shared argument parsers) and [`error`] (what a
 //!   command reports as bad input) below them.
 //!
@@ -40,6 +41,7 @@ pub mod runner;
 pub mod scenario;
 pub mod seedfile;
 pub mod session;
+pub mod shrink;
 pub mod storage;
 pub mod timeline;
 pub mod trace;

@@ -39,6 +39,15 @@ pub(super) fn changefeed_config(c: &ChangefeedDef) -> ChangefeedConfig {
     if let Some(v) = c.write_key_threshold {
         s.write_key_threshold = v;
     }
+    if let Some(v) = c.add_table_batch_size {
+        s.add_table_batch_size = v;
+    }
+    if let Some(v) = c.balance_move_batch_size {
+        s.balance_move_batch_size = v;
+    }
+    if let Some(v) = c.scheduling_task_count_per_node {
+        s.scheduling_task_count_per_node = v;
+    }
     if let Some(v) = c.balance_score_threshold {
         s.balance_score_threshold = v;
     }
@@ -89,6 +98,7 @@ pub(super) fn build_world(
     world.storage_latency_ms = scn.faults.storage_latency_ms;
     world.max_events = scn.limits.max_events;
     world.storage_error = scn.faults.storage_error.clamp(0.0, 1.0);
+    world.storage_error_budget = scn.faults.storage_error_max.unwrap_or(u64::MAX);
     world.schema_store_init_ms = scn.faults.schema_store_init_ms;
     world.trigger_create_ms = scn.faults.trigger_create_ms;
     world.first_event_ms = scn.faults.first_event_ms;

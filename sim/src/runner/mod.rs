@@ -12,7 +12,7 @@ mod error;
 mod predicates;
 mod refs;
 mod steps;
-mod swarm;
+pub mod swarm;
 mod workload;
 
 pub use error::StepError;
@@ -167,8 +167,16 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     let mut config_lines = config::config_lines(&scn, seed, &bugs, &masked, &cfg);
     // Swarm: the seed decides which fault families are on (and how hard), so one
     // scenario covers many fault mixes. The plan is printed with the configuration.
-    let families =
-        if scn.faults.swarm { swarm::draw(seed, &mut world, &mut cfg, &mut config_lines) } else { BTreeMap::new() };
+    // A pinned plan (`faults.swarm-families`) switches the families without a draw.
+    let families = if scn.faults.swarm {
+        swarm::draw(seed, &mut world, &mut cfg, &mut config_lines)
+    } else {
+        let pinned = scn.faults.swarm_families.clone().unwrap_or_default();
+        if !pinned.is_empty() {
+            config_lines.push(format!("swarm families (pinned) = {:?}", pinned));
+        }
+        pinned
+    };
     let w: W = Arc::new(Mutex::new(world));
     let handle = madsim::runtime::Handle::current();
     let net = handle.create_node().name("network").build();

@@ -1,20 +1,38 @@
 //! The swarm draw: for a swarm scenario the seed decides which fault families are on
-//! and how hard, so one scenario covers many fault mixes.
+//! and how hard, so one scenario covers many fault mixes. [`plan`] draws the plan of a
+//! seed on its own, so `shrink` can pin it into a scenario ([`SwarmPlan::pin`]) and drop
+//! one family while the others keep their drawn values.
 
+use crate::scenario::Scenario;
 use crate::world::*;
 use core_sched::config::ChangefeedConfig;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 
-/// Draw the fault families into the world and changefeed config and print the plan; the
-/// draws come from their own stream (seeded from the seed), in a fixed order: new
-/// families are drawn last so older seeds keep their plans.
-pub(super) fn draw(
-    seed: u64,
-    world: &mut World,
-    cfg: &mut ChangefeedConfig,
-    config_lines: &mut Vec<String>,
-) -> BTreeMap<String, bool> {
+/// What the swarm drew for one seed: every family's switch, and the intensity of each
+/// family that is on and has one (`None` when off).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwarmPlan {
+    pub families: BTreeMap<String, bool>,
+    pub loss: Option<f64>,
+    pub duplicate: Option<f64>,
+    pub delay_spike: Option<f64>,
+    pub storage_latency_ms: Option<[u64; 2]>,
+    pub sync_point_interval_ms: Option<u64>,
+    pub collector_lag: Option<f64>,
+    pub stream_lag: Option<f64>,
+    pub first_event_ms: Option<[u64; 2]>,
+    /// Probability and time range of stream reconnects.
+    pub stream_reconnect: Option<(f64, [u64; 2])>,
+    /// Probability of a storage failure, and how many at most.
+    pub storage_error: Option<(f64, u64)>,
+    /// `add-table-batch-size`, `balance-move-batch-size`, `scheduling-task-count-per-node`.
+    pub small_batch: Option<[usize; 3]>,
+}
+
+/// Draw the plan of a seed. The draws come from their own stream (seeded from the seed),
+/// in a fixed order: new families are drawn last so older seeds keep their plans.
+pub fn plan(seed: u64) -> SwarmPlan {
     let mut families = BTreeMap::new();
     let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x5757_4152_4d00_0001);
     let mut on = |name: &str, r: &mut rand_chacha::ChaCha8Rng| {
@@ -22,66 +40,170 @@ pub(super) fn draw(
         families.insert(name.to_string(), v);
         v
     };
-    if on("net.loss", &mut r) {
-        world.net.loss = r.random_range(0.01..0.1);
-    }
-    if on("net.duplicate", &mut r) {
-        world.net.duplicate = r.random_range(0.01..0.05);
-    }
-    if on("net.delay_spike", &mut r) {
-        world.net.delay_spike = r.random_range(0.01..0.05);
-    }
-    if on("storage.slow", &mut r) {
-        world.storage_latency_ms = [5, r.random_range(50..500)];
-    }
+    let loss = on("net.loss", &mut r).then(|| r.random_range(0.01..0.1));
+    let duplicate = on("net.duplicate", &mut r).then(|| r.random_range(0.01..0.05));
+    let delay_spike = on("net.delay_spike", &mut r).then(|| r.random_range(0.01..0.05));
+    let storage_latency_ms = on("storage.slow", &mut r).then(|| [5, r.random_range(50..500)]);
     on("kill_restart", &mut r);
     on("move_maintainer", &mut r);
     on("move_table", &mut r);
     on("split_merge", &mut r);
     on("partition", &mut r);
     // Drawn last, so the draws above (and runs without syncpoints) are unchanged.
-    if on("sync_point", &mut r) {
-        cfg.enable_sync_point = true;
-        cfg.sync_point_interval_ms = r.random_range(2..=8u64) * 1000;
-    }
-    if on("collector.lag", &mut r) {
-        world.net.collector.prob = r.random_range(0.01..0.1);
-    }
-    if on("stream.lag", &mut r) {
-        world.net.stream.prob = r.random_range(0.01..0.1);
-    }
+    let sync_point_interval_ms = on("sync_point", &mut r).then(|| r.random_range(2..=8u64) * 1000);
+    let collector_lag = on("collector.lag", &mut r).then(|| r.random_range(0.01..0.1));
+    let stream_lag = on("stream.lag", &mut r).then(|| r.random_range(0.01..0.1));
     // Added after the others, for the same reason (and `random_workload` leaves the
     // op out of its draw when the family is off).
     on("session_loss", &mut r);
     // Slow first events (a new event-store subscription): drawn last as well.
-    if on("first_event.slow", &mut r) {
+    let first_event_ms = on("first_event.slow", &mut r).then(|| {
         let lo = r.random_range(0..200u64);
-        world.first_event_ms = [lo, r.random_range(lo.max(200)..1500)];
-    }
+        [lo, r.random_range(lo.max(200)..1500)]
+    });
     // Message-center stream reconnects: drawn last as well.
-    if on("stream.reconnect", &mut r) {
-        world.net.reconnect = r.random_range(0.002..0.02);
+    let stream_reconnect = on("stream.reconnect", &mut r).then(|| {
+        let p = r.random_range(0.002..0.02);
         let lo = r.random_range(10..200u64);
-        world.net.reconnect_ms = [lo, r.random_range(200..1500u64)];
+        (p, [lo, r.random_range(200..1500u64)])
+    });
+    // Coverage-driven families, drawn last as well. Sink write errors: each is a
+    // retryable changefeed error (the coordinator restarts the changefeed), at most 1-2
+    // per run since TiCDC's restart backoff doubles per error.
+    let storage_error = on("storage.error", &mut r).then(|| (r.random_range(0.0005..0.005), r.random_range(1..=2u64)));
+    // Small scheduling batches: the schedulers' batch-full and per-node-cap branches,
+    // and operators that wait behind a full batch.
+    let small_batch = on("scheduler.small_batch", &mut r)
+        .then(|| [r.random_range(1..=4), r.random_range(1..=4), r.random_range(1..=3)]);
+    SwarmPlan {
+        families,
+        storage_error,
+        small_batch,
+        loss,
+        duplicate,
+        delay_spike,
+        storage_latency_ms,
+        sync_point_interval_ms,
+        collector_lag,
+        stream_lag,
+        first_event_ms,
+        stream_reconnect,
     }
-    // Coverage-driven families, drawn last as well. Sink write errors: each one is a
-    // retryable changefeed error (the coordinator restarts the changefeed).
-    if on("storage.error", &mut r) {
-        world.storage_error = r.random_range(0.0005..0.005);
-        world.storage_error_budget = r.random_range(1..=2);
+}
+
+impl SwarmPlan {
+    /// Make the plan explicit in `scn`: no draw any more, the families pinned in
+    /// `faults.swarm-families` (the workload skips the ops of those that are off) and each
+    /// drawn intensity written into its `[faults]` or `[changefeed]` knob. A run of the
+    /// pinned scenario is the same run as the swarm run of that seed.
+    pub fn pin(&self, scn: &mut Scenario) {
+        let f = &mut scn.faults;
+        f.swarm = false;
+        f.swarm_families = Some(self.families.clone());
+        if let Some(v) = self.loss {
+            f.loss = v;
+        }
+        if let Some(v) = self.duplicate {
+            f.duplicate = v;
+        }
+        if let Some(v) = self.delay_spike {
+            f.delay_spike = v;
+        }
+        if let Some(v) = self.storage_latency_ms {
+            f.storage_latency_ms = v;
+        }
+        if let Some(v) = self.collector_lag {
+            f.collector_lag = v;
+        }
+        if let Some(v) = self.stream_lag {
+            f.stream_lag = v;
+        }
+        if let Some(v) = self.first_event_ms {
+            f.first_event_ms = v;
+        }
+        if let Some((p, ms)) = self.stream_reconnect {
+            f.stream_reconnect = p;
+            f.stream_reconnect_ms = ms;
+        }
+        if let Some((p, max)) = self.storage_error {
+            f.storage_error = p;
+            f.storage_error_max = Some(max);
+        }
+        if let Some([add, mv, per_node]) = self.small_batch {
+            let c = &mut scn.changefeed;
+            c.add_table_batch_size = Some(add);
+            c.balance_move_batch_size = Some(mv);
+            c.scheduling_task_count_per_node = Some(per_node);
+        }
+        if let Some(ms) = self.sync_point_interval_ms {
+            scn.changefeed.enable_sync_point = true;
+            let d = if ms % 1000 == 0 { format!("{}s", ms / 1000) } else { format!("{}ms", ms) };
+            scn.changefeed.sync_point_interval = Some(d);
+        }
     }
-    // Small scheduling batches (`add-table-batch-size`, `balance-move-batch-size`,
-    // `scheduling-task-count-per-node`): the schedulers' batch-full and per-node-cap
-    // branches, and operators that wait behind a full batch.
-    if on("scheduler.small_batch", &mut r) {
-        let s = &mut cfg.scheduler;
-        s.add_table_batch_size = r.random_range(1..=4);
-        s.balance_move_batch_size = r.random_range(1..=4);
-        s.scheduling_task_count_per_node = r.random_range(1..=3);
+
+    /// Apply the plan to the world and changefeed config of a run.
+    fn apply(&self, world: &mut World, cfg: &mut ChangefeedConfig) {
+        if let Some(v) = self.loss {
+            world.net.loss = v;
+        }
+        if let Some(v) = self.duplicate {
+            world.net.duplicate = v;
+        }
+        if let Some(v) = self.delay_spike {
+            world.net.delay_spike = v;
+        }
+        if let Some(v) = self.storage_latency_ms {
+            world.storage_latency_ms = v;
+        }
+        if let Some(ms) = self.sync_point_interval_ms {
+            cfg.enable_sync_point = true;
+            cfg.sync_point_interval_ms = ms;
+        }
+        if let Some(v) = self.collector_lag {
+            world.net.collector.prob = v;
+        }
+        if let Some(v) = self.stream_lag {
+            world.net.stream.prob = v;
+        }
+        if let Some(v) = self.first_event_ms {
+            world.first_event_ms = v;
+        }
+        if let Some((p, ms)) = self.stream_reconnect {
+            world.net.reconnect = p;
+            world.net.reconnect_ms = ms;
+        }
+        if let Some((p, max)) = self.storage_error {
+            world.storage_error = p;
+            world.storage_error_budget = max;
+        }
+        if let Some([add, mv, per_node]) = self.small_batch {
+            let s = &mut cfg.scheduler;
+            s.add_table_batch_size = add;
+            s.balance_move_batch_size = mv;
+            s.scheduling_task_count_per_node = per_node;
+        }
     }
-    config_lines.push(format!("swarm families = {:?}", families));
+}
+
+/// Draw the fault families into the world and changefeed config and print the plan.
+pub(super) fn draw(
+    seed: u64,
+    world: &mut World,
+    cfg: &mut ChangefeedConfig,
+    config_lines: &mut Vec<String>,
+) -> BTreeMap<String, bool> {
+    let p = plan(seed);
+    p.apply(world, cfg);
+    config_lines.push(format!("swarm families = {:?}", p.families));
     config_lines.push(format!("swarm plan: net.loss = {:.3}, net.duplicate = {:.3}, net.delay_spike = {:.3}, net.collector_lag = {:.3}, net.stream_lag = {:.3}, storage.latency_ms = {:?}, sync_point_interval_ms = {}, dispatcher.first_event_ms = {:?}", world.net.loss, world.net.duplicate, world.net.delay_spike, world.net.collector.prob, world.net.stream.prob, world.storage_latency_ms, if cfg.enable_sync_point { cfg.sync_point_interval_ms.to_string() } else { "off".into() }, world.first_event_ms));
-    if world.storage_error > 0.0 || families.get("scheduler.small_batch") == Some(&true) {
+    if world.net.reconnect > 0.0 {
+        config_lines.push(format!(
+            "swarm plan: net.stream_reconnect = {:.3} of {:?} ms",
+            world.net.reconnect, world.net.reconnect_ms
+        ));
+    }
+    if p.storage_error.is_some() || p.small_batch.is_some() {
         let s = &cfg.scheduler;
         config_lines.push(format!(
             "swarm plan: storage.error = {:.4} (at most {}), scheduler batches add/move/per-node = {}/{}/{}",
@@ -92,11 +214,31 @@ pub(super) fn draw(
             s.scheduling_task_count_per_node
         ));
     }
-    if world.net.reconnect > 0.0 {
-        config_lines.push(format!(
-            "swarm plan: net.stream_reconnect = {:.3} of {:?} ms",
-            world.net.reconnect, world.net.reconnect_ms
-        ));
+    p.families
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_names_every_family_the_format_knows() {
+        for seed in [0, 1, 156, 630] {
+            let p = plan(seed);
+            let names: Vec<&str> = p.families.keys().map(|s| s.as_str()).collect();
+            let mut known = crate::scenario::SWARM_FAMILIES.to_vec();
+            known.sort();
+            assert_eq!(names, known);
+        }
     }
-    families
+
+    #[test]
+    fn intensities_follow_the_switches() {
+        for seed in 0..50 {
+            let p = plan(seed);
+            assert_eq!(p.loss.is_some(), p.families["net.loss"]);
+            assert_eq!(p.sync_point_interval_ms.is_some(), p.families["sync_point"]);
+            assert_eq!(p.stream_reconnect.is_some(), p.families["stream.reconnect"]);
+        }
+    }
 }

@@ -133,6 +133,14 @@ pub struct ChangefeedDef {
     /// `balance-score-threshold` (TiCDC's default 20): consecutive imbalanced checks
     /// before the split-group checker balances traffic.
     pub balance_score_threshold: Option<u32>,
+    /// `add-table-batch-size` (TiCDC's default 10000): operators the basic scheduler
+    /// may have running at once.
+    pub add_table_batch_size: Option<usize>,
+    /// `balance-move-batch-size` (TiCDC's default 1024): moves per balance round.
+    pub balance_move_batch_size: Option<usize>,
+    /// `scheduling-task-count-per-node` (TiCDC's default 20): scheduling spans of a
+    /// split group per node.
+    pub scheduling_task_count_per_node: Option<usize>,
 }
 
 /// The changefeed configuration keys `update_changefeed` may change (a
@@ -621,6 +629,10 @@ pub struct FaultConfig {
     /// this must not switch on `no-retryable-error-after-failover`).
     #[serde(default)]
     pub storage_error: f64,
+    /// At most this many storage errors in a run (default: no limit). Each is a
+    /// changefeed restart whose backoff doubles (10 s, 20 s, 40 s, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_error_max: Option<u64>,
     /// Latency range [min, max] in ms of a dispatcher manager's first table-trigger
     /// schema-store initialisation in the post-bootstrap handler (it holds the manager's
     /// fence lock meanwhile). Default [0, 0]: the handler runs in one step.
@@ -674,7 +686,34 @@ pub struct FaultConfig {
     /// Draw extra fault families from the seed (swarm).
     #[serde(default)]
     pub swarm: bool,
+    /// A swarm plan made explicit (what `shrink` writes), instead of `swarm = true`: each
+    /// family of [`SWARM_FAMILIES`] on or off as a seed drew it. `random_workload` skips
+    /// the ops of the families that are off, as in the swarm run; the drawn intensities are
+    /// the ordinary knobs above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swarm_families: Option<BTreeMap<String, bool>>,
 }
+
+/// The swarm's fault families, in the order of the draw (`runner::swarm::plan`).
+pub const SWARM_FAMILIES: &[&str] = &[
+    "net.loss",
+    "net.duplicate",
+    "net.delay_spike",
+    "storage.slow",
+    "kill_restart",
+    "move_maintainer",
+    "move_table",
+    "split_merge",
+    "partition",
+    "sync_point",
+    "collector.lag",
+    "stream.lag",
+    "session_loss",
+    "first_event.slow",
+    "stream.reconnect",
+    "storage.error",
+    "scheduler.small_batch",
+];
 impl Default for FaultConfig {
     fn default() -> Self {
         FaultConfig {
@@ -686,6 +725,7 @@ impl Default for FaultConfig {
             delay_spike_ms: d_spike(),
             delay_spike_local: false,
             storage_error: 0.0,
+            storage_error_max: None,
             schema_store_init_ms: [0, 0],
             trigger_create_ms: [0, 0],
             first_event_ms: [0, 0],
@@ -696,6 +736,7 @@ impl Default for FaultConfig {
             stream_reconnect: 0.0,
             stream_reconnect_ms: d_reconnect(),
             swarm: false,
+            swarm_families: None,
         }
     }
 }

@@ -307,6 +307,12 @@ struct ChangefeedSpans {
     check_balance_interval_ms: Option<Spanned<toml::Value>>,
     #[serde(rename = "balance-score-threshold")]
     balance_score_threshold: Option<Spanned<toml::Value>>,
+    #[serde(rename = "add-table-batch-size")]
+    add_table_batch_size: Option<Spanned<toml::Value>>,
+    #[serde(rename = "balance-move-batch-size")]
+    balance_move_batch_size: Option<Spanned<toml::Value>>,
+    #[serde(rename = "scheduling-task-count-per-node")]
+    scheduling_task_count_per_node: Option<Spanned<toml::Value>>,
 }
 #[derive(Deserialize)]
 struct ClusterSpans {
@@ -682,6 +688,31 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
         let at = spans.changefeed.as_ref().and_then(|c| start(&c.balance_score_threshold));
         return Err(v.err(at, "changefeed.balance-score-threshold must be > 0".into()));
     }
+    // Batch sizes of 0 would schedule nothing at all.
+    let cf_spans = spans.changefeed.as_ref();
+    for (key, value, at) in [
+        (
+            "add-table-batch-size",
+            scn.changefeed.add_table_batch_size,
+            cf_spans.and_then(|c| start(&c.add_table_batch_size)),
+        ),
+        (
+            "balance-move-batch-size",
+            scn.changefeed.balance_move_batch_size,
+            cf_spans.and_then(|c| start(&c.balance_move_batch_size)),
+        ),
+        (
+            "scheduling-task-count-per-node",
+            scn.changefeed.scheduling_task_count_per_node,
+            cf_spans.and_then(|c| start(&c.scheduling_task_count_per_node)),
+        ),
+    ] {
+        if let Some(n) = value {
+            if n == 0 || n > 100_000 {
+                return Err(v.err(at, format!("changefeed.{} must be between 1 and 100000, got {}", key, n)));
+            }
+        }
+    }
 
     // [changefeed]
     for (key, d) in [
@@ -959,6 +990,24 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
                 }
                 _ => {}
             }
+        }
+    }
+
+    // A pinned swarm plan replaces the draw, and names only the swarm's families.
+    if let Some(families) = &scn.faults.swarm_families {
+        let at = spans.faults.as_ref().and_then(|f| f.get("swarm-families")).map(|k| k.span().start);
+        if scn.faults.swarm {
+            return Err(v.err(at, "faults.swarm-families pins a drawn plan: it needs swarm = false".into()));
+        }
+        if let Some(bad) = families.keys().find(|k| !super::SWARM_FAMILIES.contains(&k.as_str())) {
+            return Err(v.err(
+                at,
+                format!(
+                    "faults.swarm-families: unknown family '{}'; valid families: {}",
+                    bad,
+                    super::SWARM_FAMILIES.join(", ")
+                ),
+            ));
         }
     }
 
