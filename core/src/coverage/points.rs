@@ -65,7 +65,7 @@ points! {
     MaintainerNodeRemoved = "maintainer.node_removed", Must, "a node left a bootstrapped maintainer: operators and spans handle it";
     MaintainerNodeAddedBootstrapping = "maintainer.node_added_bootstrapping", Must, "a node joined while the maintainer was bootstrapping: it is waited for too";
     MaintainerNodeAddedWorking = "maintainer.node_added_working", Must, "a node joined a working maintainer: it gets a late bootstrap";
-    MaintainerNodeAddedRemoving = "maintainer.node_added_removing", Gap("a capture joining while the maintainer is being removed"), "a node joined a removing maintainer and is ignored";
+    MaintainerNodeAddedRemoving = "maintainer.node_added_removing", Must, "a node joined a removing maintainer and is ignored";
     MaintainerRemoveBeforeBootstrap = "maintainer.remove_before_bootstrap", Must, "a move non-cascade remove overtook the bootstrap and is ignored until it finishes";
     MaintainerRemoveCascade = "maintainer.remove_cascade", Must, "the maintainer is removed with cascade (changefeed stopped or removed)";
     MaintainerRemoveNonCascade = "maintainer.remove_non_cascade", Must, "the maintainer is removed without cascade (a move): only its trigger is removed";
@@ -90,19 +90,19 @@ points! {
     BootstrapRestoreCreate = "bootstrap.restore_create", Gap("the same maintainer re-bootstrapping a node whose manager kept its requests"), "an in-flight Create is restored as an Add operator";
     BootstrapRestoreRemove = "bootstrap.restore_remove", Must, "an in-flight Remove with its dispatcher reported is restored";
     BootstrapRestoreRemoveOfMoveOrSplit = "bootstrap.restore_remove_move_split", Must, "a restored Remove of a Move or Split marks its span absent when done";
-    BootstrapRestoreRemoveDroppedTable = "bootstrap.restore_remove_dropped_table", Gap("a maintainer move while the Remove of a dropped table is in flight"), "a restored Remove of a dropped table drops its task";
+    BootstrapRestoreRemoveDroppedTable = "bootstrap.restore_remove_dropped_table", Must, "a restored Remove of a dropped table drops its task";
     BootstrapNewTableSplit = "bootstrap.new_table_split", Must, "a table new to the snapshot was split by region count at bootstrap";
     BootstrapAdoptWorkingTable = "bootstrap.adopt_working_table", Must, "a snapshot table with reported spans is adopted and its holes filled";
     BootstrapAddAbsentTable = "bootstrap.add_absent_table", Must, "a snapshot table with no reported span is added as absent spans";
-    BootstrapRestoredRemoveWithoutTask = "bootstrap.restored_remove_without_task", Gap("a maintainer move while the Remove of a dropped table is in flight"), "a restored Remove of a dropped table is admitted without its task";
+    BootstrapRestoredRemoveWithoutTask = "bootstrap.restored_remove_without_task", Must, "a restored Remove of a dropped table is admitted without its task";
     BootstrapRestoredOperatorRefused = "bootstrap.restored_operator_refused", May("needs two restored operators for one dispatcher, which the nodes report only after an interrupted move"), "a restored operator was refused by the operator controller";
     BootstrapRestoreRemoveRepair = "bootstrap.restore_remove_repair", Must, "a restored Remove of a live table repairs its range when done";
-    BootstrapRestoreRemoveTaskGone = "bootstrap.restore_remove_task_gone", Gap("a maintainer move while the Remove of a dropped table is in flight"), "a restored Remove of a dropped table removes its task when done";
+    BootstrapRestoreRemoveTaskGone = "bootstrap.restore_remove_task_gone", Must, "a restored Remove of a dropped table removes its task when done";
     BootstrapRestoreMerge = "bootstrap.restore_merge", Must, "a journaled merge was restored as a merge operator";
     BootstrapRestoreMergeRefused = "bootstrap.restore_merge_refused", May("needs a journaled merge whose sources already have restored operators"), "a journaled merge could not be restored and was reconciled";
     BootstrapMergeJournalDroppedTable = "bootstrap.merge_journal_dropped_table", May("needs a journaled merge of a table dropped while the maintainer moved"), "a journaled merge of a table outside the snapshot is skipped";
     BootstrapMergeJournalConflict = "bootstrap.merge_journal_conflict", May("needs a merge journal and an in-flight schedule request for one of its dispatchers at once"), "a journaled merge conflicts with a restored operator and is reconciled";
-    BootstrapMergeAlreadyFinished = "bootstrap.merge_already_finished", Must, "a journaled merge whose target is Working is taken as finished";
+    BootstrapMergeAlreadyFinished = "bootstrap.merge_already_finished", Gap("a maintainer move after a merge committed and before the manager cleaned its merge journal"), "a journaled merge whose target is Working is taken as finished";
     BootstrapMergeSourcesMissing = "bootstrap.merge_sources_missing", May("needs a merge source lost with a node between the journal write and the bootstrap"), "a journaled merge lacks sources and is reconciled or dropped";
     BootstrapMergeJournalRestored = "bootstrap.merge_journal_restored", Must, "a journaled merge will be restored";
     BootstrapOverlapCleanup = "bootstrap.overlap_cleanup", Gap("overlapping Working spans that no operator or merge journal explains"), "an unexplained overlapping Working span got a cleanup Remove that repairs its range";
@@ -111,7 +111,7 @@ points! {
     BootstrapHoleFilled = "bootstrap.hole_filled", Must, "a key range no reported span covers was added as an absent span";
     BootstrapUnknownWorkingIgnored = "bootstrap.unknown_working_ignored", May("only with the bug ignore-unknown-working-table"), "a working table missing from the snapshot is ignored (the historical bug)";
     BootstrapUnknownWorkingAdopted = "bootstrap.unknown_working_adopted", Must, "a working table created after the start ts is adopted";
-    BootstrapUnknownWorkingCleanup = "bootstrap.unknown_working_cleanup", May("needs a reported dispatcher of a table with no adding DDL after the start ts, which only a dropped-then-reported span gives"), "a working dispatcher of an unknown table got a cleanup Remove";
+    BootstrapUnknownWorkingCleanup = "bootstrap.unknown_working_cleanup", Must, "a working dispatcher of an unknown table got a cleanup Remove";
     BarrierRebuildWaiting = "barrier.rebuild_waiting", Must, "a bootstrap rebuilt a barrier event from a WAITING block state";
     BarrierRebuildWriting = "barrier.rebuild_writing", Gap("a maintainer move while a dispatcher is writing a block event"), "a bootstrap rebuilt a barrier event from a WRITING block state (its writer chosen)";
     BarrierRebuildDone = "barrier.rebuild_done", Gap("a maintainer move between a writer DONE and the Pass"), "a bootstrap rebuilt a barrier event from a DONE block state";
@@ -159,7 +159,7 @@ points! {
     OpMoveDestLostRemovingOrigin = "op.move_dest_lost_removing_origin", Must, "a Move destination left while the origin was being removed: the Move aborts";
     OpMoveDestLostAdding = "op.move_dest_lost_adding", Must, "a Move destination left while the span was being added there: the span is absent";
     OpMoveOriginLost = "op.move_origin_lost", Must, "a Move origin left: the destination is added at once";
-    OpMoveAbortedOriginLost = "op.move_aborted_origin_lost", May("needs the destination and then the origin of one Move to leave before the origin answers"), "an aborted Move lost its origin too: the span is absent";
+    OpMoveAbortedOriginLost = "op.move_aborted_origin_lost", Must, "an aborted Move lost its origin too: the span is absent";
     OpMoveTaskRemoved = "op.move_task_removed", Must, "a Move ended: a DDL removed its task";
     OpRemoveStopped = "op.remove_stopped", Must, "a Remove finished: its dispatcher reported Stopped or Removed";
     OpRemoveNodeLost = "op.remove_node_lost", Must, "a Remove finished: its node left";
@@ -169,7 +169,7 @@ points! {
     OpRemoveRepairHole = "op.remove_repair_hole", Must, "a finished cleanup Remove re-added a range nothing else covers";
     OpSplitOriginStopped = "op.split_origin_stopped", Must, "a Split finished: its origin dispatcher stopped";
     OpSplitOriginLost = "op.split_origin_lost", Must, "a Split ended: its origin node left";
-    OpSplitTaskRemoved = "op.split_task_removed", Gap("a DROP or TRUNCATE of a table while one of its spans splits"), "a Split ended: a DDL removed its task";
+    OpSplitTaskRemoved = "op.split_task_removed", Must, "a Split ended: a DDL removed its task";
     OpSplitReplaced = "op.split_replaced", Must, "a finished Split replaced its span by the pieces";
     OpSplitWithTargets = "op.split_with_targets", Must, "a finished Split placed its pieces on chosen targets (follow-up Adds)";
     OpMergeWorking = "op.merge_working", Must, "a Merge finished: the merged dispatcher reported Working";
@@ -179,7 +179,7 @@ points! {
     OpOccupyNodeLost = "op.occupy_node_lost", Must, "an Occupy (merge source hold) ended: its node left";
     OcRefusedQuiescing = "oc.refused_quiescing", Must, "an operator was refused: the maintainer is quiescing (being removed)";
     OcRefusedExists = "oc.refused_exists", Must, "an operator was refused: one already runs for the span";
-    OcRefusedNoTask = "oc.refused_no_task", Gap("an operator asked for a span that a DDL removed meanwhile"), "an operator was refused: the span has no task";
+    OcRefusedNoTask = "oc.refused_no_task", Must, "an operator was refused: the span has no task";
     OcAdmittedEmptyOrigin = "oc.admitted_empty_origin", Must, "an admitted operator had an affected node of none (an empty-origin Move)";
     OcAdmittedDeadNode = "oc.admitted_dead_node", Must, "an admitted operator names a node already gone: it sees the loss at once";
     OcStatusFrozen = "oc.status_to_frozen_operator", Must, "a status for a frozen operator (maintainer quiescing) was not passed on";
@@ -258,7 +258,7 @@ points! {
     DmMergeOutdated = "dm.merge_outdated", Must, "a merge request whose merged dispatcher exists was treated as outdated";
     DmMergeSourceInvalid = "dm.merge_source_invalid", Gap("a merge request whose sources changed on the manager"), "a merge was refused: a source missing, not Working, removing or not adjacent";
     DmMergeStarted = "dm.merge_started", Must, "a merged dispatcher was created in Preparing and its sources set WaitingMerge";
-    DmMergeAborted = "dm.merge_aborted", Gap("a merge whose side is removed while it runs"), "a merge check aborted the merge (a side missing or removing)";
+    DmMergeAborted = "dm.merge_aborted", Must, "a merge check aborted the merge (a side missing or removing)";
     DmMergeReady = "dm.merge_ready", Must, "a merged dispatcher turned MergeReady";
     DmMergeWaitSources = "dm.merge_wait_sources", Must, "a merge check waited for a source that cannot close yet";
     DmMergeCommitted = "dm.merge_committed", Must, "a merge committed: the merged dispatcher Initializing, the sources removed";
@@ -306,7 +306,7 @@ points! {
     DispatcherAckNonBlocking = "dispatcher.ack_non_blocking", Must, "an ACK finished a non-blocking report (and released its add-table blocker)";
     DispatcherResendWaiting = "dispatcher.resend_waiting", Must, "a WAITING status was resent after 5 s without ACK";
     DispatcherResendDeferredIgnored = "dispatcher.resend_deferred_ignored", Must, "a deferred fast resend after an ignore went out";
-    DispatcherResendNonBlocking = "dispatcher.resend_non_blocking", Gap("a non-blocking DDL report left without ACK for 5 s"), "a non-blocking report was resent after 5 s without ACK";
+    DispatcherResendNonBlocking = "dispatcher.resend_non_blocking", Must, "a non-blocking report was resent after 5 s without ACK";
     DispatcherIgnoredResend = "dispatcher.ignored_resend", Must, "an ignored-status notice triggered a fast WAITING resend";
     DispatcherIgnoredDeferred = "dispatcher.ignored_deferred", Must, "an ignored-status notice inside the resend window deferred the resend";
     DispatcherIgnoredMismatch = "dispatcher.ignored_mismatch", Must, "an ignored-status notice did not match the pending event";
