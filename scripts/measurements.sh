@@ -65,7 +65,8 @@ if ! skip throughput; then
         [ "$name" = bench_3node_10table ] && n=$BENCH_N
         echo "measurements: fuzz $name --seeds 0..$n" >&2
         rc=0
-        "$BIN" fuzz "$name" --seeds "0..$n" --jobs "$JOBS" --json >"$work/fuzz.json" 2>/dev/null || rc=$?
+        "$BIN" fuzz "$name" --seeds "0..$n" --jobs "$JOBS" --json --coverage >"$work/fuzz.json" 2>/dev/null || rc=$?
+        cp "$work/fuzz.json" "$work/cov-$name.json"
         [ "$rc" -gt 1 ] && { echo "error: fuzz $name exited $rc" >&2; tp_rc=$rc; continue; }
         [ "$rc" -eq 1 ] && tp_rc=1
         row=$(jq -r --arg n "$name" '
@@ -199,6 +200,36 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
         fi
         [ "$tp_rc" -ne 0 ] && { echo "Some campaign exited $tp_rc (a failing seed: see its row)."; echo; }
     fi
+    echo "## Coverage"
+    echo
+    if skip throughput; then
+        echo "(skipped with the throughput part: \`SKIP=$SKIP\`)"
+    else
+        echo "The core's coverage points (\`core/src/coverage/points.rs\`) reached by the throughput"
+        echo "campaigns above (\`--coverage\`): swarm alone, and every scenario of \`scenarios/\` together."
+        echo "Must-reach points never reached fail CI's gate (\`coverage --seeds 0..200 --gate\`); gaps are"
+        echo "reachable branches no scenario reaches yet; the rest need a bug switch or cannot happen in the model."
+        echo
+        echo "| campaigns | runs | points reached | must-reach never reached | gaps never reached | other never reached |"
+        echo "|---|---|---|---|---|---|"
+        jq -s -r --arg what "swarm, seeds 0..$N" '
+            def union: reduce .[] as $r ({}; reduce ($r.coverage.points | to_entries[]) as $e (.;
+                .[$e.key] = {hits: ((.[$e.key].hits // 0) + $e.value.hits), reach: $e.value.reach}));
+            (map(.runs) | add) as $runs | union as $u | ($u | length) as $total
+            | ([$u[] | select(.hits > 0)] | length) as $reached
+            | "| \($what) | \($runs) | \($reached) of \($total) (\($reached * 1000 / $total | floor / 10)%) | \([$u[] | select(.hits == 0 and .reach == "must")] | length) | \([$u[] | select(.hits == 0 and .reach == "gap")] | length) | \([$u[] | select(.hits == 0 and .reach == "may")] | length) |"
+        ' "$work/cov-swarm.json"
+        jq -s -r '
+            def union: reduce .[] as $r ({}; reduce ($r.coverage.points | to_entries[]) as $e (.;
+                .[$e.key] = {hits: ((.[$e.key].hits // 0) + $e.value.hits), reach: $e.value.reach}));
+            (map(.runs) | add) as $runs | union as $u | ($u | length) as $total
+            | ([$u[] | select(.hits > 0)] | length) as $reached
+            | "| every scenario together | \($runs) | \($reached) of \($total) (\($reached * 1000 / $total | floor / 10)%) | \([$u[] | select(.hits == 0 and .reach == "must")] | length) | \([$u[] | select(.hits == 0 and .reach == "gap")] | length) | \([$u[] | select(.hits == 0 and .reach == "may")] | length) |"
+        ' "$work"/cov-*.json
+        echo
+        echo "\`$SIM coverage --seeds 0..200\` lists every point never reached with its reason."
+    fi
+    echo
     echo "## Bug zoo"
     echo
     if [ "$zoo_rc" = skipped ]; then
