@@ -771,6 +771,11 @@ fn bad_scenario_values_are_refused_before_any_seed() {
             format!("{MINIMAL}[[steps]]\naction = \"insert\"\ntable = \"t1\"\nrows = 100000000\n"),
             "rows 100000000 is above the limit",
         ),
+        (
+            "batch.toml",
+            format!("{MINIMAL}[changefeed]\nadd-table-batch-size = 0\n"),
+            "changefeed.add-table-batch-size must be between 1 and 100000, got 0",
+        ),
         ("named.toml", format!("name = \"other\"\n{MINIMAL}"), "differs from the file's name 'named'"),
         ("bad name.toml", MINIMAL.to_string(), "must be letters, digits"),
     ];
