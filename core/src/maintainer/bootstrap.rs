@@ -6,7 +6,7 @@ use super::operator::{AddDispatcherOperator, Operator, RemoveDispatcherOperator,
 use super::span_controller::{ReplicaState, SpanReplication};
 use super::*;
 use crate::bugs::Fix;
-use crate::upstream::{DdlKind, SchemaView};
+use crate::upstream::SchemaView;
 
 impl Maintainer {
     pub(crate) fn finish_bootstrap(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
@@ -654,10 +654,8 @@ impl Maintainer {
                 }
                 continue;
             }
-            let adder = history.iter().find(|d| {
-                matches!(d.kind, DdlKind::CreateTable | DdlKind::TruncateTable)
-                    && d.need_added_tables.iter().any(|t| t.table_id == table)
-            });
+            // Any DDL that adds the table: CREATE TABLE(S), TRUNCATE, RECOVER, partition DDLs.
+            let adder = history.iter().find(|d| d.need_added_tables.iter().any(|t| t.table_id == table));
             match adder {
                 Some(ddl) => {
                     let schema_id = spans[0].schema_id;

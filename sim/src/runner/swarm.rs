@@ -64,6 +64,9 @@ pub(super) fn draw(
         let lo = r.random_range(10..200u64);
         world.net.reconnect_ms = [lo, r.random_range(200..1500u64)];
     }
+    // RENAME / RECOVER / CREATE TABLES / ALTER DATABASE in the workload: drawn last as
+    // well (off: the workload draws from its old op list).
+    on("ddl_table_set", &mut r);
     config_lines.push(format!("swarm families = {:?}", families));
     config_lines.push(format!("swarm plan: net.loss = {:.3}, net.duplicate = {:.3}, net.delay_spike = {:.3}, net.collector_lag = {:.3}, net.stream_lag = {:.3}, storage.latency_ms = {:?}, sync_point_interval_ms = {}, dispatcher.first_event_ms = {:?}", world.net.loss, world.net.duplicate, world.net.delay_spike, world.net.collector.prob, world.net.stream.prob, world.storage_latency_ms, if cfg.enable_sync_point { cfg.sync_point_interval_ms.to_string() } else { "off".into() }, world.first_event_ms));
     if world.net.reconnect > 0.0 {

@@ -5,7 +5,7 @@
 //! Every error is a single line: `<path>:<line>:<col>: <reason>` for TOML errors,
 //! `<path>:<line>: <reason>` for semantic ones.
 
-use super::{parse_duration_ms, Check, Predicate, Scenario, Step};
+use super::{parse_duration_ms, Check, Predicate, RenameItem, Scenario, Step};
 use serde::Deserialize;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -335,6 +335,11 @@ pub fn step_action(s: &Step) -> &'static str {
         Step::DropDatabase { .. } => "drop_database",
         Step::TruncateTable { .. } => "truncate_table",
         Step::AddColumn { .. } => "add_column",
+        Step::RenameTable { .. } => "rename_table",
+        Step::RenameTables { .. } => "rename_tables",
+        Step::RecoverTable { .. } => "recover_table",
+        Step::CreateTables { .. } => "create_tables",
+        Step::AlterDatabase { .. } => "alter_database",
         Step::Insert { .. } => "insert",
         Step::Update { .. } => "update",
         Step::Delete { .. } => "delete",
@@ -423,6 +428,10 @@ fn check_table(c: &Check) -> Option<&str> {
 fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
     match s {
         Step::CreateTable { .. }
+        | Step::CreateTables { .. }
+        | Step::RenameTables { .. }
+        | Step::RecoverTable { .. }
+        | Step::AlterDatabase { .. }
         | Step::CreateDatabase { .. }
         | Step::DropDatabase { .. }
         | Step::Heal
@@ -437,6 +446,7 @@ fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
         Step::DropTable { table }
         | Step::TruncateTable { table }
         | Step::AddColumn { table }
+        | Step::RenameTable { table, .. }
         | Step::Insert { table, .. }
         | Step::Update { table, .. }
         | Step::Delete { table, .. }
@@ -474,6 +484,7 @@ fn step_needs_live_table(s: &Step) -> bool {
         Step::DropTable { .. }
             | Step::TruncateTable { .. }
             | Step::AddColumn { .. }
+            | Step::RenameTable { .. }
             | Step::Insert { .. }
             | Step::Update { .. }
             | Step::Delete { .. }
@@ -560,6 +571,47 @@ impl Validator<'_> {
         let list =
             if known.is_empty() { "none".to_string() } else { known.iter().cloned().collect::<Vec<_>>().join(", ") };
         Err(self.err(Some(offset), format!("unknown database '{}' in {}; known databases: {} (`test`, `databases`, the databases of [[tables]] and those of earlier create_database steps)", db, what, list)))
+    }
+
+    /// Validate the renames of one `rename_table(s)` step and apply them: each source
+    /// is a live table, each target database exists, each target name is free (or freed
+    /// by the same step) and named once; the old names are gone afterwards.
+    fn renames(&mut self, renames: &[RenameItem], what: &str, at: usize) -> Result<(), LoadError> {
+        let mut targets = BTreeSet::new();
+        for r in renames {
+            self.table(&r.table, what, at)?;
+            if let Some(how) = self.dropped.get(&r.table) {
+                return Err(self.err(
+                    Some(at),
+                    format!("table '{}' in {} no longer exists upstream: it was {}", r.table, what, how),
+                ));
+            }
+            let db = r.database.clone().or_else(|| self.table_db.get(&r.table).cloned()).unwrap_or_default();
+            let known = self.databases.clone();
+            self.database(&db, what, at, &known)?;
+            let freed = renames.iter().any(|o| o.table == r.to);
+            let live = self.tables.contains(&r.to) && !self.dropped.contains_key(&r.to);
+            if (live && !freed) || !targets.insert(r.to.clone()) {
+                return Err(self.err(Some(at), format!("{}: target name '{}' is taken", what, r.to)));
+            }
+            if renames.iter().filter(|o| o.table == r.table).count() > 1 {
+                return Err(self.err(Some(at), format!("{}: table '{}' is renamed twice", what, r.table)));
+            }
+        }
+        let dbs: Vec<String> = renames
+            .iter()
+            .map(|r| r.database.clone().or_else(|| self.table_db.get(&r.table).cloned()).unwrap_or_default())
+            .collect();
+        for r in renames {
+            self.tables.remove(&r.table);
+            self.table_db.remove(&r.table);
+        }
+        for (r, db) in renames.iter().zip(dbs) {
+            self.tables.insert(r.to.clone());
+            self.table_db.insert(r.to.clone(), db);
+            self.dropped.remove(&r.to);
+        }
+        Ok(())
     }
 
     fn table(&self, t: &str, what: &str, offset: usize) -> Result<(), LoadError> {
@@ -779,6 +831,70 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
                     format!("dropped by the drop_table step at line {}", line_col(&loaded.source, at).0),
                 );
             }
+            Step::CreateTables { tables, schema, .. } => {
+                let known = v.databases.clone();
+                v.database(schema, &what, at, &known)?;
+                if tables.is_empty() {
+                    return Err(v.err(Some(at), format!("{}: tables must name at least one table", what)));
+                }
+                let mut seen = BTreeSet::new();
+                for t in tables {
+                    if !seen.insert(t) {
+                        return Err(v.err(Some(at), format!("{}: table '{}' is listed twice", what, t)));
+                    }
+                    v.tables.insert(t.clone());
+                    v.table_db.insert(t.clone(), schema.clone());
+                    v.dropped.remove(t);
+                }
+            }
+            Step::RenameTable { table, to, database } => {
+                let item = RenameItem { table: table.clone(), to: to.clone(), database: database.clone() };
+                v.renames(std::slice::from_ref(&item), &what, at)?;
+            }
+            Step::RenameTables { renames } => {
+                if renames.is_empty() {
+                    return Err(v.err(Some(at), format!("{}: renames must list at least one table", what)));
+                }
+                v.renames(renames, &what, at)?;
+            }
+            Step::RecoverTable { table } => {
+                v.table(table, &what, at)?;
+                let how = v.dropped.get(table).cloned();
+                match how {
+                    Some(how) if how.starts_with("dropped by the drop_table step") => {
+                        let db = v.table_db.get(table).cloned().unwrap_or_else(|| DEFAULT_DATABASE.to_string());
+                        if !v.databases.contains(&db) {
+                            return Err(v.err(
+                                Some(at),
+                                format!(
+                                    "{}: table '{}' cannot be recovered: its database '{}' was dropped",
+                                    what, table, db
+                                ),
+                            ));
+                        }
+                        v.dropped.remove(table);
+                    }
+                    Some(how) => {
+                        return Err(v.err(
+                            Some(at),
+                            format!(
+                                "{}: table '{}' cannot be recovered: it was {} (only a drop_table step's table can be)",
+                                what, table, how
+                            ),
+                        ))
+                    }
+                    None => {
+                        return Err(v.err(
+                            Some(at),
+                            format!("{}: table '{}' still exists (drop it with a drop_table step first)", what, table),
+                        ))
+                    }
+                }
+            }
+            Step::AlterDatabase { database } => {
+                let known = v.databases.clone();
+                v.database(database, &what, at, &known)?;
+            }
             Step::CreateDatabase { database } => {
                 if v.databases.contains(database) {
                     return Err(
@@ -812,9 +928,11 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
                 v.database(database, &what, at, &known)?;
             }
             Step::RandomWorkload { ops, .. }
-                if ops.contains(&super::WorkloadOp::CreateTable) && !v.databases.contains(DEFAULT_DATABASE) =>
+                if (ops.contains(&super::WorkloadOp::CreateTable)
+                    || ops.contains(&super::WorkloadOp::CreateTables))
+                    && !v.databases.contains(DEFAULT_DATABASE) =>
             {
-                return Err(v.err(Some(at), format!("{}: op create_table creates tables in database '{}', which an earlier drop_database step dropped", what, DEFAULT_DATABASE)));
+                return Err(v.err(Some(at), format!("{}: op create_table creates tables in database '{}', which an earlier drop_database step dropped (so does create_tables)", what, DEFAULT_DATABASE)));
             }
             Step::Start { node } if !scn.cluster.join_later.contains(node) => {
                 return Err(v.err(
