@@ -9,6 +9,9 @@ use core_sched::types::*;
 use core_sched::upstream::*;
 use std::collections::BTreeMap;
 
+mod partition;
+pub use partition::PTable;
+
 /// A DDL the upstream refuses, as TiDB would.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum UpstreamError {
@@ -47,6 +50,9 @@ pub struct UTable {
     pub moves: Vec<(Ts, SchemaId)>,
     /// Earlier lives of a recovered table: (created, dropped).
     pub past_lives: Vec<(Ts, Ts)>,
+    /// The partitioned table this physical table is a partition of (its name is the
+    /// partitioned table's).
+    pub logical: Option<TableId>,
 }
 
 impl UTable {
@@ -82,6 +88,7 @@ impl UTable {
             row_bytes: 0,
             moves: Vec::new(),
             past_lives: Vec::new(),
+            logical: None,
         }
     }
 }
@@ -93,6 +100,9 @@ pub struct Upstream {
     pub changes: BTreeMap<TableId, Vec<RowChange>>,
     /// In commit-ts order (each DDL takes the next TSO); `events_for` relies on it.
     pub ddls: Vec<DdlEvent>,
+    /// Partitioned tables by logical ID: the logical table has no data and no span, each
+    /// partition is a physical table in `tables`.
+    pub partitioned: BTreeMap<TableId, PTable>,
     last_ts: Ts,
     /// The first TSO handed out: the schema store's GC ts in this model (it keeps every
     /// version since the cluster started).
@@ -261,6 +271,9 @@ impl Upstream {
 
     pub fn drop_table(&mut self, now_ms: u64, id: TableId) {
         let ts = self.tso(now_ms);
+        if self.is_partitioned(id) {
+            return self.drop_partitioned_table(ts, id);
+        }
         let t = self.tables.get_mut(&id).unwrap();
         t.dropped_ts = Some(ts);
         let (sid, sname, name) = (t.schema_id, t.schema_name.clone(), t.name.clone());
@@ -292,6 +305,9 @@ impl Upstream {
     /// the maintainer swaps the tasks when it reports DONE. Returns the new table ID.
     pub fn truncate_table(&mut self, now_ms: u64, id: TableId) -> TableId {
         let ts = self.tso(now_ms);
+        if self.is_partitioned(id) {
+            return self.truncate_partitioned_table(ts, id);
+        }
         let new_id = self.next_table_id;
         self.next_table_id += 2;
         let old = self.tables.get_mut(&id).unwrap();
@@ -331,8 +347,16 @@ impl Upstream {
 
     pub fn add_column(&mut self, now_ms: u64, id: TableId) {
         let ts = self.tso(now_ms);
-        let t = &self.tables[&id];
-        let (sid, sname, name) = (t.schema_id, t.schema_name.clone(), t.name.clone());
+        // A partitioned table's ALTER blocks every partition
+        // (`buildDDLEventForNormalDDLOnSingleTable`, persist_storage_ddl_handlers.go:2336-2345).
+        let blocked = self.physical_tables(id);
+        let (sid, sname, name) = match self.partitioned.get(&id) {
+            Some(p) => (p.schema_id, p.schema_name.clone(), p.name.clone()),
+            None => {
+                let t = &self.tables[&id];
+                (t.schema_id, t.schema_name.clone(), t.name.clone())
+            }
+        };
         self.ddls.push(DdlEvent {
             commit_ts: ts,
             kind: DdlKind::AddColumn,
@@ -343,7 +367,7 @@ impl Upstream {
             query: format!("ALTER TABLE {}.{} ADD COLUMN c{}", sname, name, ts),
             blocked_tables: InfluencedTables {
                 influence_type: InfluenceType::Normal,
-                table_ids: vec![id],
+                table_ids: blocked,
                 schema_id: sid,
             },
             need_dropped_tables: None,
@@ -354,28 +378,50 @@ impl Upstream {
 
     /// A live table of this name in database `schema_id`.
     fn live_in(&self, schema_id: SchemaId, name: &str) -> Option<TableId> {
-        self.tables
-            .values()
-            .find(|t| t.schema_id == schema_id && t.name == name && t.dropped_ts.is_none())
-            .map(|t| t.id)
+        let p =
+            self.partitioned.values().find(|p| p.schema_id == schema_id && p.name == name && p.dropped_ts.is_none());
+        p.map(|p| p.id).or_else(|| {
+            self.tables
+                .values()
+                .find(|t| t.schema_id == schema_id && t.name == name && t.dropped_ts.is_none() && t.logical.is_none())
+                .map(|t| t.id)
+        })
     }
 
     fn existing_schema(&self, name: &str) -> Result<SchemaId, UpstreamError> {
         self.schemas.get(name).copied().ok_or_else(|| UpstreamError::NoSuchDatabase(name.to_string()))
     }
 
-    /// Move a live table to `schema`.`name` at `ts` (its ID stays); the schema change, if
-    /// any, for `UpdatedSchemas`.
-    fn move_table(&mut self, ts: Ts, id: TableId, sid: SchemaId, schema: &str, name: &str) -> Option<SchemaIdChange> {
-        let t = self.tables.get_mut(&id).expect("a live table");
-        let old = t.schema_id;
-        if old != sid {
-            t.moves.push((ts, old));
+    /// Move a live table to `schema`.`name` at `ts` (its ID stays; a partitioned table's
+    /// partitions move with it); the schema changes for `UpdatedSchemas`, one per
+    /// physical table (persist_storage_ddl_handlers.go:2480-2489).
+    fn move_table(&mut self, ts: Ts, id: TableId, sid: SchemaId, schema: &str, name: &str) -> Vec<SchemaIdChange> {
+        if let Some(p) = self.partitioned.get_mut(&id) {
+            p.schema_id = sid;
+            p.schema_name = schema.into();
+            p.name = name.into();
         }
-        t.schema_id = sid;
-        t.schema_name = schema.into();
-        t.name = name.into();
-        (old != sid).then_some(SchemaIdChange { table_id: id, old_schema_id: old, new_schema_id: sid })
+        let mut changes = Vec::new();
+        for pid in self.physical_tables(id) {
+            let t = self.tables.get_mut(&pid).expect("a live table");
+            let old = t.schema_id;
+            if old != sid {
+                t.moves.push((ts, old));
+                changes.push(SchemaIdChange { table_id: pid, old_schema_id: old, new_schema_id: sid });
+            }
+            t.schema_id = sid;
+            t.schema_name = schema.into();
+            t.name = name.into();
+        }
+        changes
+    }
+
+    /// The database and name of a live table (partitioned or not).
+    fn names_of(&self, id: TableId) -> (String, String) {
+        match self.partitioned.get(&id) {
+            Some(p) => (p.schema_name.clone(), p.name.clone()),
+            None => (self.tables[&id].schema_name.clone(), self.tables[&id].name.clone()),
+        }
     }
 
     /// RENAME TABLE (`buildDDLEventForRenameTable`, persist_storage_ddl_handlers.go:2437-2600,
@@ -388,12 +434,11 @@ impl Upstream {
         if self.live_in(sid, name).is_some() {
             return Err(UpstreamError::TableExists(schema.into(), name.into()));
         }
-        let (osname, oname) = {
-            let t = &self.tables[&id];
-            (t.schema_name.clone(), t.name.clone())
-        };
+        let (osname, oname) = self.names_of(id);
         let ts = self.tso(now_ms);
-        let change = self.move_table(ts, id, sid, schema, name);
+        let changes = self.move_table(ts, id, sid, schema, name);
+        let mut blocked = self.physical_tables(id);
+        blocked.push(DDL_SPAN_TABLE_ID);
         self.ddls.push(DdlEvent {
             commit_ts: ts,
             kind: DdlKind::RenameTable,
@@ -404,12 +449,12 @@ impl Upstream {
             query: format!("RENAME TABLE {}.{} TO {}.{}", osname, oname, schema, name),
             blocked_tables: InfluencedTables {
                 influence_type: InfluenceType::Normal,
-                table_ids: vec![id, DDL_SPAN_TABLE_ID],
+                table_ids: blocked,
                 schema_id: sid,
             },
             need_dropped_tables: None,
             need_added_tables: vec![],
-            updated_schemas: change.into_iter().collect(),
+            updated_schemas: changes,
         });
         Ok(())
     }
@@ -440,13 +485,13 @@ impl Upstream {
         let mut changes = Vec::new();
         let mut query = String::new();
         for ((id, schema, name), sid) in renames.iter().zip(sids) {
-            let (os, on) = (self.tables[id].schema_name.clone(), self.tables[id].name.clone());
+            let (os, on) = self.names_of(*id);
             query.push_str(&format!("RENAME TABLE {}.{} TO {}.{};", os, on, schema, name));
             changes.extend(self.move_table(ts, *id, sid, schema, name));
-            blocked.push(*id);
+            blocked.extend(self.physical_tables(*id));
         }
         let (id0, schema0, name0) = &renames[0];
-        let sid0 = self.tables[id0].schema_id;
+        let sid0 = self.schemas[schema0];
         self.ddls.push(DdlEvent {
             commit_ts: ts,
             kind: DdlKind::RenameTables,
@@ -480,7 +525,7 @@ impl Upstream {
         let Some(id) = self
             .tables
             .values()
-            .filter(|t| t.schema_id == sid && t.name == name && t.dropped_ts.is_some())
+            .filter(|t| t.schema_id == sid && t.name == name && t.dropped_ts.is_some() && t.logical.is_none())
             .max_by_key(|t| t.dropped_ts)
             .map(|t| t.id)
         else {
@@ -593,6 +638,9 @@ impl Upstream {
 
     /// Insert `n` rows in one transaction per row; keys spread over the key space.
     pub fn dml(&mut self, now_ms: u64, id: TableId, n: u64, op: RowOp, rng: &mut dyn rand::RngCore) -> usize {
+        if self.is_partitioned(id) {
+            return self.partitioned_dml(now_ms, id, n, op, rng);
+        }
         let mut done = 0;
         for _ in 0..n {
             let ts = self.tso(now_ms);

@@ -1,6 +1,7 @@
-//! Dropped tables: `no-write-after-drop` (a table dropped by DROP TABLE, TRUNCATE or DROP
-//! DATABASE gets no downstream write once its drop is written and the checkpoint passed
-//! it).
+//! Dropped tables: `no-write-after-drop` (a table dropped by DROP TABLE, TRUNCATE, DROP
+//! DATABASE, or a partition dropped by DROP/TRUNCATE/REORGANIZE PARTITION, gets no
+//! downstream write once its drop is written and the checkpoint passed it; a table that
+//! RECOVER TABLE brought back is checked per life, by the rows' commit ts).
 //!
 //! TiCDC's promise: the barrier of a drop waits for every dispatcher of the table to flush
 //! and then removes them, so nothing of the table follows its drop downstream (§8.3).

@@ -131,6 +131,54 @@ impl Driver {
                 let now = g.now_ms;
                 g.upstream.alter_database(now, database)?;
             }
+            Step::CreatePartitionTable { table, schema, partitions, regions } => {
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                let id = g.upstream.create_partition_table(now, schema, table, *partitions, *regions)?;
+                drop(g);
+                self.tables.insert(table.clone(), id);
+            }
+            Step::AddPartition { table, count } => {
+                let id = self.table(table)?;
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                g.upstream.add_partition(now, id, *count)?;
+            }
+            Step::DropPartition { table, partition } => {
+                let id = self.table(table)?;
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                g.upstream.drop_partition(now, id, *partition)?;
+            }
+            Step::TruncatePartition { table, partition } => {
+                let id = self.table(table)?;
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                g.upstream.truncate_partition(now, id, *partition)?;
+            }
+            Step::ReorganizePartition { table, partitions, into } => {
+                let id = self.table(table)?;
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                g.upstream.reorganize_partition(now, id, partitions, *into)?;
+            }
+            Step::ExchangePartition { table, partition, with } => {
+                let (id, normal) = (self.table(table)?, self.table(with)?);
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                g.upstream.exchange_partition(now, id, *partition, normal)?;
+                // The normal table's name now names the old partition's ID.
+                let part = g
+                    .upstream
+                    .tables
+                    .values()
+                    .find(|t| t.name == *with && t.dropped_ts.is_none() && t.logical.is_none())
+                    .map(|t| t.id);
+                drop(g);
+                if let Some(part) = part {
+                    self.tables.insert(with.clone(), part);
+                }
+            }
             Step::Insert { table, rows } | Step::Update { table, rows } | Step::Delete { table, rows } => {
                 let op = match step {
                     Step::Insert { .. } => RowOp::Insert,
@@ -392,7 +440,10 @@ impl Driver {
         let mut g = self.w.lock().unwrap();
         let now = g.now_ms;
         let new_id = g.upstream.truncate_table(now, id);
-        let name = g.upstream.tables[&new_id].name.clone();
+        let name = match g.upstream.partitioned.get(&new_id) {
+            Some(p) => p.name.clone(),
+            None => g.upstream.tables[&new_id].name.clone(),
+        };
         drop(g);
         self.tables.insert(name, new_id);
     }

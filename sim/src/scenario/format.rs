@@ -9,6 +9,9 @@ fn d_nodes() -> u32 {
 fn d_schema() -> String {
     "test".into()
 }
+fn d_one_usize() -> usize {
+    1
+}
 fn d_one() -> u64 {
     1
 }
@@ -285,6 +288,46 @@ pub enum Step {
     /// changes no table.
     AlterDatabase {
         database: String,
+    },
+    /// `CREATE TABLE ... PARTITION BY HASH ... PARTITIONS <partitions>`: one logical table
+    /// of `partitions` physical tables, each with its own ID and spans.
+    CreatePartitionTable {
+        table: String,
+        #[serde(default = "d_schema", alias = "database")]
+        schema: String,
+        partitions: usize,
+        #[serde(default = "d_one")]
+        regions: u64,
+    },
+    /// `ALTER TABLE ADD PARTITION`: `count` new partitions at the end.
+    AddPartition {
+        table: String,
+        #[serde(default = "d_one_usize")]
+        count: usize,
+    },
+    /// `ALTER TABLE DROP PARTITION`: partition number `partition` (0-based, in
+    /// definition order at that point).
+    DropPartition {
+        table: String,
+        partition: usize,
+    },
+    /// `ALTER TABLE TRUNCATE PARTITION`: the partition gets a new ID, empty.
+    TruncatePartition {
+        table: String,
+        partition: usize,
+    },
+    /// `ALTER TABLE REORGANIZE PARTITION`: the listed partitions become `into` new ones.
+    ReorganizePartition {
+        table: String,
+        partitions: Vec<usize>,
+        into: usize,
+    },
+    /// `ALTER TABLE EXCHANGE PARTITION ... WITH TABLE <with>`: the partition and the
+    /// normal table swap IDs (and data); `with` then names the old partition's ID.
+    ExchangePartition {
+        table: String,
+        partition: usize,
+        with: String,
     },
     Insert {
         table: String,

@@ -340,6 +340,12 @@ pub fn step_action(s: &Step) -> &'static str {
         Step::RecoverTable { .. } => "recover_table",
         Step::CreateTables { .. } => "create_tables",
         Step::AlterDatabase { .. } => "alter_database",
+        Step::CreatePartitionTable { .. } => "create_partition_table",
+        Step::AddPartition { .. } => "add_partition",
+        Step::DropPartition { .. } => "drop_partition",
+        Step::TruncatePartition { .. } => "truncate_partition",
+        Step::ReorganizePartition { .. } => "reorganize_partition",
+        Step::ExchangePartition { .. } => "exchange_partition",
         Step::Insert { .. } => "insert",
         Step::Update { .. } => "update",
         Step::Delete { .. } => "delete",
@@ -428,6 +434,7 @@ fn check_table(c: &Check) -> Option<&str> {
 fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
     match s {
         Step::CreateTable { .. }
+        | Step::CreatePartitionTable { .. }
         | Step::CreateTables { .. }
         | Step::RenameTables { .. }
         | Step::RecoverTable { .. }
@@ -447,6 +454,11 @@ fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
         | Step::TruncateTable { table }
         | Step::AddColumn { table }
         | Step::RenameTable { table, .. }
+        | Step::AddPartition { table, .. }
+        | Step::DropPartition { table, .. }
+        | Step::TruncatePartition { table, .. }
+        | Step::ReorganizePartition { table, .. }
+        | Step::ExchangePartition { table, .. }
         | Step::Insert { table, .. }
         | Step::Update { table, .. }
         | Step::Delete { table, .. }
@@ -485,6 +497,11 @@ fn step_needs_live_table(s: &Step) -> bool {
             | Step::TruncateTable { .. }
             | Step::AddColumn { .. }
             | Step::RenameTable { .. }
+            | Step::AddPartition { .. }
+            | Step::DropPartition { .. }
+            | Step::TruncatePartition { .. }
+            | Step::ReorganizePartition { .. }
+            | Step::ExchangePartition { .. }
             | Step::Insert { .. }
             | Step::Update { .. }
             | Step::Delete { .. }
@@ -492,6 +509,31 @@ fn step_needs_live_table(s: &Step) -> bool {
             | Step::DmlLoop { .. }
     )
 }
+
+/// Whether a step may name a partitioned table (the others act on one physical table's
+/// spans: name a normal table there).
+fn step_takes_partitioned(s: &Step) -> bool {
+    matches!(
+        s,
+        Step::Insert { .. }
+            | Step::Update { .. }
+            | Step::Delete { .. }
+            | Step::DmlLoop { .. }
+            | Step::DropTable { .. }
+            | Step::TruncateTable { .. }
+            | Step::AddColumn { .. }
+            | Step::RenameTable { .. }
+            | Step::AddPartition { .. }
+            | Step::DropPartition { .. }
+            | Step::TruncatePartition { .. }
+            | Step::ReorganizePartition { .. }
+            | Step::ExchangePartition { .. }
+            | Step::Wait { until: Predicate::TableExistsDownstream { .. }, .. }
+    )
+}
+
+/// Upper bound of a table's partitions (TiDB allows 8192; the model keeps runs small).
+const MAX_PARTITIONS: usize = 1024;
 
 /// The database every cluster has (`test`), and the default of `schema`.
 const DEFAULT_DATABASE: &str = "test";
@@ -511,6 +553,8 @@ struct Validator<'a> {
     dropped: std::collections::BTreeMap<String, String>,
     /// Names captured by `trace_seen` waits so far (`$name` values).
     values: BTreeSet<String>,
+    /// Partitioned tables and their partition counts at this point of the steps.
+    partitioned: std::collections::BTreeMap<String, usize>,
 }
 
 /// The `$name` value references of a step or check (field filters, ts, compared value).
@@ -602,9 +646,15 @@ impl Validator<'_> {
             .iter()
             .map(|r| r.database.clone().or_else(|| self.table_db.get(&r.table).cloned()).unwrap_or_default())
             .collect();
+        let parts: Vec<Option<usize>> = renames.iter().map(|r| self.partitioned.remove(&r.table)).collect();
         for r in renames {
             self.tables.remove(&r.table);
             self.table_db.remove(&r.table);
+        }
+        for (r, n) in renames.iter().zip(parts) {
+            if let Some(n) = n {
+                self.partitioned.insert(r.to.clone(), n);
+            }
         }
         for (r, db) in renames.iter().zip(dbs) {
             self.tables.insert(r.to.clone());
@@ -684,6 +734,7 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
         table_db: Default::default(),
         dropped: Default::default(),
         values: BTreeSet::new(),
+        partitioned: Default::default(),
     };
     v.databases.insert(DEFAULT_DATABASE.to_string());
 
@@ -798,6 +849,14 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
                 }
             }
         }
+        if let Some(t) = table.filter(|t| v.partitioned.contains_key(*t)) {
+            if !step_takes_partitioned(s) {
+                return Err(v.err(
+                    Some(at),
+                    format!("{}: '{}' is a partitioned table; this step takes a normal table", what, t),
+                ));
+            }
+        }
         for (n, allow_all) in nodes {
             v.node(n, allow_all, nvars, &what, Some(at))?;
         }
@@ -826,6 +885,7 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
                 v.dropped.remove(table);
             }
             Step::DropTable { table } => {
+                v.partitioned.remove(table);
                 v.dropped.insert(
                     table.clone(),
                     format!("dropped by the drop_table step at line {}", line_col(&loaded.source, at).0),
@@ -894,6 +954,101 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
             Step::AlterDatabase { database } => {
                 let known = v.databases.clone();
                 v.database(database, &what, at, &known)?;
+            }
+            Step::CreatePartitionTable { table, schema, partitions, .. } => {
+                let known = v.databases.clone();
+                v.database(schema, &what, at, &known)?;
+                if *partitions == 0 || *partitions > MAX_PARTITIONS {
+                    return Err(v.err(Some(at), format!("{}: partitions must be 1..={}", what, MAX_PARTITIONS)));
+                }
+                if v.tables.contains(table) && !v.dropped.contains_key(table) {
+                    return Err(v.err(Some(at), format!("{}: table '{}' already exists", what, table)));
+                }
+                v.tables.insert(table.clone());
+                v.table_db.insert(table.clone(), schema.clone());
+                v.dropped.remove(table);
+                v.partitioned.insert(table.clone(), *partitions);
+            }
+            Step::AddPartition { table, count }
+            | Step::DropPartition { table, partition: count }
+            | Step::TruncatePartition { table, partition: count } => {
+                let Some(n) = v.partitioned.get(table).copied() else {
+                    return Err(v.err(
+                        Some(at),
+                        format!(
+                            "{}: '{}' is not a partitioned table (create it with create_partition_table)",
+                            what, table
+                        ),
+                    ));
+                };
+                let after = match s {
+                    Step::AddPartition { .. } if *count == 0 => {
+                        return Err(v.err(Some(at), format!("{}: count must be > 0", what)))
+                    }
+                    Step::AddPartition { .. } => n + count,
+                    _ if *count >= n => {
+                        return Err(v.err(
+                            Some(at),
+                            format!("{}: table '{}' has {} partitions here, no partition {}", what, table, n, count),
+                        ))
+                    }
+                    Step::DropPartition { .. } if n == 1 => {
+                        return Err(v.err(Some(at), format!("{}: cannot drop the only partition of '{}'", what, table)))
+                    }
+                    Step::DropPartition { .. } => n - 1,
+                    _ => n,
+                };
+                if after > MAX_PARTITIONS {
+                    return Err(v.err(Some(at), format!("{}: more than {} partitions", what, MAX_PARTITIONS)));
+                }
+                v.partitioned.insert(table.clone(), after);
+            }
+            Step::ReorganizePartition { table, partitions, into } => {
+                let Some(n) = v.partitioned.get(table).copied() else {
+                    return Err(v.err(
+                        Some(at),
+                        format!(
+                            "{}: '{}' is not a partitioned table (create it with create_partition_table)",
+                            what, table
+                        ),
+                    ));
+                };
+                let distinct: BTreeSet<usize> = partitions.iter().copied().collect();
+                if partitions.is_empty() || distinct.len() != partitions.len() || partitions.iter().any(|i| *i >= n) {
+                    return Err(v.err(
+                        Some(at),
+                        format!("{}: partitions must name distinct partitions of the {} '{}' has here", what, n, table),
+                    ));
+                }
+                let after = n - partitions.len() + into;
+                if *into == 0 || after > MAX_PARTITIONS {
+                    return Err(v.err(
+                        Some(at),
+                        format!("{}: into must be 1.. and leave at most {} partitions", what, MAX_PARTITIONS),
+                    ));
+                }
+                v.partitioned.insert(table.clone(), after);
+            }
+            Step::ExchangePartition { table, partition, with } => {
+                let Some(n) = v.partitioned.get(table).copied() else {
+                    return Err(v.err(
+                        Some(at),
+                        format!(
+                            "{}: '{}' is not a partitioned table (create it with create_partition_table)",
+                            what, table
+                        ),
+                    ));
+                };
+                if *partition >= n {
+                    return Err(v.err(
+                        Some(at),
+                        format!("{}: table '{}' has {} partitions here, no partition {}", what, table, n, partition),
+                    ));
+                }
+                v.table(with, &what, at)?;
+                if v.partitioned.contains_key(with) || v.dropped.contains_key(with) {
+                    return Err(v.err(Some(at), format!("{}: with must name a live normal table", what)));
+                }
             }
             Step::CreateDatabase { database } => {
                 if v.databases.contains(database) {
