@@ -98,8 +98,13 @@ impl Driver {
             match (op, pick) {
                 // Nor a CREATE TABLE / DATABASE within that time after a move (same finding: the
                 // removing maintainer ignores the trigger's report).
-                (WorkloadOp::CreateTable | WorkloadOp::CreateDatabase | WorkloadOp::CreateTables, _)
-                    if near(last_move_ms, self.now()) => {}
+                (
+                    WorkloadOp::CreateTable
+                    | WorkloadOp::CreateDatabase
+                    | WorkloadOp::CreateTables
+                    | WorkloadOp::RecoverTable,
+                    _,
+                ) if near(last_move_ms, self.now()) => {}
                 (WorkloadOp::CreateTables, _) if live_count + 1 < max_tables => {
                     last_create_ms = Some(self.now());
                     let count = (kind as usize + 2).min(max_tables - live_count);
@@ -173,6 +178,8 @@ impl Driver {
                     let free = g.upstream.database_exists(&db) && g.upstream.table_by_name(&name).is_none();
                     if free && g.upstream.recover_table(now, &db, &name).is_ok() {
                         drop(g);
+                        // A table-adding DDL like CREATE TABLE (see `MoveMaintainer`).
+                        last_create_ms = Some(self.now());
                         self.tables.insert(name, t);
                     }
                 }
