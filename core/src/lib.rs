@@ -51,9 +51,9 @@
 //! ## Simplifications against TiCDC
 //!
 //! Each is named where it lives; the main ones: keys are integers per table
-//! ([`types`]); redo mode, routes, drain and schema-ID changes of RENAME TABLE
-//! (`UpdatedSchemas`) are not modelled (CREATE and DROP DATABASE are, see
-//! [`maintainer::barrier`]); a dispatcher's reported traffic is its span's share of what
+//! ([`types`]); redo mode, routes and drain are not modelled (the table-set DDLs are:
+//! CREATE/DROP/ALTER DATABASE, RENAME TABLE(S) with their `UpdatedSchemas`, RECOVER
+//! TABLE and CREATE TABLES, see [`maintainer::barrier`]); a dispatcher's reported traffic is its span's share of what
 //! the upstream wrote, not what it flushed ([`upstream::TrafficView`]); a span's region
 //! count is its key-width share of the table's regions
 //! ([`upstream::SchemaView::span_region_count`]); the cloud-storage sink has

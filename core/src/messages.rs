@@ -71,6 +71,15 @@ pub struct InfluencedTables {
     pub schema_id: SchemaId,
 }
 
+/// `SchemaIDChange`: a table (physical ID) moved from one database to another by a
+/// RENAME TABLE(S) or EXCHANGE PARTITION (`persist_storage_ddl_handlers.go:2517-2525`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchemaIdChange {
+    pub table_id: TableId,
+    pub old_schema_id: SchemaId,
+    pub new_schema_id: SchemaId,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableRef {
     pub table_id: TableId,
@@ -94,6 +103,9 @@ pub struct BlockState {
     pub block_tables: Option<InfluencedTables>,
     pub need_dropped_tables: Option<InfluencedTables>,
     pub need_added_tables: Vec<TableRef>,
+    /// `UpdatedSchemas`: tables a RENAME moved to another database.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub updated_schemas: Vec<SchemaIdChange>,
     pub is_sync_point: bool,
     pub stage: BlockStage,
 }

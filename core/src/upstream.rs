@@ -2,7 +2,7 @@
 //! event service delivers them, and a schema view for the maintainer's bootstrap.
 //! The upstream itself (TSO, tables, regions, DML generator) lives in the simulator.
 
-use crate::messages::{InfluencedTables, TableRef};
+use crate::messages::{InfluencedTables, SchemaIdChange, TableRef};
 use crate::types::*;
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +30,25 @@ pub enum DdlKind {
     AddColumn,
     CreateDatabase,
     DropDatabase,
+    /// `ActionRenameTable`: the table keeps its ID; it may move to another database.
+    RenameTable,
+    /// `ActionRenameTables`: several renames in one DDL.
+    RenameTables,
+    /// `ActionRecoverTable`: a dropped table comes back under its old ID.
+    RecoverTable,
+    /// `ActionCreateTables`: a batch of CREATE TABLE in one DDL.
+    CreateTables,
+    /// `ActionModifySchemaCharsetAndCollate` (ALTER DATABASE): blocks the database.
+    AlterDatabase,
+    /// Partition DDLs on a partitioned table (one logical table, one physical table
+    /// per partition): `ActionAddTablePartition`, `ActionDropTablePartition`,
+    /// `ActionTruncateTablePartition`, `ActionExchangeTablePartition`,
+    /// `ActionReorganizePartition`.
+    AddPartition,
+    DropPartition,
+    TruncatePartition,
+    ExchangePartition,
+    ReorganizePartition,
 }
 
 /// A DDL as the schema store builds it (`persist_storage_ddl_handlers.go`).
@@ -46,6 +65,9 @@ pub struct DdlEvent {
     pub blocked_tables: InfluencedTables,
     pub need_dropped_tables: Option<InfluencedTables>,
     pub need_added_tables: Vec<TableRef>,
+    /// `UpdatedSchemas` (RENAME TABLE(S) across databases, EXCHANGE PARTITION).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub updated_schemas: Vec<SchemaIdChange>,
 }
 
 /// What a DDL leaves downstream (the schema file written by the storage sink).
@@ -57,6 +79,10 @@ pub struct DdlRecord {
     pub table_id: TableId,
     pub table_name: String,
     pub query: String,
+    /// Every physical table a multi-table DDL names besides `table_id` (RENAME TABLES,
+    /// CREATE TABLES, partition DDLs): the storage consumer applies it to each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_tables: Vec<TableId>,
 }
 
 impl DdlEvent {
@@ -68,7 +94,23 @@ impl DdlEvent {
             table_id: self.table_id,
             table_name: self.table_name.clone(),
             query: self.query.clone(),
+            other_tables: self.other_tables(),
         }
+    }
+
+    /// The physical tables the DDL is about besides `table_id`: what it adds, drops,
+    /// blocks or moves (the DDL span left out).
+    pub fn other_tables(&self) -> Vec<TableId> {
+        let mut v: Vec<TableId> = self.need_added_tables.iter().map(|t| t.table_id).collect();
+        if let Some(d) = &self.need_dropped_tables {
+            v.extend(d.table_ids.iter().copied());
+        }
+        v.extend(self.blocked_tables.table_ids.iter().copied());
+        v.extend(self.updated_schemas.iter().map(|c| c.table_id));
+        v.retain(|t| *t != DDL_SPAN_TABLE_ID && *t != self.table_id);
+        v.sort_unstable();
+        v.dedup();
+        v
     }
 }
 
@@ -83,7 +125,9 @@ pub enum UpstreamEvent {
     Resolved(Ts),
 }
 
-/// A block event (`commonEvent.BlockEvent`): a DDL or a syncpoint.
+/// A block event (`commonEvent.BlockEvent`): a DDL or a syncpoint. Unboxed: a dispatcher
+/// holds at most one, and the DDL is the common case.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum BlockEvent {
     Ddl(DdlEvent),
@@ -124,6 +168,12 @@ impl BlockEvent {
     pub fn need_added_tables(&self) -> Vec<TableRef> {
         match self {
             BlockEvent::Ddl(d) => d.need_added_tables.clone(),
+            BlockEvent::SyncPoint(_) => vec![],
+        }
+    }
+    pub fn updated_schemas(&self) -> Vec<SchemaIdChange> {
+        match self {
+            BlockEvent::Ddl(d) => d.updated_schemas.clone(),
             BlockEvent::SyncPoint(_) => vec![],
         }
     }

@@ -30,7 +30,7 @@ pub struct Storage {
     /// Syncpoint records made durable since the barrier check last looked.
     pub new_syncpoints: Vec<SyncPointRecord>,
     /// Tables whose data files became durable since the drop check last looked.
-    pub new_rows: Vec<TableId>,
+    pub new_rows: Vec<(TableId, Ts)>,
     /// The MySQL sink's `ddl_ts` rows of the changefeed, by table (see
     /// `core_sched::sink::ddl_ts`): kept from the DDL objects, read only while syncpoints
     /// are on.
@@ -72,7 +72,10 @@ impl Storage {
                     self.durable.insert((r.table_id, r.commit_ts, r.key));
                 }
                 if let Some(r) = rows.first() {
-                    self.new_rows.push(r.table_id);
+                    // With the file's oldest commit ts: a recovered table's rows of one
+                    // life are told from those of another by it.
+                    let oldest = rows.iter().map(|r| r.commit_ts).min().unwrap_or(r.commit_ts);
+                    self.new_rows.push((r.table_id, oldest));
                 }
             }
             ObjectContent::Ddl(d) => {
@@ -127,7 +130,9 @@ impl Storage {
         for (_, c) in self.final_objects() {
             match c {
                 ObjectContent::Ddl(d)
-                    if d.table_id == table && table != 0 && last_ddl.map(|(t, _)| d.commit_ts > t).unwrap_or(true) =>
+                    if (d.table_id == table || d.other_tables.contains(&table))
+                        && table != 0
+                        && last_ddl.map(|(t, _)| d.commit_ts > t).unwrap_or(true) =>
                 {
                     last_ddl = Some((d.commit_ts, d.kind));
                 }

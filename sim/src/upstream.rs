@@ -4,10 +4,13 @@
 //! commit-ts order plus resolved-ts progress, and (with syncpoints on) the syncpoint
 //! events at every multiple of the interval.
 
-use core_sched::messages::{InfluenceType, InfluencedTables, TableRef};
+use core_sched::messages::{InfluenceType, InfluencedTables, SchemaIdChange, TableRef};
 use core_sched::types::*;
 use core_sched::upstream::*;
 use std::collections::BTreeMap;
+
+mod partition;
+pub use partition::PTable;
 
 /// A DDL the upstream refuses, as TiDB would.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -16,6 +19,14 @@ pub enum UpstreamError {
     DatabaseExists(String),
     #[error("database '{0}' does not exist")]
     NoSuchDatabase(String),
+    #[error("table '{0}.{1}' already exists")]
+    TableExists(String, String),
+    #[error("table '{0}' does not exist")]
+    NoSuchTable(String),
+    #[error("no dropped table '{0}.{1}' to recover")]
+    NothingToRecover(String, String),
+    #[error("{0}")]
+    Invalid(String),
 }
 
 #[derive(Clone, Debug)]
@@ -35,6 +46,51 @@ pub struct UTable {
     pub write_rate: Vec<(u64, u64)>,
     /// Bytes one row change adds to the traffic (`row-bytes`; 0: rows add none).
     pub row_bytes: u64,
+    /// RENAMEs across databases, in ts order: (ts, the database before it).
+    pub moves: Vec<(Ts, SchemaId)>,
+    /// Earlier lives of a recovered table: (created, dropped).
+    pub past_lives: Vec<(Ts, Ts)>,
+    /// The partitioned table this physical table is a partition of (its name is the
+    /// partitioned table's).
+    pub logical: Option<TableId>,
+}
+
+impl UTable {
+    /// The database the table belonged to at `ts`.
+    pub fn schema_at(&self, ts: Ts) -> SchemaId {
+        self.moves.iter().find(|(at, _)| *at > ts).map(|(_, old)| *old).unwrap_or(self.schema_id)
+    }
+
+    /// Whether the table existed at `ts` (created at or before, dropped after), in its
+    /// current life or an earlier one (RECOVER TABLE).
+    pub fn alive_at(&self, ts: Ts) -> bool {
+        let live = |c: Ts, d: Option<Ts>| c <= ts && d.map(|d| d > ts).unwrap_or(true);
+        live(self.created_ts, self.dropped_ts) || self.past_lives.iter().any(|(c, d)| live(*c, Some(*d)))
+    }
+
+    /// The first drop of the table at or after `ts` (its current life's or an earlier one's).
+    pub fn drop_after(&self, ts: Ts) -> Option<Ts> {
+        self.past_lives.iter().map(|(_, d)| *d).chain(self.dropped_ts).filter(|d| *d >= ts).min()
+    }
+
+    fn new(id: TableId, schema_id: SchemaId, schema: &str, name: &str, regions: u64, ts: Ts) -> Self {
+        UTable {
+            id,
+            name: name.into(),
+            schema_id,
+            schema_name: schema.into(),
+            regions: regions.max(1),
+            created_ts: ts,
+            dropped_ts: None,
+            rows: BTreeMap::new(),
+            next_key: 1,
+            write_rate: Vec::new(),
+            row_bytes: 0,
+            moves: Vec::new(),
+            past_lives: Vec::new(),
+            logical: None,
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -44,6 +100,9 @@ pub struct Upstream {
     pub changes: BTreeMap<TableId, Vec<RowChange>>,
     /// In commit-ts order (each DDL takes the next TSO); `events_for` relies on it.
     pub ddls: Vec<DdlEvent>,
+    /// Partitioned tables by logical ID: the logical table has no data and no span, each
+    /// partition is a physical table in `tables`.
+    pub partitioned: BTreeMap<TableId, PTable>,
     last_ts: Ts,
     /// The first TSO handed out: the schema store's GC ts in this model (it keeps every
     /// version since the cluster started).
@@ -144,6 +203,7 @@ impl Upstream {
             },
             need_dropped_tables: None,
             need_added_tables: vec![],
+            updated_schemas: vec![],
         });
         Ok(sid)
     }
@@ -173,6 +233,7 @@ impl Upstream {
             blocked_tables: db.clone(),
             need_dropped_tables: Some(db),
             need_added_tables: vec![],
+            updated_schemas: vec![],
         });
         Ok(dropped)
     }
@@ -187,22 +248,7 @@ impl Upstream {
         let id = self.next_table_id;
         self.next_table_id += 2;
         let ts = self.tso(now_ms);
-        self.tables.insert(
-            id,
-            UTable {
-                id,
-                name: name.into(),
-                schema_id: sid,
-                schema_name: schema.into(),
-                regions: regions.max(1),
-                created_ts: ts,
-                dropped_ts: None,
-                rows: BTreeMap::new(),
-                next_key: 1,
-                write_rate: Vec::new(),
-                row_bytes: 0,
-            },
-        );
+        self.tables.insert(id, UTable::new(id, sid, schema, name, regions, ts));
         self.ddls.push(DdlEvent {
             commit_ts: ts,
             kind: DdlKind::CreateTable,
@@ -218,12 +264,16 @@ impl Upstream {
             },
             need_dropped_tables: None,
             need_added_tables: vec![TableRef { table_id: id, schema_id: sid, splitable: true }],
+            updated_schemas: vec![],
         });
         id
     }
 
     pub fn drop_table(&mut self, now_ms: u64, id: TableId) {
         let ts = self.tso(now_ms);
+        if self.is_partitioned(id) {
+            return self.drop_partitioned_table(ts, id);
+        }
         let t = self.tables.get_mut(&id).unwrap();
         t.dropped_ts = Some(ts);
         let (sid, sname, name) = (t.schema_id, t.schema_name.clone(), t.name.clone());
@@ -246,6 +296,7 @@ impl Upstream {
                 schema_id: sid,
             }),
             need_added_tables: vec![],
+            updated_schemas: vec![],
         });
     }
 
@@ -254,6 +305,9 @@ impl Upstream {
     /// the maintainer swaps the tasks when it reports DONE. Returns the new table ID.
     pub fn truncate_table(&mut self, now_ms: u64, id: TableId) -> TableId {
         let ts = self.tso(now_ms);
+        if self.is_partitioned(id) {
+            return self.truncate_partitioned_table(ts, id);
+        }
         let new_id = self.next_table_id;
         self.next_table_id += 2;
         let old = self.tables.get_mut(&id).unwrap();
@@ -263,22 +317,10 @@ impl Upstream {
         let rate = old.write_rate.last().map(|r| r.1).unwrap_or(0);
         let write_rate = if rate > 0 { vec![(now_ms, rate)] } else { Vec::new() };
         let row_bytes = old.row_bytes;
-        self.tables.insert(
-            new_id,
-            UTable {
-                id: new_id,
-                name: name.clone(),
-                schema_id: sid,
-                schema_name: sname.clone(),
-                regions,
-                created_ts: ts,
-                dropped_ts: None,
-                rows: BTreeMap::new(),
-                next_key: 1,
-                write_rate,
-                row_bytes,
-            },
-        );
+        let mut t = UTable::new(new_id, sid, &sname, &name, regions, ts);
+        t.write_rate = write_rate;
+        t.row_bytes = row_bytes;
+        self.tables.insert(new_id, t);
         self.ddls.push(DdlEvent {
             commit_ts: ts,
             kind: DdlKind::TruncateTable,
@@ -298,14 +340,23 @@ impl Upstream {
                 schema_id: sid,
             }),
             need_added_tables: vec![TableRef { table_id: new_id, schema_id: sid, splitable: true }],
+            updated_schemas: vec![],
         });
         new_id
     }
 
     pub fn add_column(&mut self, now_ms: u64, id: TableId) {
         let ts = self.tso(now_ms);
-        let t = &self.tables[&id];
-        let (sid, sname, name) = (t.schema_id, t.schema_name.clone(), t.name.clone());
+        // A partitioned table's ALTER blocks every partition
+        // (`buildDDLEventForNormalDDLOnSingleTable`, persist_storage_ddl_handlers.go:2336-2345).
+        let blocked = self.physical_tables(id);
+        let (sid, sname, name) = match self.partitioned.get(&id) {
+            Some(p) => (p.schema_id, p.schema_name.clone(), p.name.clone()),
+            None => {
+                let t = &self.tables[&id];
+                (t.schema_id, t.schema_name.clone(), t.name.clone())
+            }
+        };
         self.ddls.push(DdlEvent {
             commit_ts: ts,
             kind: DdlKind::AddColumn,
@@ -316,16 +367,280 @@ impl Upstream {
             query: format!("ALTER TABLE {}.{} ADD COLUMN c{}", sname, name, ts),
             blocked_tables: InfluencedTables {
                 influence_type: InfluenceType::Normal,
-                table_ids: vec![id],
+                table_ids: blocked,
                 schema_id: sid,
             },
             need_dropped_tables: None,
             need_added_tables: vec![],
+            updated_schemas: vec![],
         });
+    }
+
+    /// A live table of this name in database `schema_id`.
+    fn live_in(&self, schema_id: SchemaId, name: &str) -> Option<TableId> {
+        let p =
+            self.partitioned.values().find(|p| p.schema_id == schema_id && p.name == name && p.dropped_ts.is_none());
+        p.map(|p| p.id).or_else(|| {
+            self.tables
+                .values()
+                .find(|t| t.schema_id == schema_id && t.name == name && t.dropped_ts.is_none() && t.logical.is_none())
+                .map(|t| t.id)
+        })
+    }
+
+    fn existing_schema(&self, name: &str) -> Result<SchemaId, UpstreamError> {
+        self.schemas.get(name).copied().ok_or_else(|| UpstreamError::NoSuchDatabase(name.to_string()))
+    }
+
+    /// Move a live table to `schema`.`name` at `ts` (its ID stays; a partitioned table's
+    /// partitions move with it); the schema changes for `UpdatedSchemas`, one per
+    /// physical table (persist_storage_ddl_handlers.go:2480-2489).
+    fn move_table(&mut self, ts: Ts, id: TableId, sid: SchemaId, schema: &str, name: &str) -> Vec<SchemaIdChange> {
+        if let Some(p) = self.partitioned.get_mut(&id) {
+            p.schema_id = sid;
+            p.schema_name = schema.into();
+            p.name = name.into();
+        }
+        let mut changes = Vec::new();
+        for pid in self.physical_tables(id) {
+            let t = self.tables.get_mut(&pid).expect("a live table");
+            let old = t.schema_id;
+            if old != sid {
+                t.moves.push((ts, old));
+                changes.push(SchemaIdChange { table_id: pid, old_schema_id: old, new_schema_id: sid });
+            }
+            t.schema_id = sid;
+            t.schema_name = schema.into();
+            t.name = name.into();
+        }
+        changes
+    }
+
+    /// The database and name of a live table (partitioned or not).
+    fn names_of(&self, id: TableId) -> (String, String) {
+        match self.partitioned.get(&id) {
+            Some(p) => (p.schema_name.clone(), p.name.clone()),
+            None => (self.tables[&id].schema_name.clone(), self.tables[&id].name.clone()),
+        }
+    }
+
+    /// RENAME TABLE (`buildDDLEventForRenameTable`, persist_storage_ddl_handlers.go:2437-2600,
+    /// no filter): the table keeps its ID; the DDL blocks the table and the DDL span
+    /// (:2530-2534), drops and adds nothing, and names the schema move in
+    /// `UpdatedSchemas` when the database changes (:2538-2546). Both the trigger and the
+    /// table's dispatchers get it (`updateDDLHistoryForAddDropTable`, :1243-1263).
+    pub fn rename_table(&mut self, now_ms: u64, id: TableId, schema: &str, name: &str) -> Result<(), UpstreamError> {
+        let sid = self.existing_schema(schema)?;
+        if self.live_in(sid, name).is_some() {
+            return Err(UpstreamError::TableExists(schema.into(), name.into()));
+        }
+        let (osname, oname) = self.names_of(id);
+        let ts = self.tso(now_ms);
+        let changes = self.move_table(ts, id, sid, schema, name);
+        let mut blocked = self.physical_tables(id);
+        blocked.push(DDL_SPAN_TABLE_ID);
+        self.ddls.push(DdlEvent {
+            commit_ts: ts,
+            kind: DdlKind::RenameTable,
+            schema_id: sid,
+            schema_name: schema.into(),
+            table_id: id,
+            table_name: name.into(),
+            query: format!("RENAME TABLE {}.{} TO {}.{}", osname, oname, schema, name),
+            blocked_tables: InfluencedTables {
+                influence_type: InfluenceType::Normal,
+                table_ids: blocked,
+                schema_id: sid,
+            },
+            need_dropped_tables: None,
+            need_added_tables: vec![],
+            updated_schemas: changes,
+        });
+        Ok(())
+    }
+
+    /// RENAME TABLE a TO b, c TO d (`buildDDLEventForRenameTables`,
+    /// persist_storage_ddl_handlers.go:2875-3063, no filter): one DDL blocking the DDL
+    /// span and then every renamed table (:2880-2883, 3000-3002), with an
+    /// `UpdatedSchemas` entry per table that changes database (:3004-3010).
+    pub fn rename_tables(&mut self, now_ms: u64, renames: &[(TableId, String, String)]) -> Result<(), UpstreamError> {
+        if renames.is_empty() {
+            return Err(UpstreamError::Invalid("RENAME TABLES needs at least one table".into()));
+        }
+        let mut targets = std::collections::BTreeSet::new();
+        let mut sids = Vec::new();
+        for (id, schema, name) in renames {
+            let sid = self.existing_schema(schema)?;
+            let taken = self.live_in(sid, name).filter(|t| !renames.iter().any(|(r, _, _)| r == t));
+            if taken.is_some() || !targets.insert((sid, name.clone())) {
+                return Err(UpstreamError::TableExists(schema.clone(), name.clone()));
+            }
+            if renames.iter().filter(|(r, _, _)| r == id).count() > 1 {
+                return Err(UpstreamError::Invalid(format!("table {} is renamed twice in one RENAME TABLES", id)));
+            }
+            sids.push(sid);
+        }
+        let ts = self.tso(now_ms);
+        let mut blocked = vec![DDL_SPAN_TABLE_ID];
+        let mut changes = Vec::new();
+        let mut query = String::new();
+        for ((id, schema, name), sid) in renames.iter().zip(sids) {
+            let (os, on) = self.names_of(*id);
+            query.push_str(&format!("RENAME TABLE {}.{} TO {}.{};", os, on, schema, name));
+            changes.extend(self.move_table(ts, *id, sid, schema, name));
+            blocked.extend(self.physical_tables(*id));
+        }
+        let (id0, schema0, name0) = &renames[0];
+        let sid0 = self.schemas[schema0];
+        self.ddls.push(DdlEvent {
+            commit_ts: ts,
+            kind: DdlKind::RenameTables,
+            schema_id: sid0,
+            schema_name: schema0.clone(),
+            table_id: *id0,
+            table_name: name0.clone(),
+            query,
+            blocked_tables: InfluencedTables {
+                influence_type: InfluenceType::Normal,
+                table_ids: blocked,
+                schema_id: 0,
+            },
+            need_dropped_tables: None,
+            need_added_tables: vec![],
+            updated_schemas: changes,
+        });
+        Ok(())
+    }
+
+    /// RECOVER TABLE (`ActionRecoverTable` is built like CREATE TABLE,
+    /// `buildDDLEventForNewTableDDL`, persist_storage_ddl_handlers.go:2172-2249): the most
+    /// recently dropped table of that name in the database comes back under its old ID
+    /// with its rows; the DDL blocks the DDL span only and adds the table. TiDB refuses
+    /// when the name is taken or the database was dropped since.
+    pub fn recover_table(&mut self, now_ms: u64, schema: &str, name: &str) -> Result<TableId, UpstreamError> {
+        let sid = self.existing_schema(schema)?;
+        if self.live_in(sid, name).is_some() {
+            return Err(UpstreamError::TableExists(schema.into(), name.into()));
+        }
+        let Some(id) = self
+            .tables
+            .values()
+            .filter(|t| t.schema_id == sid && t.name == name && t.dropped_ts.is_some() && t.logical.is_none())
+            .max_by_key(|t| t.dropped_ts)
+            .map(|t| t.id)
+        else {
+            return Err(UpstreamError::NothingToRecover(schema.into(), name.into()));
+        };
+        let ts = self.tso(now_ms);
+        let t = self.tables.get_mut(&id).unwrap();
+        let dropped = t.dropped_ts.take().unwrap();
+        t.past_lives.push((t.created_ts, dropped));
+        t.created_ts = ts;
+        t.write_rate.clear();
+        self.ddls.push(DdlEvent {
+            commit_ts: ts,
+            kind: DdlKind::RecoverTable,
+            schema_id: sid,
+            schema_name: schema.into(),
+            table_id: id,
+            table_name: name.into(),
+            query: format!("RECOVER TABLE {}.{}", schema, name),
+            blocked_tables: InfluencedTables {
+                influence_type: InfluenceType::Normal,
+                table_ids: vec![DDL_SPAN_TABLE_ID],
+                schema_id: sid,
+            },
+            need_dropped_tables: None,
+            need_added_tables: vec![TableRef { table_id: id, schema_id: sid, splitable: true }],
+            updated_schemas: vec![],
+        });
+        Ok(id)
+    }
+
+    /// CREATE TABLES, a batch in one DDL (`buildDDLEventForCreateTables`,
+    /// persist_storage_ddl_handlers.go:3065-3159): it blocks the DDL span only and adds
+    /// every table; only the trigger gets it (`updateDDLHistoryForCreateTables`).
+    pub fn create_tables(
+        &mut self,
+        now_ms: u64,
+        schema: &str,
+        names: &[String],
+        regions: u64,
+    ) -> Result<Vec<TableId>, UpstreamError> {
+        let sid = self.schema_id(schema);
+        let mut seen = std::collections::BTreeSet::new();
+        for n in names {
+            if self.live_in(sid, n).is_some() || !seen.insert(n) {
+                return Err(UpstreamError::TableExists(schema.into(), n.clone()));
+            }
+        }
+        if names.is_empty() {
+            return Err(UpstreamError::Invalid("CREATE TABLES needs at least one table".into()));
+        }
+        let ts = self.tso(now_ms);
+        let mut ids = Vec::new();
+        for n in names {
+            let id = self.next_table_id;
+            self.next_table_id += 2;
+            self.tables.insert(id, UTable::new(id, sid, schema, n, regions, ts));
+            ids.push(id);
+        }
+        self.ddls.push(DdlEvent {
+            commit_ts: ts,
+            kind: DdlKind::CreateTables,
+            schema_id: sid,
+            schema_name: schema.into(),
+            table_id: ids[0],
+            table_name: names[0].clone(),
+            query: names.iter().map(|n| format!("CREATE TABLE {}.{};", schema, n)).collect(),
+            blocked_tables: InfluencedTables {
+                influence_type: InfluenceType::Normal,
+                table_ids: vec![DDL_SPAN_TABLE_ID],
+                schema_id: sid,
+            },
+            need_dropped_tables: None,
+            need_added_tables: ids
+                .iter()
+                .map(|id| TableRef { table_id: *id, schema_id: sid, splitable: true })
+                .collect(),
+            updated_schemas: vec![],
+        });
+        Ok(ids)
+    }
+
+    /// ALTER DATABASE ... CHARACTER SET (`buildDDLEventForModifySchemaCharsetAndCollate`,
+    /// persist_storage_ddl_handlers.go:2147-2162): a DB-level block of the database,
+    /// dropping and adding nothing; the trigger and every table of the database get it
+    /// (`updateDDLHistoryForSchemaDDL`, :1229-1241).
+    pub fn alter_database(&mut self, now_ms: u64, schema: &str) -> Result<(), UpstreamError> {
+        let sid = self.existing_schema(schema)?;
+        let ts = self.tso(now_ms);
+        self.ddls.push(DdlEvent {
+            commit_ts: ts,
+            kind: DdlKind::AlterDatabase,
+            schema_id: sid,
+            schema_name: schema.into(),
+            table_id: 0,
+            table_name: String::new(),
+            query: format!("ALTER DATABASE {} CHARACTER SET utf8mb4 /* {} */", schema, ts),
+            blocked_tables: InfluencedTables { influence_type: InfluenceType::Db, table_ids: vec![], schema_id: sid },
+            need_dropped_tables: None,
+            need_added_tables: vec![],
+            updated_schemas: vec![],
+        });
+        Ok(())
+    }
+
+    /// The tables of database `schema_id` at `ts` (RENAMEs move tables between databases).
+    pub fn tables_of_schema_at(&self, schema_id: SchemaId, ts: Ts) -> impl Iterator<Item = &UTable> {
+        self.tables.values().filter(move |t| t.schema_at(ts) == schema_id)
     }
 
     /// Insert `n` rows in one transaction per row; keys spread over the key space.
     pub fn dml(&mut self, now_ms: u64, id: TableId, n: u64, op: RowOp, rng: &mut dyn rand::RngCore) -> usize {
+        if self.is_partitioned(id) {
+            return self.partitioned_dml(now_ms, id, n, op, rng);
+        }
         let mut done = 0;
         for _ in 0..n {
             let ts = self.tso(now_ms);
@@ -388,7 +703,7 @@ impl Upstream {
                     InfluenceType::Db => self
                         .tables
                         .get(&span.table_id)
-                        .map(|t| t.schema_id == d.blocked_tables.schema_id)
+                        .map(|t| t.schema_at(d.commit_ts) == d.blocked_tables.schema_id)
                         .unwrap_or(false),
                     InfluenceType::Normal => d.blocked_tables.table_ids.contains(&span.table_id),
                 }
@@ -421,7 +736,7 @@ impl Upstream {
 
     /// Whether the table exists as of `ts` (created at or before, dropped after).
     pub fn table_exists_at(&self, t: TableId, ts: Ts) -> bool {
-        self.tables.get(&t).map(|t| t.created_ts <= ts && t.dropped_ts.map(|d| d > ts).unwrap_or(true)).unwrap_or(false)
+        self.tables.get(&t).map(|t| t.alive_at(ts)).unwrap_or(false)
     }
 
     /// The table's rows as of `ts` (every change at or below it applied).
@@ -446,8 +761,8 @@ impl SchemaView for Upstream {
     fn tables_at(&self, ts: Ts) -> Vec<TableInfo> {
         self.tables
             .values()
-            .filter(|t| t.created_ts <= ts && t.dropped_ts.map(|d| d > ts).unwrap_or(true))
-            .map(|t| self.info(t))
+            .filter(|t| t.alive_at(ts))
+            .map(|t| TableInfo { schema_id: t.schema_at(ts), ..self.info(t) })
             .collect()
     }
     fn ddl_history(&self, from: Ts, to: Ts) -> Vec<DdlEvent> {
@@ -517,5 +832,96 @@ impl SchemaView for NodeSchemaStore<'_> {
     }
     fn region_count(&self, t: TableId) -> u64 {
         self.up.region_count(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ddl_tables(up: &Upstream, span_table: TableId, trigger: bool) -> Vec<DdlKind> {
+        let span = if trigger { TableSpan::ddl_span() } else { TableSpan::full(span_table) };
+        up.events_for(&span, trigger, 0, u64::MAX, None)
+            .into_iter()
+            .filter_map(|e| match e {
+                UpstreamEvent::Ddl(d) => Some(d.kind),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rename_across_databases_blocks_table_and_ddl_span_and_moves_the_schema() {
+        let mut up = Upstream::new();
+        let t = up.create_table(1, "a", "t", 1);
+        up.create_database(2, "b").unwrap();
+        up.rename_table(3, t, "b", "t2").unwrap();
+        let d = up.ddls.last().unwrap();
+        assert_eq!(d.kind, DdlKind::RenameTable);
+        assert_eq!(d.blocked_tables.table_ids, vec![t, DDL_SPAN_TABLE_ID]);
+        assert!(d.need_dropped_tables.is_none() && d.need_added_tables.is_empty());
+        let (a, b) = (up.schemas["a"], up.schemas["b"]);
+        assert_eq!(d.updated_schemas, vec![SchemaIdChange { table_id: t, old_schema_id: a, new_schema_id: b }]);
+        // The table and the trigger both get it; the table was in `a` before it.
+        assert!(ddl_tables(&up, t, false).contains(&DdlKind::RenameTable));
+        assert!(ddl_tables(&up, 0, true).contains(&DdlKind::RenameTable));
+        assert_eq!(up.tables[&t].schema_at(d.commit_ts - 1), a);
+        assert_eq!(up.tables[&t].schema_at(d.commit_ts), b);
+        // A rename within a database moves nothing; a taken name is refused.
+        up.rename_table(4, t, "b", "t3").unwrap();
+        assert!(up.ddls.last().unwrap().updated_schemas.is_empty());
+        let u = up.create_table(5, "b", "u", 1);
+        assert!(matches!(up.rename_table(6, u, "b", "t3"), Err(UpstreamError::TableExists(..))));
+    }
+
+    #[test]
+    fn rename_tables_blocks_the_ddl_span_then_every_table() {
+        let mut up = Upstream::new();
+        let t1 = up.create_table(1, "a", "t1", 1);
+        let t2 = up.create_table(1, "a", "t2", 1);
+        up.create_database(2, "b").unwrap();
+        up.rename_tables(3, &[(t1, "b".into(), "x".into()), (t2, "a".into(), "y".into())]).unwrap();
+        let d = up.ddls.last().unwrap();
+        assert_eq!(d.kind, DdlKind::RenameTables);
+        assert_eq!(d.blocked_tables.table_ids, vec![DDL_SPAN_TABLE_ID, t1, t2]);
+        assert_eq!(d.updated_schemas.len(), 1, "only t1 changes database");
+        assert_eq!(d.other_tables(), vec![t2]);
+    }
+
+    #[test]
+    fn recover_table_brings_back_the_old_id_and_adds_it() {
+        let mut up = Upstream::new();
+        let t = up.create_table(1, "a", "t", 1);
+        up.drop_table(2, t);
+        let dropped = up.tables[&t].dropped_ts.unwrap();
+        let id = up.recover_table(3, "a", "t").unwrap();
+        assert_eq!(id, t);
+        let d = up.ddls.last().unwrap();
+        assert_eq!(d.kind, DdlKind::RecoverTable);
+        assert_eq!(d.blocked_tables.table_ids, vec![DDL_SPAN_TABLE_ID]);
+        assert_eq!(d.need_added_tables.iter().map(|r| r.table_id).collect::<Vec<_>>(), vec![t]);
+        let tab = &up.tables[&t];
+        assert!(tab.alive_at(dropped - 1) && !tab.alive_at(dropped) && tab.alive_at(d.commit_ts));
+        assert_eq!(tab.drop_after(1), Some(dropped));
+        // Only the trigger gets it, as CREATE TABLE.
+        assert!(!ddl_tables(&up, t, false).contains(&DdlKind::RecoverTable));
+        assert!(matches!(up.recover_table(4, "a", "t"), Err(UpstreamError::TableExists(..))));
+    }
+
+    #[test]
+    fn create_tables_adds_every_table_in_one_ddl_and_alter_database_blocks_the_schema() {
+        let mut up = Upstream::new();
+        let ids = up.create_tables(1, "a", &["x".into(), "y".into()], 1).unwrap();
+        let d = up.ddls.last().unwrap();
+        assert_eq!(d.kind, DdlKind::CreateTables);
+        assert_eq!(d.need_added_tables.iter().map(|r| r.table_id).collect::<Vec<_>>(), ids);
+        assert_eq!(d.blocked_tables.table_ids, vec![DDL_SPAN_TABLE_ID]);
+        up.alter_database(2, "a").unwrap();
+        let d = up.ddls.last().unwrap();
+        assert_eq!(d.blocked_tables.influence_type, InfluenceType::Db);
+        assert!(d.need_dropped_tables.is_none() && d.need_added_tables.is_empty());
+        assert!(ddl_tables(&up, ids[1], false).contains(&DdlKind::AlterDatabase));
+        assert!(ddl_tables(&up, 0, true).contains(&DdlKind::AlterDatabase));
+        assert!(up.alter_database(3, "nope").is_err());
     }
 }

@@ -552,6 +552,7 @@ fn no_write_after_drop_fires_for_a_data_file_after_a_passed_drop_database_and_is
         table_id: t,
         table_name: "t1".into(),
         query: "ALTER TABLE db.t1 ADD COLUMN c".into(),
+        other_tables: vec![],
     };
     put_ddl(&mut w, alter);
     assert!(

@@ -240,6 +240,7 @@ impl Dispatcher {
             block_tables: Some(ev.blocked_tables()),
             need_dropped_tables: ev.need_dropped_tables(),
             need_added_tables: ev.need_added_tables(),
+            updated_schemas: ev.updated_schemas(),
             is_sync_point: ev.is_sync_point(),
             stage,
         }
@@ -306,6 +307,18 @@ impl Dispatcher {
                         return;
                     }
                     self.mark_working(fx);
+                    // A RENAME across databases moves this table's dispatcher to the new
+                    // schema as soon as it handles the DDL, before any Write/Pass
+                    // (basic_dispatcher.go:1175-1201); a repeat finds the new ID and skips.
+                    if !self.is_trigger {
+                        if let Some(c) = d
+                            .updated_schemas
+                            .iter()
+                            .find(|c| c.table_id == self.span.table_id && c.old_schema_id == self.schema_id)
+                        {
+                            self.schema_id = c.new_schema_id;
+                        }
+                    }
                     if self.is_trigger {
                         let blocking =
                             matches!(d.blocked_tables.influence_type, InfluenceType::All | InfluenceType::Db)
@@ -379,7 +392,10 @@ impl Dispatcher {
     /// caps the checkpoint below the DDL until the ACK, from before the write on.
     fn write_non_blocking(&mut self, d: DdlEvent, fx: &mut DispatcherEffects) {
         if has_table_schedule_changes(&d.need_added_tables, d.need_dropped_tables.as_ref()) {
-            self.nonblocking_written = Some(self.block_state(&BlockEvent::Ddl(d.clone()), BlockStage::None, false));
+            // The NONE status carries drops and adds only (basic_dispatcher.go:1160-1168).
+            let mut st = self.block_state(&BlockEvent::Ddl(d.clone()), BlockStage::None, false);
+            st.updated_schemas.clear();
+            self.nonblocking_written = Some(st);
         }
         if self.is_trigger && !d.need_added_tables.is_empty() {
             hit(P::DispatcherAddTableBlocker);
@@ -466,6 +482,7 @@ impl Dispatcher {
             block_tables: None,
             need_dropped_tables: None,
             need_added_tables: vec![],
+            updated_schemas: vec![],
             is_sync_point: sp,
             stage: BlockStage::Done,
         }
@@ -535,6 +552,7 @@ impl Dispatcher {
                     block_tables: None,
                     need_dropped_tables: None,
                     need_added_tables: vec![],
+                    updated_schemas: vec![],
                     is_sync_point: action.is_sync_point,
                     stage: BlockStage::Done,
                 });

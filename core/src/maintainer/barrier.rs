@@ -38,6 +38,8 @@ pub struct BarrierEvent {
     pub block_tables: Option<InfluencedTables>,
     pub need_dropped: Option<InfluencedTables>,
     pub need_added: Vec<TableRef>,
+    /// `schemaIDChange`: applied after the drops and adds.
+    pub schema_changes: Vec<SchemaIdChange>,
     pub reported: BTreeSet<DispatcherId>,
     pub last_reporter: Option<DispatcherId>,
     pub selected: bool,
@@ -69,6 +71,7 @@ impl BarrierEvent {
             block_tables: st.block_tables.clone(),
             need_dropped: st.need_dropped_tables.clone(),
             need_added: st.need_added_tables.clone(),
+            schema_changes: st.updated_schemas.clone(),
             reported: BTreeSet::new(),
             last_reporter: None,
             selected: false,
@@ -83,8 +86,9 @@ impl BarrierEvent {
             resend_due: false,
         }
     }
+    /// `needSchedule` (maintainer/barrier_event.go:212-223): drops, adds or schema moves.
     pub fn need_schedule(&self) -> bool {
-        self.need_dropped.is_some() || !self.need_added.is_empty()
+        self.need_dropped.is_some() || !self.need_added.is_empty() || !self.schema_changes.is_empty()
     }
     /// DB/All influence: the table trigger writes; the pass fans out.
     pub fn is_db_all(&self) -> bool {
@@ -647,6 +651,14 @@ impl Barrier {
             hit(P::BarrierAddTable);
             let ids = bc.sc.add_new_table(&info, ev.commit_ts, regions, bc.new_id);
             out.notes.push(("add new table by ddl", format!("table={} spans={} ids={:?}", t.table_id, ids.len(), ids)));
+        }
+        // `UpdateSchemaID` for each moved table (maintainer/barrier_event.go:352-361).
+        for c in &ev.schema_changes {
+            bc.sc.update_schema_id(c.table_id, c.new_schema_id);
+            out.notes.push((
+                "update schema id by ddl",
+                format!("table={} old_schema={} new_schema={}", c.table_id, c.old_schema_id, c.new_schema_id),
+            ));
         }
     }
 

@@ -7,7 +7,7 @@ use super::span_controller::{ReplicaState, SpanReplication};
 use super::*;
 use crate::bugs::Fix;
 use crate::coverage::{hit, Point as P};
-use crate::upstream::{DdlKind, SchemaView};
+use crate::upstream::SchemaView;
 
 impl Maintainer {
     pub(crate) fn finish_bootstrap(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
@@ -689,10 +689,8 @@ impl Maintainer {
                 }
                 continue;
             }
-            let adder = history.iter().find(|d| {
-                matches!(d.kind, DdlKind::CreateTable | DdlKind::TruncateTable)
-                    && d.need_added_tables.iter().any(|t| t.table_id == table)
-            });
+            // Any DDL that adds the table: CREATE TABLE(S), TRUNCATE, RECOVER, partition DDLs.
+            let adder = history.iter().find(|d| d.need_added_tables.iter().any(|t| t.table_id == table));
             match adder {
                 Some(ddl) => {
                     hit(P::BootstrapUnknownWorkingAdopted);

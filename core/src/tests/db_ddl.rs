@@ -209,6 +209,7 @@ fn drop_database_ddl(schema: SchemaId, ts: Ts) -> DdlEvent {
         blocked_tables: db(schema),
         need_dropped_tables: Some(db(schema)),
         need_added_tables: vec![],
+        updated_schemas: vec![],
     }
 }
 
@@ -224,6 +225,7 @@ fn create_database_ddl(schema: SchemaId, ts: Ts) -> DdlEvent {
         blocked_tables: normal(&[DDL_SPAN_TABLE_ID]),
         need_dropped_tables: None,
         need_added_tables: vec![],
+        updated_schemas: vec![],
     }
 }
 

@@ -49,6 +49,7 @@ pub fn ddl_event(ts: Ts, blocked: InfluencedTables) -> DdlEvent {
         blocked_tables: blocked,
         need_dropped_tables: None,
         need_added_tables: vec![],
+        updated_schemas: vec![],
     }
 }
 

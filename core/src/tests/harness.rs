@@ -253,6 +253,7 @@ pub fn create_table_ddl(id: TableId, ts: Ts) -> DdlEvent {
         blocked_tables: normal(&[DDL_SPAN_TABLE_ID]),
         need_dropped_tables: None,
         need_added_tables: vec![table_ref(id)],
+        updated_schemas: vec![],
     }
 }
 
@@ -264,6 +265,7 @@ pub fn block(ts: Ts, blocked: InfluencedTables, stage: BlockStage) -> BlockState
         block_tables: Some(blocked),
         need_dropped_tables: None,
         need_added_tables: vec![],
+        updated_schemas: vec![],
         is_sync_point: false,
         stage,
     }

@@ -38,6 +38,7 @@ fn sp(ts: Ts, stage: BlockStage) -> BlockState {
         block_tables: Some(all()),
         need_dropped_tables: None,
         need_added_tables: vec![],
+        updated_schemas: vec![],
         is_sync_point: true,
         stage,
     }

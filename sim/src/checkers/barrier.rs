@@ -175,7 +175,7 @@ pub fn durable_block_events(
                 ev.blocked_tables.table_ids.iter().copied().filter(|t| *t != DDL_SPAN_TABLE_ID).collect()
             }
             InfluenceType::Db => {
-                up.tables.values().filter(|t| t.schema_id == ev.blocked_tables.schema_id).map(|t| t.id).collect()
+                up.tables_of_schema_at(ev.blocked_tables.schema_id, ev.commit_ts).map(|t| t.id).collect()
             }
             InfluenceType::All => up.tables.keys().copied().collect(),
         };
@@ -218,6 +218,7 @@ mod tests {
                 block_tables: None,
                 need_dropped_tables: None,
                 need_added_tables: vec![],
+                updated_schemas: vec![],
                 is_sync_point: false,
                 stage: core_sched::messages::BlockStage::Waiting,
             })

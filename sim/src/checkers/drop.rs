@@ -1,6 +1,7 @@
-//! Dropped tables: `no-write-after-drop` (a table dropped by DROP TABLE, TRUNCATE or DROP
-//! DATABASE gets no downstream write once its drop is written and the checkpoint passed
-//! it).
+//! Dropped tables: `no-write-after-drop` (a table dropped by DROP TABLE, TRUNCATE, DROP
+//! DATABASE, or a partition dropped by DROP/TRUNCATE/REORGANIZE PARTITION, gets no
+//! downstream write once its drop is written and the checkpoint passed it; a table that
+//! RECOVER TABLE brought back is checked per life, by the rows' commit ts).
 //!
 //! TiCDC's promise: the barrier of a drop waits for every dispatcher of the table to flush
 //! and then removes them, so nothing of the table follows its drop downstream (§8.3).
@@ -25,23 +26,27 @@ pub fn check_no_write_after_drop(
     up: &Upstream,
     st: &Storage,
     persisted_checkpoint: Ts,
-    row_tables: &[TableId],
+    row_tables: &[(TableId, Ts)],
     ddls: &[core_sched::upstream::DdlRecord],
 ) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
-    let passed_drop = |t: TableId| -> Option<Ts> {
-        let d = up.tables.get(&t)?.dropped_ts?;
+    // The drop at or after `ts` of the life of table `t` that `ts` belongs to (a recovered
+    // table has several lives), if that drop is durable and the checkpoint passed it.
+    let passed_drop = |t: TableId, ts: Ts| -> Option<Ts> {
+        let d = up.tables.get(&t)?.drop_after(ts)?;
         let durable = st.ddl_writes.range((d, TableId::MIN)..=(d, TableId::MAX)).next().is_some();
         (durable && persisted_checkpoint >= d).then_some(d)
     };
-    for t in row_tables {
-        if let Some(d) = passed_drop(*t) {
+    for (t, oldest) in row_tables {
+        if let Some(d) = passed_drop(*t, *oldest) {
             out.push((NO_WRITE_AFTER_DROP, format!("a data file of table {} became durable after its drop at {} was written and the checkpoint {} passed it", t, d, persisted_checkpoint)));
         }
     }
-    for rec in ddls.iter().filter(|r| r.table_id != 0) {
-        if let Some(d) = passed_drop(rec.table_id).filter(|d| rec.commit_ts < *d) {
-            out.push((NO_WRITE_AFTER_DROP, format!("DDL '{}' at {} of table {} became durable after its drop at {} was written and the checkpoint {} passed it", rec.query, rec.commit_ts, rec.table_id, d, persisted_checkpoint)));
+    for rec in ddls {
+        for t in std::iter::once(rec.table_id).chain(rec.other_tables.iter().copied()).filter(|t| *t != 0) {
+            if let Some(d) = passed_drop(t, rec.commit_ts).filter(|d| rec.commit_ts < *d) {
+                out.push((NO_WRITE_AFTER_DROP, format!("DDL '{}' at {} of table {} became durable after its drop at {} was written and the checkpoint {} passed it", rec.query, rec.commit_ts, t, d, persisted_checkpoint)));
+            }
         }
     }
     out

@@ -21,13 +21,17 @@ fn can_write(state: ComponentState, removing: bool) -> bool {
     !removing && matches!(state, ComponentState::Initializing | ComponentState::Working)
 }
 
+/// A writable dispatcher of a table: span, ID, node, start ts, and the ts of the DDL
+/// dropping the table it is held at, if any.
+type Writer = (TableSpan, DispatcherId, NodeId, Ts, Option<Ts>);
+
 /// Cluster-wide dispatcher placement checks over every live node's managers.
 pub fn check_dispatchers<'a>(
     managers: impl Iterator<Item = (NodeId, &'a DispatcherManager)>,
 ) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     let mut by_id: BTreeMap<DispatcherId, NodeId> = BTreeMap::new();
-    let mut by_table: BTreeMap<TableId, Vec<(TableSpan, DispatcherId, NodeId)>> = BTreeMap::new();
+    let mut by_table: BTreeMap<TableId, Vec<Writer>> = BTreeMap::new();
     let mut triggers: BTreeMap<&ChangefeedId, Vec<(DispatcherId, NodeId)>> = BTreeMap::new();
     for (n, dm) in managers {
         if dm.maintainer_id != n {
@@ -50,7 +54,16 @@ pub fn check_dispatchers<'a>(
                     triggers.entry(&dm.cf).or_default().push((d.id, n));
                 }
             } else {
-                by_table.entry(d.span.table_id).or_default().push((d.span, d.id, n));
+                // A dispatcher held by a DDL that drops its table (DROP TABLE, DROP
+                // DATABASE, a partition drop) writes nothing of the table's next life
+                // (RECOVER TABLE keeps the ID): its drop ts.
+                let drop_ts = d.block.as_ref().and_then(|b| b.event.ddl()).and_then(|e| {
+                    let dropped = e.need_dropped_tables.as_ref()?;
+                    let hit = dropped.influence_type != core_sched::messages::InfluenceType::Normal
+                        || dropped.table_ids.contains(&d.span.table_id);
+                    hit.then_some(e.commit_ts)
+                });
+                by_table.entry(d.span.table_id).or_default().push((d.span, d.id, n, d.start_ts, drop_ts));
             }
         }
     }
@@ -66,7 +79,10 @@ pub fn check_dispatchers<'a>(
         v.sort();
         for i in 1..v.len() {
             for j in 0..i {
-                if v[j].0.overlaps(&v[i].0) {
+                // Two lives of a recovered table: the old one held at its drop, the new
+                // one starting at or after it.
+                let lives = |a: &Writer, b: &Writer| a.4.is_some_and(|d| b.3 >= d);
+                if v[j].0.overlaps(&v[i].0) && !lives(&v[j], &v[i]) && !lives(&v[i], &v[j]) {
                     out.push((
                         ONE_DISPATCHER_PER_KEY,
                         format!(

@@ -61,6 +61,27 @@ impl Driver {
             if r.state != ReplicaState::Replicating {
                 reason!("span {} of table {} is {:?}", r.id, r.span.table_id, r.state);
             }
+            // The scheduled table set is the upstream's, each table in its current
+            // database (DROP/TRUNCATE/partition DDLs removed theirs, RENAMEs moved them).
+            if r.id == m.sc.ddl_span_id {
+                continue;
+            }
+            match g.upstream.tables.get(&r.span.table_id).filter(|t| t.dropped_ts.is_none()) {
+                None => reason!(
+                    "span {} of table {} is scheduled, but the table is dropped upstream",
+                    r.id,
+                    r.span.table_id
+                ),
+                Some(t) if t.schema_id != r.schema_id => reason!(
+                    "span {} of table {} ({}) is scheduled in schema {}, upstream it is in schema {}",
+                    r.id,
+                    t.id,
+                    t.name,
+                    r.schema_id,
+                    t.schema_id
+                ),
+                Some(_) => {}
+            }
         }
         let mut working: BTreeMap<TableId, Vec<TableSpan>> = BTreeMap::new();
         for (i, s) in g.nodes.iter().enumerate() {
@@ -71,6 +92,20 @@ impl Driver {
                         working.entry(d.span.table_id).or_default().push(d.span);
                     }
                     // Every live dispatcher must be one the maintainer knows about.
+                    if !d.try_removing && !d.is_trigger {
+                        if let Some(t) = g.upstream.tables.get(&d.span.table_id).filter(|t| t.schema_id != d.schema_id)
+                        {
+                            reason!(
+                                "dispatcher {} of table {} ({}) on {} is in schema {}, upstream the table is in schema {}",
+                                d.id,
+                                t.id,
+                                t.name,
+                                NodeId(i as u32),
+                                d.schema_id,
+                                t.schema_id
+                            );
+                        }
+                    }
                     if !d.try_removing && !d.is_trigger && m.sc.get(&d.id).is_none() {
                         reason!(
                             "dispatcher {} of table {} on {} is unknown to the maintainer",

@@ -105,6 +105,80 @@ impl Driver {
                 let now = g.now_ms;
                 g.upstream.add_column(now, id);
             }
+            Step::RenameTable { table, to, database } => {
+                let item = RenameItem { table: table.clone(), to: to.clone(), database: database.clone() };
+                self.rename(std::slice::from_ref(&item))?;
+            }
+            Step::RenameTables { renames } => self.rename(renames)?,
+            Step::RecoverTable { table } => {
+                let id = self.table(table)?;
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                let schema = g.upstream.tables[&id].schema_name.clone();
+                let id = g.upstream.recover_table(now, &schema, table)?;
+                drop(g);
+                self.tables.insert(table.clone(), id);
+            }
+            Step::CreateTables { tables, schema, regions } => {
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                let ids = g.upstream.create_tables(now, schema, tables, *regions)?;
+                drop(g);
+                self.tables.extend(tables.iter().cloned().zip(ids));
+            }
+            Step::AlterDatabase { database } => {
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                g.upstream.alter_database(now, database)?;
+            }
+            Step::CreatePartitionTable { table, schema, partitions, regions } => {
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                let id = g.upstream.create_partition_table(now, schema, table, *partitions, *regions)?;
+                drop(g);
+                self.tables.insert(table.clone(), id);
+            }
+            Step::AddPartition { table, count } => {
+                let id = self.table(table)?;
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                g.upstream.add_partition(now, id, *count)?;
+            }
+            Step::DropPartition { table, partition } => {
+                let id = self.table(table)?;
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                g.upstream.drop_partition(now, id, *partition)?;
+            }
+            Step::TruncatePartition { table, partition } => {
+                let id = self.table(table)?;
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                g.upstream.truncate_partition(now, id, *partition)?;
+            }
+            Step::ReorganizePartition { table, partitions, into } => {
+                let id = self.table(table)?;
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                g.upstream.reorganize_partition(now, id, partitions, *into)?;
+            }
+            Step::ExchangePartition { table, partition, with } => {
+                let (id, normal) = (self.table(table)?, self.table(with)?);
+                let mut g = self.w.lock().unwrap();
+                let now = g.now_ms;
+                g.upstream.exchange_partition(now, id, *partition, normal)?;
+                // The normal table's name now names the old partition's ID.
+                let part = g
+                    .upstream
+                    .tables
+                    .values()
+                    .find(|t| t.name == *with && t.dropped_ts.is_none() && t.logical.is_none())
+                    .map(|t| t.id);
+                drop(g);
+                if let Some(part) = part {
+                    self.tables.insert(with.clone(), part);
+                }
+            }
             Step::Insert { table, rows } | Step::Update { table, rows } | Step::Delete { table, rows } => {
                 let op = match step {
                     Step::Insert { .. } => RowOp::Insert,
@@ -331,12 +405,45 @@ impl Driver {
         }
     }
 
+    /// RENAME TABLE(S) upstream (a missing `database`: the table's own); the new names
+    /// now refer to the tables and the old ones to nothing.
+    pub(super) fn rename(&mut self, renames: &[RenameItem]) -> Result<(), StepError> {
+        let mut items = Vec::new();
+        for r in renames {
+            let id = self.table(&r.table)?;
+            let db = match &r.database {
+                Some(d) => d.clone(),
+                None => self.w.lock().unwrap().upstream.tables[&id].schema_name.clone(),
+            };
+            items.push((id, db, r.to.clone()));
+        }
+        {
+            let mut g = self.w.lock().unwrap();
+            let now = g.now_ms;
+            if let [(id, db, to)] = items.as_slice() {
+                g.upstream.rename_table(now, *id, db, to)?;
+            } else {
+                g.upstream.rename_tables(now, &items)?;
+            }
+        }
+        for r in renames {
+            self.tables.remove(&r.table);
+        }
+        for (r, (id, _, _)) in renames.iter().zip(items) {
+            self.tables.insert(r.to.clone(), id);
+        }
+        Ok(())
+    }
+
     /// TRUNCATE TABLE upstream; the table's name now refers to its new ID.
     pub(super) fn truncate(&mut self, id: TableId) {
         let mut g = self.w.lock().unwrap();
         let now = g.now_ms;
         let new_id = g.upstream.truncate_table(now, id);
-        let name = g.upstream.tables[&new_id].name.clone();
+        let name = match g.upstream.partitioned.get(&new_id) {
+            Some(p) => p.name.clone(),
+            None => g.upstream.tables[&new_id].name.clone(),
+        };
         drop(g);
         self.tables.insert(name, new_id);
     }

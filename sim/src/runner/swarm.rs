@@ -75,6 +75,9 @@ pub fn plan(seed: u64) -> SwarmPlan {
     // and operators that wait behind a full batch.
     let small_batch = on("scheduler.small_batch", &mut r)
         .then(|| [r.random_range(1..=4), r.random_range(1..=4), r.random_range(1..=3)]);
+    // RENAME / RECOVER / CREATE TABLES / ALTER DATABASE in the workload: drawn last as
+    // well (off: the workload draws from its old op list).
+    on("ddl_table_set", &mut r);
     SwarmPlan {
         families,
         storage_error,

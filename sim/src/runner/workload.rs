@@ -27,9 +27,15 @@ impl Driver {
         // swarms' ops after it: a seed that switches such a family off draws from the list
         // without its op (the other families' ops are drawn and skipped), so those runs
         // keep the op stream they had before.
+        // The table-set DDLs (`ddl_table_set`) joined last, the same way.
         let off = |op: WorkloadOp| match op {
             WorkloadOp::SessionLoss => self.families.get("session_loss") == Some(&false),
             WorkloadOp::MoveMaintainer => self.families.get("move_maintainer") == Some(&false),
+            WorkloadOp::RenameTable
+            | WorkloadOp::RenameTables
+            | WorkloadOp::RecoverTable
+            | WorkloadOp::CreateTables
+            | WorkloadOp::AlterDatabase => self.families.get("ddl_table_set") == Some(&false),
             _ => false,
         };
         let ops: Vec<WorkloadOp> = ops.iter().copied().filter(|op| !off(*op)).collect();
@@ -47,13 +53,22 @@ impl Driver {
         // When this workload last moved the maintainer.
         let mut last_move_ms: Option<u64> = None;
         let near = |t: Option<u64>, now: u64| t.is_some_and(|t| now < t + MOVE_AFTER_CREATE_MS);
+        // Fresh names for renames and batch creates.
+        let mut renamed = 0u32;
+        // The table this workload dropped last (`RecoverTable` brings it back).
+        let mut last_dropped: Option<TableId> = None;
         while self.now() < end {
             self.budget()?;
             let (op, pick, node, n, kind) = {
                 let mut g = self.w.lock().unwrap();
                 let op = ops[g.sim_rng.random_range(0..ops.len())];
-                let live: Vec<TableId> =
-                    g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()).map(|t| t.id).collect();
+                let live: Vec<TableId> = g
+                    .upstream
+                    .tables
+                    .values()
+                    .filter(|t| t.dropped_ts.is_none() && t.logical.is_none())
+                    .map(|t| t.id)
+                    .collect();
                 let pick = if live.is_empty() { None } else { Some(live[g.sim_rng.random_range(0..live.len())]) };
                 let node = NodeId(g.sim_rng.random_range(0..nodes));
                 let n = g.sim_rng.random_range(1..=5u64);
@@ -83,7 +98,102 @@ impl Driver {
             match (op, pick) {
                 // Nor a CREATE TABLE / DATABASE within that time after a move (same finding: the
                 // removing maintainer ignores the trigger's report).
-                (WorkloadOp::CreateTable | WorkloadOp::CreateDatabase, _) if near(last_move_ms, self.now()) => {}
+                (
+                    WorkloadOp::CreateTable
+                    | WorkloadOp::CreateDatabase
+                    | WorkloadOp::CreateTables
+                    | WorkloadOp::RecoverTable,
+                    _,
+                ) if near(last_move_ms, self.now()) => {}
+                (WorkloadOp::CreateTables, _) if live_count + 1 < max_tables => {
+                    last_create_ms = Some(self.now());
+                    let count = (kind as usize + 2).min(max_tables - live_count);
+                    let names: Vec<String> = (0..count)
+                        .map(|_| {
+                            created += 1;
+                            format!("w{}", created)
+                        })
+                        .collect();
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    let ids = g.upstream.create_tables(now, "test", &names, regions)?;
+                    let gw = &mut *g;
+                    for id in &ids {
+                        gw.upstream.dml(now, *id, n, RowOp::Insert, &mut gw.sim_rng);
+                    }
+                    drop(g);
+                    self.tables.extend(names.into_iter().zip(ids));
+                }
+                // A RENAME into another database moves the table (kind 1-2: to a database
+                // this workload created, if any).
+                (WorkloadOp::RenameTable, Some(t)) => {
+                    renamed += 1;
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    let tab = &g.upstream.tables[&t];
+                    let db = match (kind, databases.is_empty()) {
+                        (0, _) | (_, true) => tab.schema_name.clone(),
+                        _ => databases[n as usize % databases.len()].clone(),
+                    };
+                    let (old, to) = (tab.name.clone(), format!("r{}", renamed));
+                    g.upstream.rename_table(now, t, &db, &to)?;
+                    drop(g);
+                    self.tables.remove(&old);
+                    self.tables.insert(to, t);
+                }
+                (WorkloadOp::RenameTables, Some(t)) if live_count > 1 => {
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    let other = g
+                        .upstream
+                        .tables
+                        .values()
+                        .filter(|x| x.dropped_ts.is_none() && x.id != t)
+                        .nth(n as usize % (live_count - 1))
+                        .map(|x| x.id)
+                        .expect("another live table");
+                    let mut items = Vec::new();
+                    let mut olds = Vec::new();
+                    for id in [t, other] {
+                        renamed += 1;
+                        let tab = &g.upstream.tables[&id];
+                        olds.push(tab.name.clone());
+                        items.push((id, tab.schema_name.clone(), format!("r{}", renamed)));
+                    }
+                    g.upstream.rename_tables(now, &items)?;
+                    drop(g);
+                    for o in olds {
+                        self.tables.remove(&o);
+                    }
+                    self.tables.extend(items.into_iter().map(|(id, _, name)| (name, id)));
+                }
+                (WorkloadOp::RecoverTable, _) if live_count < max_tables => {
+                    let Some(t) = last_dropped.take() else {
+                        madsim::time::sleep(Duration::from_millis(interval)).await;
+                        continue;
+                    };
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    let (db, name) = (g.upstream.tables[&t].schema_name.clone(), g.upstream.tables[&t].name.clone());
+                    let free = g.upstream.database_exists(&db) && g.upstream.table_by_name(&name).is_none();
+                    if free && g.upstream.recover_table(now, &db, &name).is_ok() {
+                        drop(g);
+                        // A table-adding DDL like CREATE TABLE (see `MoveMaintainer`).
+                        last_create_ms = Some(self.now());
+                        self.tables.insert(name, t);
+                    }
+                }
+                (WorkloadOp::AlterDatabase, _) => {
+                    let mut g = self.w.lock().unwrap();
+                    let now = g.now_ms;
+                    let db = match (kind, databases.is_empty()) {
+                        (0, _) | (_, true) => "test".to_string(),
+                        _ => databases[n as usize % databases.len()].clone(),
+                    };
+                    if g.upstream.database_exists(&db) {
+                        g.upstream.alter_database(now, &db)?;
+                    }
+                }
                 (WorkloadOp::CreateTable, _) if live_count < max_tables => {
                     last_create_ms = Some(self.now());
                     created += 1;
@@ -132,6 +242,7 @@ impl Driver {
                     let mut g = self.w.lock().unwrap();
                     let now = g.now_ms;
                     g.upstream.drop_table(now, t);
+                    last_dropped = Some(t);
                 }
                 (WorkloadOp::TruncateTable, Some(t)) => self.truncate(t),
                 (WorkloadOp::AddColumn, Some(t)) => {

@@ -9,6 +9,9 @@ fn d_nodes() -> u32 {
 fn d_schema() -> String {
     "test".into()
 }
+fn d_one_usize() -> usize {
+    1
+}
 fn d_one() -> u64 {
     1
 }
@@ -216,6 +219,16 @@ pub struct TableDef {
     pub row_bytes: u64,
 }
 
+/// One rename of a `rename_tables` step.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RenameItem {
+    pub table: String,
+    pub to: String,
+    #[serde(default)]
+    pub database: Option<String>,
+}
+
 /// `name = "origin", from = "nodes", except = ["$maintainer"]`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -253,6 +266,76 @@ pub enum Step {
     },
     AddColumn {
         table: String,
+    },
+    /// `RENAME TABLE <table> TO <database>.<to>`: the table keeps its ID; `database`
+    /// (default: the table's own) must exist. Later steps name it `to`.
+    RenameTable {
+        table: String,
+        to: String,
+        #[serde(default)]
+        database: Option<String>,
+    },
+    /// `RENAME TABLE a TO b, c TO d`: several renames in one DDL.
+    RenameTables {
+        renames: Vec<RenameItem>,
+    },
+    /// `RECOVER TABLE <table>`: the table dropped by an earlier `drop_table` step comes
+    /// back under its old ID with its rows.
+    RecoverTable {
+        table: String,
+    },
+    /// `CREATE TABLE` of several tables in one DDL (TiDB's batch create, `CREATE TABLES`).
+    CreateTables {
+        tables: Vec<String>,
+        #[serde(default = "d_schema", alias = "database")]
+        schema: String,
+        #[serde(default = "d_one")]
+        regions: u64,
+    },
+    /// `ALTER DATABASE <database> CHARACTER SET ...`: a DB-level blocking DDL that
+    /// changes no table.
+    AlterDatabase {
+        database: String,
+    },
+    /// `CREATE TABLE ... PARTITION BY HASH ... PARTITIONS <partitions>`: one logical table
+    /// of `partitions` physical tables, each with its own ID and spans.
+    CreatePartitionTable {
+        table: String,
+        #[serde(default = "d_schema", alias = "database")]
+        schema: String,
+        partitions: usize,
+        #[serde(default = "d_one")]
+        regions: u64,
+    },
+    /// `ALTER TABLE ADD PARTITION`: `count` new partitions at the end.
+    AddPartition {
+        table: String,
+        #[serde(default = "d_one_usize")]
+        count: usize,
+    },
+    /// `ALTER TABLE DROP PARTITION`: partition number `partition` (0-based, in
+    /// definition order at that point).
+    DropPartition {
+        table: String,
+        partition: usize,
+    },
+    /// `ALTER TABLE TRUNCATE PARTITION`: the partition gets a new ID, empty.
+    TruncatePartition {
+        table: String,
+        partition: usize,
+    },
+    /// `ALTER TABLE REORGANIZE PARTITION`: the listed partitions become `into` new ones.
+    ReorganizePartition {
+        table: String,
+        partitions: Vec<usize>,
+        into: usize,
+    },
+    /// `ALTER TABLE EXCHANGE PARTITION ... WITH TABLE <with>`: the partition and the
+    /// normal table swap IDs (and data); `with` then names the old partition's ID.
+    ExchangePartition {
+        table: String,
+        partition: usize,
+        with: String,
     },
     Insert {
         table: String,
@@ -414,6 +497,18 @@ pub enum WorkloadOp {
     CreateDatabase,
     /// DROP DATABASE of a random database the workload created (none: nothing happens).
     DropDatabase,
+    /// RENAME TABLE of a random live table to a fresh name, in its own database or (by
+    /// the op's draw) another one the workload created. In the `ddl_table_set` swarm family.
+    RenameTable,
+    /// RENAME TABLES of two random live tables to fresh names in one DDL.
+    RenameTables,
+    /// RECOVER TABLE of the table the workload dropped last (if its name and database
+    /// are still free and alive).
+    RecoverTable,
+    /// CREATE TABLES: 2-3 tables in `test` in one DDL (with rows), up to `max_tables`.
+    CreateTables,
+    /// ALTER DATABASE of `test` or a random database the workload created.
+    AlterDatabase,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -713,6 +808,7 @@ pub const SWARM_FAMILIES: &[&str] = &[
     "stream.reconnect",
     "storage.error",
     "scheduler.small_batch",
+    "ddl_table_set",
 ];
 impl Default for FaultConfig {
     fn default() -> Self {

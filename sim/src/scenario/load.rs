@@ -5,7 +5,7 @@
 //! Every error is a single line: `<path>:<line>:<col>: <reason>` for TOML errors,
 //! `<path>:<line>: <reason>` for semantic ones.
 
-use super::{parse_duration_ms, Check, Predicate, Scenario, Step};
+use super::{parse_duration_ms, Check, Predicate, RenameItem, Scenario, Step};
 use serde::Deserialize;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -341,6 +341,17 @@ pub fn step_action(s: &Step) -> &'static str {
         Step::DropDatabase { .. } => "drop_database",
         Step::TruncateTable { .. } => "truncate_table",
         Step::AddColumn { .. } => "add_column",
+        Step::RenameTable { .. } => "rename_table",
+        Step::RenameTables { .. } => "rename_tables",
+        Step::RecoverTable { .. } => "recover_table",
+        Step::CreateTables { .. } => "create_tables",
+        Step::AlterDatabase { .. } => "alter_database",
+        Step::CreatePartitionTable { .. } => "create_partition_table",
+        Step::AddPartition { .. } => "add_partition",
+        Step::DropPartition { .. } => "drop_partition",
+        Step::TruncatePartition { .. } => "truncate_partition",
+        Step::ReorganizePartition { .. } => "reorganize_partition",
+        Step::ExchangePartition { .. } => "exchange_partition",
         Step::Insert { .. } => "insert",
         Step::Update { .. } => "update",
         Step::Delete { .. } => "delete",
@@ -429,6 +440,11 @@ fn check_table(c: &Check) -> Option<&str> {
 fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
     match s {
         Step::CreateTable { .. }
+        | Step::CreatePartitionTable { .. }
+        | Step::CreateTables { .. }
+        | Step::RenameTables { .. }
+        | Step::RecoverTable { .. }
+        | Step::AlterDatabase { .. }
         | Step::CreateDatabase { .. }
         | Step::DropDatabase { .. }
         | Step::Heal
@@ -443,6 +459,12 @@ fn step_refs(s: &Step) -> (Option<&str>, Vec<(&str, bool)>, Option<&str>) {
         Step::DropTable { table }
         | Step::TruncateTable { table }
         | Step::AddColumn { table }
+        | Step::RenameTable { table, .. }
+        | Step::AddPartition { table, .. }
+        | Step::DropPartition { table, .. }
+        | Step::TruncatePartition { table, .. }
+        | Step::ReorganizePartition { table, .. }
+        | Step::ExchangePartition { table, .. }
         | Step::Insert { table, .. }
         | Step::Update { table, .. }
         | Step::Delete { table, .. }
@@ -480,6 +502,12 @@ fn step_needs_live_table(s: &Step) -> bool {
         Step::DropTable { .. }
             | Step::TruncateTable { .. }
             | Step::AddColumn { .. }
+            | Step::RenameTable { .. }
+            | Step::AddPartition { .. }
+            | Step::DropPartition { .. }
+            | Step::TruncatePartition { .. }
+            | Step::ReorganizePartition { .. }
+            | Step::ExchangePartition { .. }
             | Step::Insert { .. }
             | Step::Update { .. }
             | Step::Delete { .. }
@@ -487,6 +515,31 @@ fn step_needs_live_table(s: &Step) -> bool {
             | Step::DmlLoop { .. }
     )
 }
+
+/// Whether a step may name a partitioned table (the others act on one physical table's
+/// spans: name a normal table there).
+fn step_takes_partitioned(s: &Step) -> bool {
+    matches!(
+        s,
+        Step::Insert { .. }
+            | Step::Update { .. }
+            | Step::Delete { .. }
+            | Step::DmlLoop { .. }
+            | Step::DropTable { .. }
+            | Step::TruncateTable { .. }
+            | Step::AddColumn { .. }
+            | Step::RenameTable { .. }
+            | Step::AddPartition { .. }
+            | Step::DropPartition { .. }
+            | Step::TruncatePartition { .. }
+            | Step::ReorganizePartition { .. }
+            | Step::ExchangePartition { .. }
+            | Step::Wait { until: Predicate::TableExistsDownstream { .. }, .. }
+    )
+}
+
+/// Upper bound of a table's partitions (TiDB allows 8192; the model keeps runs small).
+const MAX_PARTITIONS: usize = 1024;
 
 /// The database every cluster has (`test`), and the default of `schema`.
 const DEFAULT_DATABASE: &str = "test";
@@ -506,6 +559,8 @@ struct Validator<'a> {
     dropped: std::collections::BTreeMap<String, String>,
     /// Names captured by `trace_seen` waits so far (`$name` values).
     values: BTreeSet<String>,
+    /// Partitioned tables and their partition counts at this point of the steps.
+    partitioned: std::collections::BTreeMap<String, usize>,
 }
 
 /// The `$name` value references of a step or check (field filters, ts, compared value).
@@ -566,6 +621,53 @@ impl Validator<'_> {
         let list =
             if known.is_empty() { "none".to_string() } else { known.iter().cloned().collect::<Vec<_>>().join(", ") };
         Err(self.err(Some(offset), format!("unknown database '{}' in {}; known databases: {} (`test`, `databases`, the databases of [[tables]] and those of earlier create_database steps)", db, what, list)))
+    }
+
+    /// Validate the renames of one `rename_table(s)` step and apply them: each source
+    /// is a live table, each target database exists, each target name is free (or freed
+    /// by the same step) and named once; the old names are gone afterwards.
+    fn renames(&mut self, renames: &[RenameItem], what: &str, at: usize) -> Result<(), LoadError> {
+        let mut targets = BTreeSet::new();
+        for r in renames {
+            self.table(&r.table, what, at)?;
+            if let Some(how) = self.dropped.get(&r.table) {
+                return Err(self.err(
+                    Some(at),
+                    format!("table '{}' in {} no longer exists upstream: it was {}", r.table, what, how),
+                ));
+            }
+            let db = r.database.clone().or_else(|| self.table_db.get(&r.table).cloned()).unwrap_or_default();
+            let known = self.databases.clone();
+            self.database(&db, what, at, &known)?;
+            let freed = renames.iter().any(|o| o.table == r.to);
+            let live = self.tables.contains(&r.to) && !self.dropped.contains_key(&r.to);
+            if (live && !freed) || !targets.insert(r.to.clone()) {
+                return Err(self.err(Some(at), format!("{}: target name '{}' is taken", what, r.to)));
+            }
+            if renames.iter().filter(|o| o.table == r.table).count() > 1 {
+                return Err(self.err(Some(at), format!("{}: table '{}' is renamed twice", what, r.table)));
+            }
+        }
+        let dbs: Vec<String> = renames
+            .iter()
+            .map(|r| r.database.clone().or_else(|| self.table_db.get(&r.table).cloned()).unwrap_or_default())
+            .collect();
+        let parts: Vec<Option<usize>> = renames.iter().map(|r| self.partitioned.remove(&r.table)).collect();
+        for r in renames {
+            self.tables.remove(&r.table);
+            self.table_db.remove(&r.table);
+        }
+        for (r, n) in renames.iter().zip(parts) {
+            if let Some(n) = n {
+                self.partitioned.insert(r.to.clone(), n);
+            }
+        }
+        for (r, db) in renames.iter().zip(dbs) {
+            self.tables.insert(r.to.clone());
+            self.table_db.insert(r.to.clone(), db);
+            self.dropped.remove(&r.to);
+        }
+        Ok(())
     }
 
     fn table(&self, t: &str, what: &str, offset: usize) -> Result<(), LoadError> {
@@ -638,6 +740,7 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
         table_db: Default::default(),
         dropped: Default::default(),
         values: BTreeSet::new(),
+        partitioned: Default::default(),
     };
     v.databases.insert(DEFAULT_DATABASE.to_string());
 
@@ -777,6 +880,14 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
                 }
             }
         }
+        if let Some(t) = table.filter(|t| v.partitioned.contains_key(*t)) {
+            if !step_takes_partitioned(s) {
+                return Err(v.err(
+                    Some(at),
+                    format!("{}: '{}' is a partitioned table; this step takes a normal table", what, t),
+                ));
+            }
+        }
         for (n, allow_all) in nodes {
             v.node(n, allow_all, nvars, &what, Some(at))?;
         }
@@ -805,10 +916,170 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
                 v.dropped.remove(table);
             }
             Step::DropTable { table } => {
+                v.partitioned.remove(table);
                 v.dropped.insert(
                     table.clone(),
                     format!("dropped by the drop_table step at line {}", line_col(&loaded.source, at).0),
                 );
+            }
+            Step::CreateTables { tables, schema, .. } => {
+                let known = v.databases.clone();
+                v.database(schema, &what, at, &known)?;
+                if tables.is_empty() {
+                    return Err(v.err(Some(at), format!("{}: tables must name at least one table", what)));
+                }
+                let mut seen = BTreeSet::new();
+                for t in tables {
+                    if !seen.insert(t) {
+                        return Err(v.err(Some(at), format!("{}: table '{}' is listed twice", what, t)));
+                    }
+                    v.tables.insert(t.clone());
+                    v.table_db.insert(t.clone(), schema.clone());
+                    v.dropped.remove(t);
+                }
+            }
+            Step::RenameTable { table, to, database } => {
+                let item = RenameItem { table: table.clone(), to: to.clone(), database: database.clone() };
+                v.renames(std::slice::from_ref(&item), &what, at)?;
+            }
+            Step::RenameTables { renames } => {
+                if renames.is_empty() {
+                    return Err(v.err(Some(at), format!("{}: renames must list at least one table", what)));
+                }
+                v.renames(renames, &what, at)?;
+            }
+            Step::RecoverTable { table } => {
+                v.table(table, &what, at)?;
+                let how = v.dropped.get(table).cloned();
+                match how {
+                    Some(how) if how.starts_with("dropped by the drop_table step") => {
+                        let db = v.table_db.get(table).cloned().unwrap_or_else(|| DEFAULT_DATABASE.to_string());
+                        if !v.databases.contains(&db) {
+                            return Err(v.err(
+                                Some(at),
+                                format!(
+                                    "{}: table '{}' cannot be recovered: its database '{}' was dropped",
+                                    what, table, db
+                                ),
+                            ));
+                        }
+                        v.dropped.remove(table);
+                    }
+                    Some(how) => {
+                        return Err(v.err(
+                            Some(at),
+                            format!(
+                                "{}: table '{}' cannot be recovered: it was {} (only a drop_table step's table can be)",
+                                what, table, how
+                            ),
+                        ))
+                    }
+                    None => {
+                        return Err(v.err(
+                            Some(at),
+                            format!("{}: table '{}' still exists (drop it with a drop_table step first)", what, table),
+                        ))
+                    }
+                }
+            }
+            Step::AlterDatabase { database } => {
+                let known = v.databases.clone();
+                v.database(database, &what, at, &known)?;
+            }
+            Step::CreatePartitionTable { table, schema, partitions, .. } => {
+                let known = v.databases.clone();
+                v.database(schema, &what, at, &known)?;
+                if *partitions == 0 || *partitions > MAX_PARTITIONS {
+                    return Err(v.err(Some(at), format!("{}: partitions must be 1..={}", what, MAX_PARTITIONS)));
+                }
+                if v.tables.contains(table) && !v.dropped.contains_key(table) {
+                    return Err(v.err(Some(at), format!("{}: table '{}' already exists", what, table)));
+                }
+                v.tables.insert(table.clone());
+                v.table_db.insert(table.clone(), schema.clone());
+                v.dropped.remove(table);
+                v.partitioned.insert(table.clone(), *partitions);
+            }
+            Step::AddPartition { table, count }
+            | Step::DropPartition { table, partition: count }
+            | Step::TruncatePartition { table, partition: count } => {
+                let Some(n) = v.partitioned.get(table).copied() else {
+                    return Err(v.err(
+                        Some(at),
+                        format!(
+                            "{}: '{}' is not a partitioned table (create it with create_partition_table)",
+                            what, table
+                        ),
+                    ));
+                };
+                let after = match s {
+                    Step::AddPartition { .. } if *count == 0 => {
+                        return Err(v.err(Some(at), format!("{}: count must be > 0", what)))
+                    }
+                    Step::AddPartition { .. } => n + count,
+                    _ if *count >= n => {
+                        return Err(v.err(
+                            Some(at),
+                            format!("{}: table '{}' has {} partitions here, no partition {}", what, table, n, count),
+                        ))
+                    }
+                    Step::DropPartition { .. } if n == 1 => {
+                        return Err(v.err(Some(at), format!("{}: cannot drop the only partition of '{}'", what, table)))
+                    }
+                    Step::DropPartition { .. } => n - 1,
+                    _ => n,
+                };
+                if after > MAX_PARTITIONS {
+                    return Err(v.err(Some(at), format!("{}: more than {} partitions", what, MAX_PARTITIONS)));
+                }
+                v.partitioned.insert(table.clone(), after);
+            }
+            Step::ReorganizePartition { table, partitions, into } => {
+                let Some(n) = v.partitioned.get(table).copied() else {
+                    return Err(v.err(
+                        Some(at),
+                        format!(
+                            "{}: '{}' is not a partitioned table (create it with create_partition_table)",
+                            what, table
+                        ),
+                    ));
+                };
+                let distinct: BTreeSet<usize> = partitions.iter().copied().collect();
+                if partitions.is_empty() || distinct.len() != partitions.len() || partitions.iter().any(|i| *i >= n) {
+                    return Err(v.err(
+                        Some(at),
+                        format!("{}: partitions must name distinct partitions of the {} '{}' has here", what, n, table),
+                    ));
+                }
+                let after = n - partitions.len() + into;
+                if *into == 0 || after > MAX_PARTITIONS {
+                    return Err(v.err(
+                        Some(at),
+                        format!("{}: into must be 1.. and leave at most {} partitions", what, MAX_PARTITIONS),
+                    ));
+                }
+                v.partitioned.insert(table.clone(), after);
+            }
+            Step::ExchangePartition { table, partition, with } => {
+                let Some(n) = v.partitioned.get(table).copied() else {
+                    return Err(v.err(
+                        Some(at),
+                        format!(
+                            "{}: '{}' is not a partitioned table (create it with create_partition_table)",
+                            what, table
+                        ),
+                    ));
+                };
+                if *partition >= n {
+                    return Err(v.err(
+                        Some(at),
+                        format!("{}: table '{}' has {} partitions here, no partition {}", what, table, n, partition),
+                    ));
+                }
+                v.table(with, &what, at)?;
+                if v.partitioned.contains_key(with) || v.dropped.contains_key(with) {
+                    return Err(v.err(Some(at), format!("{}: with must name a live normal table", what)));
+                }
             }
             Step::CreateDatabase { database } => {
                 if v.databases.contains(database) {
@@ -843,9 +1114,11 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
                 v.database(database, &what, at, &known)?;
             }
             Step::RandomWorkload { ops, .. }
-                if ops.contains(&super::WorkloadOp::CreateTable) && !v.databases.contains(DEFAULT_DATABASE) =>
+                if (ops.contains(&super::WorkloadOp::CreateTable)
+                    || ops.contains(&super::WorkloadOp::CreateTables))
+                    && !v.databases.contains(DEFAULT_DATABASE) =>
             {
-                return Err(v.err(Some(at), format!("{}: op create_table creates tables in database '{}', which an earlier drop_database step dropped", what, DEFAULT_DATABASE)));
+                return Err(v.err(Some(at), format!("{}: op create_table creates tables in database '{}', which an earlier drop_database step dropped (so does create_tables)", what, DEFAULT_DATABASE)));
             }
             Step::Start { node } if !scn.cluster.join_later.contains(node) => {
                 return Err(v.err(

@@ -149,7 +149,7 @@ pub fn record_ddl_ts(wd: &mut World) {
                     wd.upstream
                         .tables
                         .values()
-                        .filter(|t| t.schema_id == ev.blocked_tables.schema_id && alive(t))
+                        .filter(|t| t.schema_at(ts) == ev.blocked_tables.schema_id && alive(t))
                         .map(|t| t.id),
                 )
                 .collect(),
@@ -160,9 +160,13 @@ pub fn record_ddl_ts(wd: &mut World) {
         tables.extend(ev.need_added_tables.iter().map(|t| t.table_id));
         let dropped: Vec<TableId> = match (&ev.need_dropped_tables, finished) {
             (Some(d), true) if d.influence_type == InfluenceType::Normal => d.table_ids.clone(),
-            (Some(d), true) if d.influence_type == InfluenceType::Db => {
-                wd.upstream.tables.values().filter(|t| t.schema_id == d.schema_id && alive(t)).map(|t| t.id).collect()
-            }
+            (Some(d), true) if d.influence_type == InfluenceType::Db => wd
+                .upstream
+                .tables
+                .values()
+                .filter(|t| t.schema_at(ts) == d.schema_id && alive(t))
+                .map(|t| t.id)
+                .collect(),
             _ => vec![],
         };
         for t in tables {

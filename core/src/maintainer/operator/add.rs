@@ -159,6 +159,7 @@ mod tests {
             block_tables: None,
             need_dropped_tables: None,
             need_added_tables: vec![],
+            updated_schemas: vec![],
             is_sync_point: false,
             stage: BlockStage::Waiting,
         });

@@ -344,3 +344,46 @@ fn seed_files_name_scenarios_so_they_replay_from_anywhere() {
     let r = seed_file_reference(&p);
     assert!(Path::new(&r).is_absolute() && r.ends_with("mine.toml"), "{r}");
 }
+
+#[test]
+fn renames_recover_and_batch_creates_track_table_names() {
+    let step = |a: &str, rest: &str| format!("[[steps]]\naction = \"{a}\"\n{rest}");
+    let ok = format!(
+        "{HEAD}{}{}{}{}{}{}",
+        step("create_tables", "tables = [\"a\", \"b\"]\n"),
+        step("rename_tables", "renames = [{ table = \"a\", to = \"b\" }, { table = \"b\", to = \"c\" }]\n"),
+        step("insert", "table = \"c\"\nrows = 1\n"),
+        step("drop_table", "table = \"c\"\n"),
+        step("recover_table", "table = \"c\"\n"),
+        step("alter_database", "database = \"test\"\n"),
+    );
+    let d = temp_dir();
+    let p = write(&d, "s.toml", &ok);
+    load_path(&p).unwrap_or_else(|e| panic!("{e}"));
+    // A renamed table's old name is gone.
+    let (_, e) = load_err(&format!(
+        "{HEAD}{}{}",
+        step("rename_table", "table = \"t1\"\nto = \"t9\"\n"),
+        step("insert", "table = \"t1\"\nrows = 1\n")
+    ));
+    assert!(e.contains("unknown table 't1' in step 'insert'"), "{e}");
+    // A rename onto a live name, and one into a missing database, are refused.
+    let (_, e) = load_err(&format!(
+        "{HEAD}{}{}",
+        step("create_table", "table = \"t2\"\n"),
+        step("rename_table", "table = \"t1\"\nto = \"t2\"\n")
+    ));
+    assert!(e.contains("target name 't2' is taken"), "{e}");
+    let (_, e) =
+        load_err(&format!("{HEAD}{}", step("rename_table", "table = \"t1\"\nto = \"t2\"\ndatabase = \"x\"\n")));
+    assert!(e.contains("unknown database 'x'"), "{e}");
+    // Only a drop_table step's table can be recovered.
+    let (_, e) = load_err(&format!("{HEAD}{}", step("recover_table", "table = \"t1\"\n")));
+    assert!(e.contains("table 't1' still exists"), "{e}");
+    let (_, e) = load_err(&format!(
+        "{HEAD}{}{}",
+        step("truncate_table", "table = \"t1\"\n"),
+        step("recover_table", "table = \"t1\"\n")
+    ));
+    assert!(e.contains("still exists"), "{e}");
+}

@@ -1,8 +1,6 @@
 //! `maintainer/barrier_event_test.go` at b813e76f9. The Go tests drive a lone
 //! `BarrierEvent`; here it is the barrier's only event, driven through the barrier's
 //! entry points (`resend`, `send_pass`, `schedule_block_event`).
-//!
-//! Not translated: TestUpdateSchemaID (`UpdatedSchemas` is not modelled, docs/fidelity.md #39).
 
 use super::support::*;
 use crate::maintainer::barrier::BarrierEvent;
@@ -37,6 +35,26 @@ fn ticdc_barrier_event_TestScheduleEvent() {
     let st = with_added(with_dropped(state(10, None, BlockStage::Waiting), normal_tables(&[4])), vec![splitable(1, 5)]);
     schedule(&mut w, st);
     assert_eq!(w.absent_size(), 1);
+}
+
+// barrier_event_test.go:333 TestUpdateSchemaID: an All event whose `UpdatedSchemas` moves
+// table 1 from schema 1 to 2; scheduling it adds and drops nothing (the task stays Absent)
+// and the task is now found under schema 2 only.
+#[test]
+fn ticdc_barrier_event_TestUpdateSchemaID() {
+    let mut w = World::new(true);
+    w.add_new_table(1, 1, 1);
+    assert_eq!(w.absent_size(), 1);
+    assert_eq!(w.sc.tasks_of_schema(1).len(), 1);
+    let mut st = state(10, Some(all_tables()), BlockStage::Waiting);
+    st.updated_schemas = vec![SchemaIdChange { table_id: 1, old_schema_id: 1, new_schema_id: 2 }];
+    let ev = BarrierEvent::new((st.block_ts, st.is_sync_point), &st);
+    assert!(ev.need_schedule(), "a schema move alone needs scheduling (needSchedule)");
+    w.with_ctx(|b, bc, out| b.schedule_block_event(&ev, bc, out));
+    assert_eq!(w.absent_size(), 1);
+    assert_eq!(w.sc.tasks_of_schema(1).len(), 0);
+    assert_eq!(w.sc.tasks_of_schema(2).len(), 1);
+    assert_eq!(w.sc.tasks_of_table(1)[0].schema_id, 2);
 }
 
 /// barrier_event_test.go:84 setup: node1 alive, tables 1 and 2 replicating on node1.

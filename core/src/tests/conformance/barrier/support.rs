@@ -238,6 +238,7 @@ pub fn state(ts: Ts, blocked: Option<InfluencedTables>, stage: BlockStage) -> Bl
         block_tables: blocked,
         need_dropped_tables: None,
         need_added_tables: vec![],
+        updated_schemas: vec![],
         is_sync_point: false,
         stage,
     }

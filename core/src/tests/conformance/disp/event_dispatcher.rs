@@ -110,6 +110,7 @@ fn ticdc_event_dispatcher_TestDispatcherHandleEvents() {
     // 2.2 Non-blocking, adding a table.
     let e = DdlEvent {
         need_added_tables: vec![TableRef { table_id: 1, schema_id: 1, splitable: true }],
+        updated_schemas: vec![],
         ..ddl(4, normal(&[0]))
     };
     t.handle(vec![ev_ddl(e)]);
@@ -371,6 +372,7 @@ fn ticdc_event_dispatcher_TestEmptyAddDropPayloadsDoNotNeedScheduleACK() {
     let mut t = Disp::trigger();
     let e = DdlEvent {
         need_added_tables: Vec::new(),
+        updated_schemas: vec![],
         need_dropped_tables: Some(drop_normal(&[])),
         ..ddl(100, normal(&[DDL_SPAN_TABLE_ID]))
     };

@@ -119,6 +119,7 @@ pub fn ddl(ts: Ts, blocked: InfluencedTables) -> DdlEvent {
         blocked_tables: blocked,
         need_dropped_tables: None,
         need_added_tables: vec![],
+        updated_schemas: vec![],
     }
 }
 
@@ -127,6 +128,7 @@ pub fn add_table_ddl(ts: Ts, table: TableId) -> DdlEvent {
     DdlEvent {
         kind: DdlKind::CreateTable,
         need_added_tables: vec![TableRef { table_id: table, schema_id: SCHEMA, splitable: true }],
+        updated_schemas: vec![],
         ..ddl(ts, normal(&[DDL_SPAN_TABLE_ID]))
     }
 }

@@ -24,6 +24,7 @@ fn block_state(ts: Ts, sync_point: bool, stage: BlockStage) -> BlockState {
         block_tables: None,
         need_dropped_tables: None,
         need_added_tables: vec![],
+        updated_schemas: vec![],
         is_sync_point: sync_point,
         stage,
     }
