@@ -83,6 +83,11 @@ pub struct Coordinator {
     /// A new owner first learns running maintainers from node heartbeats: it places no
     /// changefeed until every live node has reported or the discovery window ends.
     reported: BTreeSet<NodeId>,
+    /// Discovery is over (TiCDC's `initialized`): from then on running maintainers are
+    /// never adopted, a status counts only from the changefeed's recorded node
+    /// (`handleBootstrapResponses` returns once initialized, coordinator/controller.go:553;
+    /// `validateMaintainerNode`, :658-676).
+    initialized: bool,
 }
 
 /// How long a new owner waits for maintainer heartbeats before placing changefeeds.
@@ -93,7 +98,7 @@ pub const MOVE_REMOVE_RESEND_MS: u64 = 1_000;
 
 impl Coordinator {
     pub fn new(node: NodeId, alive: BTreeSet<NodeId>) -> Self {
-        Coordinator { node, alive, runtime: BTreeMap::new(), reported: BTreeSet::new() }
+        Coordinator { node, alive, runtime: BTreeMap::new(), reported: BTreeSet::new(), initialized: false }
     }
 
     /// A new coordinator schedules nothing until every live capture has reported its
@@ -118,6 +123,7 @@ impl Coordinator {
             hit(P::CoordDiscovering);
             return;
         }
+        self.initialized = true;
         let cfs: Vec<ChangefeedId> = meta.changefeeds.keys().cloned().collect();
         for cf in cfs {
             let info = meta.changefeeds[&cf].clone();
@@ -232,13 +238,23 @@ impl Coordinator {
 
     pub fn handle_message(&mut self, ctx: &mut Ctx, from: NodeId, msg: Message, meta: &mut MetaStore) {
         let Message::MaintainerHeartbeat { statuses } = msg else { return };
+        // This report is part of the discovery if it is still on (the last node's report
+        // completes it).
+        let discovery = !self.initialized;
         self.reported.insert(from);
         let blocked = self.state_change_blocked();
         for st in statuses {
-            // Discovery: adopt a running maintainer of the current (persisted) epoch.
+            // Discovery: adopt a running maintainer of the current (persisted) epoch. Only
+            // during discovery: afterwards a status of a generation this coordinator stopped
+            // (e.g. a straggler sent before its stop report) must not revive it.
             let persisted_epoch = meta.changefeeds.get(&st.changefeed).map(|i| i.epoch);
             let rt = self.runtime.entry(st.changefeed.clone()).or_default();
-            if rt.node.is_none() && !rt.stopping && !st.removed && persisted_epoch == Some(st.maintainer_epoch) {
+            if discovery
+                && rt.node.is_none()
+                && !rt.stopping
+                && !st.removed
+                && persisted_epoch == Some(st.maintainer_epoch)
+            {
                 hit(P::CoordDiscoverMaintainer);
                 rt.node = Some(from);
                 rt.epoch = st.maintainer_epoch;
@@ -362,7 +378,9 @@ impl Coordinator {
                         Self::stop_failed(ctx, &cf, rt);
                     }
                     false => {
-                        // StateWarning: bump the epoch (persisted), cascade stop, retry after backoff.
+                        // StateWarning: cascade stop of this generation, retry after backoff. The
+                        // epoch is bumped at the restart only (TiCDC also bumps it here,
+                        // coordinator/coordinator.go:273-283; docs/fidelity.md row 2a).
                         hit(P::CoordRetryableError);
                         info.state = FeedState::Warning;
                         info.last_error = Some(e.message.clone());

@@ -264,6 +264,47 @@ fn retryable_error_warns_stops_and_restarts_after_backoff() {
     assert!(meta.changefeeds[&cf()].epoch > epoch);
 }
 
+/// A status of the stopped generation that arrives after its stop report (a straggler of
+/// a stream reconnect, sent before the stop) is dropped: an initialized coordinator
+/// adopts no running maintainer (`handleBootstrapResponses` returns once initialized,
+/// coordinator/controller.go:553; `validateMaintainerNode` drops a status from a node
+/// the changefeed is not on, :658-676). Adopting it made the coordinator resend the first
+/// generation's add request to a node that had forgotten the maintainer: a zombie of the
+/// old epoch that every dispatcher manager ignores, and no restart ever.
+#[test]
+fn a_late_status_of_the_stopped_generation_is_not_adopted() {
+    let mut env = Env::new(0);
+    let (mut c, mut meta, m, epoch) = placed(&mut env);
+    let e = RunningError { node: n(1), code: ErrorCode::ChangefeedRetryable, message: "storage".into() };
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![e], false), &mut meta);
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![], true), &mut meta);
+    assert!(traced(&env.take(), "changefeed stopped"));
+    // The straggler: sent while removing, handled after the stop report.
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![], false), &mut meta);
+    let out = env.take();
+    assert!(!traced(&out, "discover running maintainer"));
+    assert_eq!(c.maintainer_of(&cf()), None);
+    // No resend of the old add request; the restart comes after the backoff, new epoch.
+    for _ in 0..(BACKOFF_INITIAL_MS / 1000 - 1) {
+        env.now += 1000;
+        c.tick(&mut env.ctx(), &mut meta);
+        assert_eq!(adds(&env.take()), 0, "nothing added before the backoff");
+    }
+    env.now += 1000;
+    c.tick(&mut env.ctx(), &mut meta);
+    let out = env.take();
+    let new_epochs: Vec<Epoch> = out
+        .msgs
+        .iter()
+        .filter_map(|e| match &e.msg {
+            Message::AddMaintainerRequest { maintainer_epoch, .. } => Some(*maintainer_epoch),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(new_epochs.len(), 1);
+    assert!(new_epochs[0] > epoch);
+}
+
 /// `Changefeed.UpdateStatus`/`Backoff.CheckStatus`: a retryable error counts only in a
 /// status that neither advances the checkpoint nor flips `BootstrapDone`; otherwise it is
 /// dropped (the maintainer does not send it again). A fast-fail error always counts.
