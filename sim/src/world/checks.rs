@@ -59,6 +59,10 @@ pub(crate) fn observe(wd: &mut World, n: NodeId, o: Observation) -> bool {
             }
             None
         }
+        Observation::AssertionFailed { assertion, detail } => {
+            wd.violate(&checkers::assertion_invariant(assertion), format!("node={} {}", n, detail));
+            None
+        }
         Observation::SinkErrorEscalated { cf, dispatcher, error, closing } => {
             let detail = format!(
                 "changefeed={} dispatcher={} error={} closing={} escalated=true",
