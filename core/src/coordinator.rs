@@ -7,6 +7,7 @@
 //! (changefeeds are created by the scenario through [`MetaStore`]); the backoff has no
 //! randomization (TiCDC uses 0.1) so restart times are exact in timelines.
 
+use crate::assertions::Assertion as A;
 use crate::config::ChangefeedConfig;
 use crate::coverage::{hit, Point as P};
 use crate::effects::*;
@@ -195,7 +196,12 @@ impl Coordinator {
                 _ => pick,
             };
             let candidate = ctx.rng.next_u64() >> 24;
+            let persisted = meta.changefeeds.get(&cf).map(|i| i.epoch).unwrap_or(0);
             let epoch = meta.bump_epoch(&cf, candidate);
+            let last = self.runtime.get(&cf).map(|rt| rt.epoch).unwrap_or(0);
+            ctx.always(A::CoordinatorEpochIncreases, epoch > persisted && epoch > last, || {
+                format!("changefeed={} persisted_epoch={} epoch={} new_epoch={}", cf, persisted, last, epoch)
+            });
             let info = meta.changefeeds.get_mut(&cf).unwrap();
             let is_new = !info.created;
             info.created = true;
@@ -257,6 +263,10 @@ impl Coordinator {
             {
                 hit(P::CoordDiscoverMaintainer);
                 rt.node = Some(from);
+                let old = rt.epoch;
+                ctx.always(A::CoordinatorEpochNoRegress, st.maintainer_epoch >= old, || {
+                    format!("changefeed={} epoch={} new_epoch={}", st.changefeed, old, st.maintainer_epoch)
+                });
                 rt.epoch = st.maintainer_epoch;
                 trace_ev!(
                     ctx,

@@ -119,6 +119,8 @@ pub enum Observation {
     StatusBatchSent { cf: ChangefeedId, statuses: usize, aggregated_inside: u32 },
     /// A sink write error was raised to the changefeed (a retryable error, which restarts it).
     SinkErrorEscalated { cf: ChangefeedId, dispatcher: DispatcherId, error: String, closing: bool },
+    /// A role's own assertion failed at a transition (see [`crate::assertions`]).
+    AssertionFailed { assertion: crate::assertions::Assertion, detail: String },
 }
 
 /// An [`Observation`] with its place in the step's trace: it happened just before trace

@@ -69,6 +69,7 @@
 //! behaviour tests in `src/tests/` (operators, bootstrap restore paths, barrier,
 //! checkpoint, epoch fencing, trigger takeover, sink, syncpoints, proptests).
 
+pub mod assertions;
 pub mod bugs;
 pub mod config;
 pub mod coordinator;

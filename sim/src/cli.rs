@@ -205,6 +205,12 @@ fn format_invariants() -> String {
         o.push_str(&format!("  {:<w$}  {:<10}  {}\n", i.name, i.family, i.guards, w = w));
     }
     o.push_str("end checks of a scenario (its [[checks]]) are reported as check:<name>\n");
+    let asserts = core_sched::assertions::ASSERTIONS;
+    let w = asserts.iter().map(|a| a.name.len()).max().unwrap_or(0);
+    o.push_str("assertions inside the core (core/src/assertions.rs), reported as assert:<name>:\n");
+    for a in asserts {
+        o.push_str(&format!("  {:<w$}  {}\n", a.name, a.description, w = w));
+    }
     o
 }
 

@@ -48,7 +48,7 @@ pub fn prepare(path: &Path) -> Result<Prepared, SeedFileError> {
         false => Some(parse_fixes(bugs.clone(), &file.fixed_by).map_err(names("fixed_by"))?),
     };
     for inv in file.expect.also.iter().chain(file.control.iter().flat_map(|c| c.absent.iter())) {
-        if !crate::checkers::ALL_INVARIANTS.contains(&inv.as_str()) && !inv.starts_with("check:") {
+        if !crate::checkers::is_known_invariant(inv) && !inv.starts_with("check:") {
             return Err(SeedFileError::UnknownInvariant { path: p(), name: inv.clone() });
         }
     }

@@ -28,7 +28,7 @@ pub enum SeedFileError {
     /// (`bugs`, `control`, `fixed_by`).
     #[error("{}: {}{source}", path.display(), field_prefix(field))]
     Name { path: PathBuf, field: &'static str, source: ArgError },
-    #[error("{}: unknown invariant '{name}'; valid invariants: {}", path.display(), crate::checkers::ALL_INVARIANTS.join(", "))]
+    #[error("{}: unknown invariant '{name}'; valid invariants: {}, assert:<name> (ticdc-sim invariants)", path.display(), crate::checkers::ALL_INVARIANTS.join(", "))]
     UnknownInvariant { path: PathBuf, name: String },
     #[error("{}: a control with no bugs is only for a scenario under scenarios/findings/ (got '{scenario}'); elsewhere the bugs-off run must pass", path.display())]
     BugsOffControlOutsideFindings { path: PathBuf, scenario: String },

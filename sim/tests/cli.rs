@@ -91,6 +91,9 @@ fn invariants_lists_the_checkers_registry() {
         assert!(out.contains(name), "{name} missing: {out}");
     }
     assert!(out.contains("placement") && out.contains("no two writable dispatchers"), "{out}");
+    for a in core_sched::assertions::ASSERTIONS {
+        assert!(out.contains(a.name) && out.contains(a.description), "{} missing: {out}", a.name);
+    }
 }
 
 #[test]

@@ -65,6 +65,8 @@ pub struct DispatcherEffects {
     pub became_working: bool,
     /// Trace lines the manager records (with the dispatcher and its table added).
     pub notes: Vec<(&'static str, Vec<(&'static str, String)>)>,
+    /// Failed assertions, moved into the context by the manager ([`crate::assertions`]).
+    pub failed: crate::assertions::Failures,
 }
 
 #[derive(Clone, Debug)]
@@ -407,8 +409,12 @@ impl Dispatcher {
     }
 
     /// `reportBlockedEventToMaintainer`: the event is pending in WAITING and reported.
-    fn report_waiting(&mut self, ev: BlockEvent, now_ms: u64, fx: &mut DispatcherEffects) {
+    pub(crate) fn report_waiting(&mut self, ev: BlockEvent, now_ms: u64, fx: &mut DispatcherEffects) {
         let st = self.block_state(&ev, BlockStage::Waiting, true);
+        let pending = self.block.as_ref().map(|b| (b.event.key(), b.stage));
+        fx.failed.check(crate::assertions::Assertion::DispatcherOnePendingBlock, pending.is_none(), || {
+            format!("dispatcher={} pending={:?} new={:?}", self.id, pending, ev.key())
+        });
         self.block = Some(PendingBlock {
             event: ev,
             stage: BlockStage::Waiting,

@@ -520,7 +520,7 @@ impl DispatcherManager {
         }
         d.traffic_since_ms = ctx.now_ms;
         d.events_from_ms = self.first_events_at(ctx);
-        self.add_dispatcher(ctx.now_ms, d);
+        self.add_dispatcher(ctx, d);
         hit(P::DmCreateDispatcher);
         ctx.observe(Observation::DispatchersChanged);
         self.trace(
@@ -728,7 +728,7 @@ impl DispatcherManager {
         let mut d = Dispatcher::new(t, TableSpan::ddl_span(), 0, start_ts, true, r.skip_dml_as_start_ts);
         d.skip_sync_point_at_start_ts = r.skip_sync_point_at_start_ts;
         d.traffic_since_ms = ctx.now_ms;
-        self.add_dispatcher(ctx.now_ms, d);
+        self.add_dispatcher(ctx, d);
         self.trigger_id = Some(t);
         hit(P::DmTriggerCreated);
         ctx.observe(Observation::DispatchersChanged);
@@ -1178,7 +1178,7 @@ impl DispatcherManager {
         d.traffic_since_ms = ctx.now_ms;
         d.state = ComponentState::Preparing;
         d.registered = false;
-        self.add_dispatcher(ctx.now_ms, d);
+        self.add_dispatcher(ctx, d);
         for id in &req.dispatcher_ids {
             self.dispatchers.get_mut(id).unwrap().state = ComponentState::WaitingMerge;
         }
@@ -1420,8 +1420,16 @@ impl DispatcherManager {
         self.collect_batches_if_inline(ctx);
     }
 
-    fn apply_effects(&mut self, ctx: &mut Ctx, id: DispatcherId, fx: DispatcherEffects) {
+    fn apply_effects(&mut self, ctx: &mut Ctx, id: DispatcherId, mut fx: DispatcherEffects) {
+        fx.failed.drain_into(ctx.out);
         let Some(d) = self.dispatchers.get(&id) else { return };
+        if let Some(ev) = &fx.write_block {
+            // Rows handed to the sink and not yet durable (`progress`) must all be flushed
+            // before a block event is written (`FlushDMLBeforeBlock`).
+            ctx.always(crate::assertions::Assertion::DispatcherBlockWriteAfterRows, d.progress.is_empty(), || {
+                format!("dispatcher={} block={:?} rows_in_flight={:?}", id, ev.key(), d.progress)
+            });
+        }
         let span = d.span;
         let schema = format!("db{}", d.schema_id);
         for (kind, mut fields) in fx.notes {
@@ -1886,7 +1894,15 @@ impl DispatcherManager {
     /// `dispatcherMap.Set` + `SetSeq`: the map's sequence number is bumped and given to
     /// the dispatcher; the heartbeat task starts with the first dispatcher added
     /// (`newHeartBeatTask`).
-    fn add_dispatcher(&mut self, now_ms: u64, mut d: Dispatcher) {
+    pub(crate) fn add_dispatcher(&mut self, ctx: &mut Ctx, mut d: Dispatcher) {
+        let now_ms = ctx.now_ms;
+        ctx.always(crate::assertions::Assertion::DmNoCreateAfterClose, !self.write_path_closed, || {
+            format!("changefeed={} dispatcher={} span={:?}", self.cf, d.id, d.span)
+        });
+        let live = self.dispatchers.get(&d.id).map(|x| (x.span, x.state));
+        ctx.always(crate::assertions::Assertion::DmDispatcherIdUnique, live.is_none(), || {
+            format!("changefeed={} dispatcher={} live={:?} added={:?}", self.cf, d.id, live, d.span)
+        });
         self.seq += 1;
         d.seq = self.seq;
         self.heartbeat_task_at_ms.get_or_insert(now_ms + HEARTBEAT_INITIAL_DELAY_MS);

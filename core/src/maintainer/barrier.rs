@@ -118,6 +118,8 @@ pub struct Barrier {
     pub pending_events: BTreeSet<EventKey>,
     /// Events finished since the last drain (for the trace).
     pub finished: Vec<EventKey>,
+    /// Failed assertions, moved out by the maintainer ([`crate::assertions`]).
+    pub failed: crate::assertions::Failures,
 }
 
 fn ack(ts: Ts, sp: bool, id: DispatcherId) -> DispatcherStatus {
@@ -308,6 +310,10 @@ impl Barrier {
                 ));
                 return;
             }
+            let owner = task.node;
+            self.failed.check(crate::assertions::Assertion::BarrierStatusFromOwner, owner == Some(from), || {
+                format!("dispatcher={} from={} owner={:?} block_ts={} stage={:?}", id, from, owner, s.block_ts, s.stage)
+            });
             if task.state != ReplicaState::Replicating {
                 hit(P::BarrierStatusNotReplicating);
                 out.push(
@@ -442,6 +448,11 @@ impl Barrier {
         } else {
             ev.last_reporter.or_else(|| ev.reported.iter().copied().find(|id| *id != ddl)).unwrap_or(ddl)
         };
+        self.failed.check(
+            crate::assertions::Assertion::BarrierWriterReported,
+            (writer == ddl && db_all) || ev.reported.contains(&writer),
+            || format!("commit_ts={} sync_point={} writer={} reported={:?}", key.0, key.1, writer, ev.reported),
+        );
         hit(P::BarrierWriterSelected);
         ev.selected = true;
         ev.writer = Some(writer);

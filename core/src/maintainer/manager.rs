@@ -160,6 +160,14 @@ impl MaintainerManager {
     }
 
     /// `MaintainerHeartbeat` to the coordinator.
+    /// [`super::Maintainer::flush_assertions`] of every maintainer on the node: the
+    /// caller runs it after each step that may have touched one.
+    pub fn flush_assertions(&mut self, ctx: &mut Ctx) {
+        for m in self.maintainers.values_mut() {
+            m.flush_assertions(ctx);
+        }
+    }
+
     pub fn send_heartbeat(&mut self, ctx: &mut Ctx) {
         let Some(c) = self.coordinator else { return };
         // Sent even with no maintainer: a new coordinator waits for every capture's report.

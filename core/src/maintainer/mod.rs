@@ -206,6 +206,14 @@ impl Maintainer {
         m
     }
 
+    /// Move the failed assertions of the controllers and the barrier (which have no
+    /// [`Ctx`]) into `ctx`; the caller runs it after each entry point.
+    pub fn flush_assertions(&mut self, ctx: &mut Ctx) {
+        self.oc.failed.drain_into(ctx.out);
+        self.sc.failed.drain_into(ctx.out);
+        self.barrier.failed.drain_into(ctx.out);
+    }
+
     pub fn trace(&self, ctx: &mut Ctx, kind: &'static str, mut fields: Vec<(&'static str, String)>) {
         fields.insert(0, ("changefeed", self.cf.to_string()));
         ctx.trace(Role::Maintainer, self.epoch, kind, fields);
@@ -376,6 +384,7 @@ impl Maintainer {
                 // own (`HandleStatus` under the controllers' locks, :948-963): the checkpoint
                 // goroutine may run in between.
                 let e = self.node_watermarks.entry(from).or_default();
+                let before = *e;
                 if watermark.seq > e.seq
                     || (watermark.seq == e.seq && watermark.checkpoint_ts > e.checkpoint_ts)
                     || e.seq == 0 && e.checkpoint_ts == 0
@@ -383,6 +392,8 @@ impl Maintainer {
                     *e = watermark;
                     hit(P::MaintainerWatermarkAdvanced);
                 }
+                let after = *e;
+                self.assert_watermark_kept(ctx, from, before, after);
                 hit(P::MaintainerHeartbeatFirstHalf);
                 ctx.observe(Observation::HeartbeatWatermarkStored {
                     cf: self.cf.clone(),
@@ -423,6 +434,15 @@ impl Maintainer {
             }
             _ => {}
         }
+    }
+
+    /// `maintainer.watermark_no_regress` over one update of `from`'s stored watermark.
+    pub fn assert_watermark_kept(&self, ctx: &mut Ctx, from: NodeId, before: Watermark, after: Watermark) {
+        ctx.always(
+            crate::assertions::Assertion::MaintainerWatermarkNoRegress,
+            after.seq > before.seq || (after.seq == before.seq && after.checkpoint_ts >= before.checkpoint_ts),
+            || format!("changefeed={} node={} stored={:?} now={:?}", self.cf, from, before, after),
+        );
     }
 
     /// Second half of `onHeartbeatRequest` (maintainer/maintainer.go:948-963): the oldest
@@ -692,7 +712,18 @@ impl Maintainer {
             hit(P::MaintainerFollowUpOperator);
             self.trace(ctx, "add operator", vec![("operator", d)]);
         }
+        let removing = self.state == MaintainerState::Removing;
         for (n, req) in msgs {
+            if removing {
+                let id = match &req {
+                    operator::OpRequest::Schedule(r) => r.config.dispatcher_id,
+                    operator::OpRequest::Merge(r) => r.merged_dispatcher_id,
+                };
+                let allowed = self.oc.quiesce_except.as_ref().is_some_and(|a| a.contains(&id));
+                ctx.always(crate::assertions::Assertion::MaintainerRemovingSendsNoSchedule, allowed, || {
+                    format!("changefeed={} dispatcher={} to={} request={:?}", self.cf, id, n, req)
+                });
+            }
             let msg = match req {
                 operator::OpRequest::Schedule(req) => Message::ScheduleDispatcherRequest { cf: self.cf.clone(), req },
                 operator::OpRequest::Merge(req) => Message::MergeDispatcherRequest { cf: self.cf.clone(), req },

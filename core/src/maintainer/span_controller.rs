@@ -2,6 +2,7 @@
 //! dispatcher (plus the DDL span), with the Absent / Scheduling / Replicating sets.
 
 use super::split_balance::{CheckerTuning, SplitGroupChecker};
+use crate::assertions::{Assertion as A, Failures};
 use crate::config::SchedulerConfig;
 use crate::coverage::{hit, Point as P};
 use crate::messages::*;
@@ -63,6 +64,8 @@ pub struct SpanController {
     /// tests lower them as Go's `SetEasyThresholdForTest` does, see
     /// [`super::Maintainer::set_split_checker_tuning`]).
     pub split_tuning: CheckerTuning,
+    /// Failed assertions, moved out by the maintainer ([`crate::assertions`]).
+    pub failed: Failures,
 }
 
 impl SpanController {
@@ -76,6 +79,7 @@ impl SpanController {
             ignore_pending_block_start_ts: false,
             split_checkers: BTreeMap::new(),
             split_tuning: CheckerTuning::default(),
+            failed: Failures::default(),
         };
         sc.insert(SpanReplication {
             id: ddl_span_id,
@@ -91,6 +95,18 @@ impl SpanController {
     }
 
     pub fn insert(&mut self, r: SpanReplication) {
+        let live = self.tasks.get(&r.id);
+        self.failed.check(A::SpanInsertNewId, live.is_none(), || {
+            format!(
+                "dispatcher={} live={:?} inserted={:?}",
+                r.id,
+                live.map(|t| (t.span, t.state, t.node)),
+                (r.span, r.state, r.node)
+            )
+        });
+        self.failed.check(A::SpanReplicatingHasNode, r.state != ReplicaState::Replicating || r.node.is_some(), || {
+            format!("dispatcher={} span={:?} inserted Replicating without a node", r.id, r.span)
+        });
         self.by_table.entry(r.span.table_id).or_default().insert(r.id);
         if let GroupId::Table(t) = r.group() {
             if self.cfg.enable_table_across_nodes {
@@ -259,6 +275,10 @@ impl SpanController {
     pub fn mark_replicating(&mut self, id: &DispatcherId) {
         if let Some(r) = self.tasks.get_mut(id) {
             r.state = ReplicaState::Replicating;
+            let span = r.span;
+            self.failed.check(A::SpanReplicatingHasNode, r.node.is_some(), || {
+                format!("dispatcher={} span={:?} marked Replicating without a node", id, span)
+            });
         }
     }
     pub fn bind_to_node(&mut self, id: &DispatcherId, node: NodeId) {

@@ -2,6 +2,7 @@
 
 mod harness;
 
+mod assertions;
 mod balance;
 mod balance_splits;
 mod barrier;

@@ -105,9 +105,34 @@ pub const REGISTRY: &[InvariantInfo] = &[
     InvariantInfo { name: CONVERGES, family: "end of run (runner)", guards: "the cluster settles after the faults stop: every table scheduled, the barrier and checkpoint move, the end checks hold" },
 ];
 
+/// The prefix of a core assertion's violation: `assert:<name>` (see
+/// `core_sched::assertions`).
+pub const ASSERT_PREFIX: &str = "assert:";
+
+/// The invariant a failed core assertion is reported as.
+pub fn assertion_invariant(a: core_sched::assertions::Assertion) -> String {
+    format!("{}{}", ASSERT_PREFIX, a.name())
+}
+
+/// Whether `name` names an invariant a run can report: a checker's, or a declared core
+/// assertion's `assert:<name>` (end checks, `check:<name>`, are not covered here).
+pub fn is_known_invariant(name: &str) -> bool {
+    ALL_INVARIANTS.contains(&name)
+        || name.strip_prefix(ASSERT_PREFIX).is_some_and(|a| core_sched::assertions::by_name(a).is_some())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn assertion_invariants_are_known_by_their_declared_names() {
+        for d in core_sched::assertions::ASSERTIONS {
+            assert!(is_known_invariant(&assertion_invariant(d.assertion)), "{}", d.name);
+        }
+        assert!(!is_known_invariant("assert:no.such"));
+        assert!(crate::result::is_safety_violation("assert:oc.one_operator_per_dispatcher"));
+    }
 
     #[test]
     fn the_registry_lists_every_invariant_once_in_order() {

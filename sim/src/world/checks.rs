@@ -59,6 +59,10 @@ pub(crate) fn observe(wd: &mut World, n: NodeId, o: Observation) -> bool {
             }
             None
         }
+        Observation::AssertionFailed { assertion, detail } => {
+            wd.failed_assertions.push((checkers::assertion_invariant(assertion), format!("node={} {}", n, detail)));
+            None
+        }
         Observation::SinkErrorEscalated { cf, dispatcher, error, closing } => {
             let detail = format!(
                 "changefeed={} dispatcher={} error={} closing={} escalated=true",
@@ -116,6 +120,11 @@ pub(crate) fn check(wd: &mut World, n: NodeId, kind: StepKind, dispatchers_chang
         }
     }
     check_persisted_checkpoint(wd);
+    // A role's own assertion usually fails in the step that breaks a cluster-wide
+    // invariant too; the checker's name, which seed files and reports key on, comes first.
+    for (inv, d) in std::mem::take(&mut wd.failed_assertions) {
+        wd.violate(&inv, d);
+    }
 }
 
 /// `checkpoint-monotonic` and `no-data-loss`, run when the persisted checkpoint moves.

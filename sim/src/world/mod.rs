@@ -93,6 +93,9 @@ pub struct World {
     pub events: u64,
     pub violations: Vec<Violation>,
     seen_violation: BTreeSet<(String, String)>,
+    /// Core assertions that failed in the current step, reported after the step's
+    /// checkers (see `checks::check`).
+    pub(crate) failed_assertions: Vec<(String, String)>,
     pub data_loss: crate::checkers::DataLossChecker,
     pub persisted_checkpoint: Ts,
     pub verbose: bool,
@@ -171,6 +174,7 @@ impl World {
             events: 0,
             violations: Vec::new(),
             seen_violation: BTreeSet::new(),
+            failed_assertions: Vec::new(),
             data_loss: DataLossChecker::default(),
             persisted_checkpoint: 0,
             verbose: false,

@@ -42,6 +42,8 @@ pub fn step(
             continuations: ContinuationMode::Deferred,
         };
         f(ns, &mut ctx, &mut wd.upstream, &mut wd.meta);
+        // The maintainer's controllers and barrier have no context of their own.
+        ns.mm.flush_assertions(&mut ctx);
     }
     wd.events += 1;
     if let Some(p) = &wd.progress {

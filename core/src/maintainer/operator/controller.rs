@@ -26,6 +26,7 @@
 
 use super::queue::{OperatorQueue, QueueEntry};
 use super::*;
+use crate::assertions::{Assertion as A, Failures};
 use crate::coverage::{hit, Point as P};
 use crate::maintainer::span_controller::SpanController;
 use std::collections::{BTreeMap, BTreeSet};
@@ -70,6 +71,8 @@ pub struct OperatorController {
     pub batch_size: usize,
     /// When the last `execute` pass asks to run again (`Execute`'s return value).
     pub next_execute_at: u64,
+    /// Failed assertions, moved out by the maintainer ([`crate::assertions`]).
+    pub failed: Failures,
 }
 
 impl Default for OperatorController {
@@ -82,6 +85,7 @@ impl Default for OperatorController {
             quiesce_except: None,
             batch_size: DEFAULT_OPERATOR_BATCH_SIZE,
             next_execute_at: 0,
+            failed: Failures::default(),
         }
     }
 }
@@ -183,6 +187,11 @@ impl OperatorController {
     /// start, check affected nodes, queue as due now.
     pub fn admission_insert(&mut self, mut op: Operator, sc: &mut SpanController, alive: &BTreeSet<NodeId>, now: u64) {
         let id = op.id();
+        if let Some(running) = self.get(&id).map(|o| o.describe()) {
+            self.failed.check(A::OcOneOperatorPerDispatcher, false, || {
+                format!("dispatcher={} running={} admitted={}", id, running, op.describe())
+            });
+        }
         op.start(sc);
         for n in op.affected_nodes() {
             match n {
@@ -267,6 +276,9 @@ impl OperatorController {
         new_id: &mut dyn FnMut() -> DispatcherId,
     ) -> Option<(Operator, Vec<Operator>)> {
         let mut s = self.slots.remove(&slot)?;
+        self.failed.check(A::OcPostFinishOnFinished, s.op.is_finished(), || {
+            format!("dispatcher={} operator={}", s.op.id(), s.op.describe())
+        });
         s.done = true;
         let follow = s.op.post_finish(sc, new_id);
         let id = s.op.id();
