@@ -66,7 +66,7 @@ points! {
     MaintainerNodeAddedBootstrapping = "maintainer.node_added_bootstrapping", Must, "a node joined while the maintainer was bootstrapping: it is waited for too";
     MaintainerNodeAddedWorking = "maintainer.node_added_working", Must, "a node joined a working maintainer: it gets a late bootstrap";
     MaintainerNodeAddedRemoving = "maintainer.node_added_removing", Must, "a node joined a removing maintainer and is ignored";
-    MaintainerRemoveBeforeBootstrap = "maintainer.remove_before_bootstrap", Must, "a move non-cascade remove overtook the bootstrap and is ignored until it finishes";
+    MaintainerRemoveBeforeBootstrap = "maintainer.remove_before_bootstrap", Gap("a maintainer move whose non-cascade remove reaches the old maintainer before its bootstrap finished"), "a move non-cascade remove overtook the bootstrap and is ignored until it finishes";
     MaintainerRemoveCascade = "maintainer.remove_cascade", Must, "the maintainer is removed with cascade (changefeed stopped or removed)";
     MaintainerRemoveNonCascade = "maintainer.remove_non_cascade", Must, "the maintainer is removed without cascade (a move): only its trigger is removed";
     MaintainerStopped = "maintainer.stopped", Must, "a removing maintainer stopped";
@@ -313,7 +313,7 @@ points! {
     OrchDropFenced = "orch.drop_fenced", Must, "a message reached a fenced or closing orchestrator and was dropped";
     OrchQueuedWhileCreating = "orch.queued_while_creating", Must, "a control message waited behind a delayed manager creation";
     OrchDropWhileCreating = "orch.drop_while_creating", Must, "a message was dropped while its manager was being created";
-    OrchIgnoreClosedGeneration = "orch.ignore_closed_generation", Must, "a bootstrap of an already closed generation was ignored";
+    OrchIgnoreClosedGeneration = "orch.ignore_closed_generation", Gap("a bootstrap resend of a generation its orchestrator already closed"), "a bootstrap of an already closed generation was ignored";
     OrchManagerDelayed = "orch.manager_delayed", Must, "failpoint NewDispatcherManagerDelay held a manager creation";
     OrchCreateManager = "orch.create_manager", Must, "a bootstrap created a dispatcher manager";
     OrchReuseManager = "orch.reuse_manager", Must, "a bootstrap reached an existing dispatcher manager";
