@@ -88,7 +88,7 @@ pub struct Coordinator {
     /// never adopted, a status counts only from the changefeed's recorded node
     /// (`handleBootstrapResponses` returns once initialized, coordinator/controller.go:553;
     /// `validateMaintainerNode`, :658-676).
-    initialized: bool,
+    pub(crate) initialized: bool,
 }
 
 /// How long a new owner waits for maintainer heartbeats before placing changefeeds.

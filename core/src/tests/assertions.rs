@@ -354,6 +354,9 @@ fn a_new_maintainer_below_the_last_epoch_fires() {
 #[test]
 fn discovering_a_maintainer_of_an_older_epoch_fires() {
     let (mut c, mut meta, mut env, epoch) = placed_then_lost(7);
+    // Adoption happens only during discovery: put the coordinator back into it (the bad
+    // state is the rolled-back store, not the discovery).
+    c.initialized = false;
     let st = MaintainerStatus {
         changefeed: cf(),
         checkpoint_ts: START,
