@@ -188,23 +188,8 @@ impl Upstream {
         }
         let sid = self.schema_id(name);
         let ts = self.tso(now_ms);
-        self.ddls.push(DdlEvent {
-            commit_ts: ts,
-            kind: DdlKind::CreateDatabase,
-            schema_id: sid,
-            schema_name: name.into(),
-            table_id: 0,
-            table_name: String::new(),
-            query: format!("CREATE DATABASE {}", name),
-            blocked_tables: InfluencedTables {
-                influence_type: InfluenceType::Normal,
-                table_ids: vec![DDL_SPAN_TABLE_ID],
-                schema_id: sid,
-            },
-            need_dropped_tables: None,
-            need_added_tables: vec![],
-            updated_schemas: vec![],
-        });
+        let query = format!("CREATE DATABASE {}", name);
+        self.ddls.push(Self::trigger_ddl(ts, DdlKind::CreateDatabase, sid, name, 0, String::new(), query, &[]));
         Ok(sid)
     }
 
@@ -243,29 +228,50 @@ impl Upstream {
         self.schemas.contains_key(name)
     }
 
-    pub fn create_table(&mut self, now_ms: u64, schema: &str, name: &str, regions: u64) -> TableId {
-        let sid = self.schema_id(schema);
-        let id = self.next_table_id;
-        self.next_table_id += 2;
-        let ts = self.tso(now_ms);
-        self.tables.insert(id, UTable::new(id, sid, schema, name, regions, ts));
-        self.ddls.push(DdlEvent {
-            commit_ts: ts,
-            kind: DdlKind::CreateTable,
+    /// A DDL that only the table trigger blocks on (the DDL span), adding `added` in the
+    /// schema `sid`: CREATE DATABASE (nothing added), CREATE TABLE(S), RECOVER TABLE and
+    /// the CREATE of a partitioned table, as the schema store builds them.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn trigger_ddl(
+        commit_ts: Ts,
+        kind: DdlKind,
+        sid: SchemaId,
+        schema: &str,
+        table_id: TableId,
+        table_name: String,
+        query: String,
+        added: &[TableId],
+    ) -> DdlEvent {
+        DdlEvent {
+            commit_ts,
+            kind,
             schema_id: sid,
             schema_name: schema.into(),
-            table_id: id,
-            table_name: name.into(),
-            query: format!("CREATE TABLE {}.{}", schema, name),
+            table_id,
+            table_name,
+            query,
             blocked_tables: InfluencedTables {
                 influence_type: InfluenceType::Normal,
                 table_ids: vec![DDL_SPAN_TABLE_ID],
                 schema_id: sid,
             },
             need_dropped_tables: None,
-            need_added_tables: vec![TableRef { table_id: id, schema_id: sid, splitable: true }],
+            need_added_tables: added
+                .iter()
+                .map(|t| TableRef { table_id: *t, schema_id: sid, splitable: true })
+                .collect(),
             updated_schemas: vec![],
-        });
+        }
+    }
+
+    pub fn create_table(&mut self, now_ms: u64, schema: &str, name: &str, regions: u64) -> TableId {
+        let sid = self.schema_id(schema);
+        let id = self.next_table_id;
+        self.next_table_id += 2;
+        let ts = self.tso(now_ms);
+        self.tables.insert(id, UTable::new(id, sid, schema, name, regions, ts));
+        let query = format!("CREATE TABLE {}.{}", schema, name);
+        self.ddls.push(Self::trigger_ddl(ts, DdlKind::CreateTable, sid, schema, id, name.into(), query, &[id]));
         id
     }
 
@@ -537,23 +543,8 @@ impl Upstream {
         t.past_lives.push((t.created_ts, dropped));
         t.created_ts = ts;
         t.write_rate.clear();
-        self.ddls.push(DdlEvent {
-            commit_ts: ts,
-            kind: DdlKind::RecoverTable,
-            schema_id: sid,
-            schema_name: schema.into(),
-            table_id: id,
-            table_name: name.into(),
-            query: format!("RECOVER TABLE {}.{}", schema, name),
-            blocked_tables: InfluencedTables {
-                influence_type: InfluenceType::Normal,
-                table_ids: vec![DDL_SPAN_TABLE_ID],
-                schema_id: sid,
-            },
-            need_dropped_tables: None,
-            need_added_tables: vec![TableRef { table_id: id, schema_id: sid, splitable: true }],
-            updated_schemas: vec![],
-        });
+        let query = format!("RECOVER TABLE {}.{}", schema, name);
+        self.ddls.push(Self::trigger_ddl(ts, DdlKind::RecoverTable, sid, schema, id, name.into(), query, &[id]));
         Ok(id)
     }
 
@@ -585,26 +576,17 @@ impl Upstream {
             self.tables.insert(id, UTable::new(id, sid, schema, n, regions, ts));
             ids.push(id);
         }
-        self.ddls.push(DdlEvent {
-            commit_ts: ts,
-            kind: DdlKind::CreateTables,
-            schema_id: sid,
-            schema_name: schema.into(),
-            table_id: ids[0],
-            table_name: names[0].clone(),
-            query: names.iter().map(|n| format!("CREATE TABLE {}.{};", schema, n)).collect(),
-            blocked_tables: InfluencedTables {
-                influence_type: InfluenceType::Normal,
-                table_ids: vec![DDL_SPAN_TABLE_ID],
-                schema_id: sid,
-            },
-            need_dropped_tables: None,
-            need_added_tables: ids
-                .iter()
-                .map(|id| TableRef { table_id: *id, schema_id: sid, splitable: true })
-                .collect(),
-            updated_schemas: vec![],
-        });
+        let query = names.iter().map(|n| format!("CREATE TABLE {}.{};", schema, n)).collect();
+        self.ddls.push(Self::trigger_ddl(
+            ts,
+            DdlKind::CreateTables,
+            sid,
+            schema,
+            ids[0],
+            names[0].clone(),
+            query,
+            &ids,
+        ));
         Ok(ids)
     }
 

@@ -150,27 +150,9 @@ impl Upstream {
             let part = self.new_partition(ts, &p);
             p.partitions.push(part);
         }
-        self.ddls.push(DdlEvent {
-            commit_ts: ts,
-            kind: DdlKind::CreateTable,
-            schema_id: sid,
-            schema_name: schema.into(),
-            table_id: id,
-            table_name: name.into(),
-            query: format!("CREATE TABLE {}.{} PARTITION BY HASH PARTITIONS {}", schema, name, n),
-            blocked_tables: InfluencedTables {
-                influence_type: InfluenceType::Normal,
-                table_ids: vec![DDL_SPAN_TABLE_ID],
-                schema_id: sid,
-            },
-            need_dropped_tables: None,
-            need_added_tables: p
-                .partitions
-                .iter()
-                .map(|t| TableRef { table_id: *t, schema_id: sid, splitable: true })
-                .collect(),
-            updated_schemas: vec![],
-        });
+        let query = format!("CREATE TABLE {}.{} PARTITION BY HASH PARTITIONS {}", schema, name, n);
+        let ddl = Upstream::trigger_ddl(ts, DdlKind::CreateTable, sid, schema, id, name.into(), query, &p.partitions);
+        self.ddls.push(ddl);
         self.partitioned.insert(id, p);
         Ok(id)
     }
