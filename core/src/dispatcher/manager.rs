@@ -406,6 +406,18 @@ impl DispatcherManager {
         let paused = std::mem::take(&mut self.blocked_creates);
         hit(P::DmCreatePausedResumed);
         for j in paused {
+            // A local fence may have closed the write path while the Creates were paused
+            // (it does not take the fence lock): `newEventDispatchers` then refuses them
+            // and they stay journaled (helper.go:438-448, dispatcher_manager.go:566-568).
+            if self.write_path_closed {
+                hit(P::DmCreateWritePathClosed);
+                self.trace(
+                    ctx,
+                    "dispatcher manager write path closed, keep add operators",
+                    vec![("dispatcher", j.req.config.dispatcher_id.to_string())],
+                );
+                continue;
+            }
             self.create_dispatcher(ctx, &j.req);
         }
         self.release_fence_waiters(ctx, &mut replies);

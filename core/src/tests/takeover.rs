@@ -182,6 +182,35 @@ fn paused_create_holds_the_fence_lock_and_a_later_bootstrap_waits() {
     }
 }
 
+/// A local fence does not take the fence lock, so it can close the write path while a
+/// Create is paused; the resumed Create is then refused and stays journaled, as
+/// `newEventDispatchers` refuses it in TiCDC (dispatcher_manager.go:566-568).
+#[test]
+fn paused_create_resumed_after_a_local_fence_creates_no_dispatcher() {
+    let mut env = Env::new(1);
+    let mut o = DispatcherOrchestrator::new(n(1), 1);
+    o.handle_message(&mut env.ctx(), n(0), bootstrap_req(START, None, EPOCH));
+    env.take();
+    env.fp_on(FP_BLOCK_CREATE_DISPATCHER);
+    o.handle_message(&mut env.ctx(), n(0), sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    o.local_fence(&mut env.ctx());
+    env.take();
+    env.fp_off(FP_BLOCK_CREATE_DISPATCHER);
+    o.poll_failpoints(&mut env.ctx());
+    let out = env.take();
+    let failed: Vec<_> = out
+        .observations
+        .iter()
+        .filter(|o| matches!(o.what, crate::effects::Observation::AssertionFailed { .. }))
+        .collect();
+    assert!(failed.is_empty(), "{:?}", failed);
+    let dm = &o.managers[&cf()];
+    assert!(dm.write_path_closed);
+    assert!(!dm.dispatchers.contains_key(&X), "no dispatcher on a closed write path");
+    assert!(dm.current_operator_map.contains_key(&X), "the add operator stays journaled");
+    assert!(!dm.fence_locked(), "the paused handler still releases the lock");
+}
+
 /// A post-bootstrap request of an older epoch is dropped under the lock and releases
 /// it; `leak-fence-lock-when-fenced` no longer sits on this epoch-fenced return (its
 /// TiCDC location is the orchestrator-level `fenced` return, see `local_fence.rs`).
