@@ -105,7 +105,12 @@ pub fn plan_for(bug: Bug) -> ZooPlan {
         // Seed 004 review: the maintainer's capture loses its etcd session while its
         // post-bootstrap request is in flight; the handler's fenced return keeps the
         // manager's fence lock, the close never finishes, the capture never exits.
+        // Reached only when the fence lands as the initialisation ends (it loses
+        // `writePathMu` to the handler); a fence that waited longer closes the write path
+        // first and the handler returns on the closed write path.
         Bug::LeakFenceLockWhenFenced => alone("capture_local_fence_during_post_bootstrap"),
+        // Before TiCDC PR #5436: that closed-write-path return kept the fence lock.
+        Bug::LeakFenceLockOnClosedWritePath => alone("capture_local_fence_during_post_bootstrap"),
         // Seed 004 review: the capture the maintainer moves to loses its etcd session
         // while the bootstrap creates the table trigger in its reused manager; the
         // closed write path must be a clean stop, not an error logged and answered.

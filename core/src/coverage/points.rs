@@ -247,6 +247,9 @@ points! {
     DmPostBootstrapLeakLock = "dm.post_bootstrap_leak_lock", May("only with bug leak-fence-lock-when-fenced"), "a fenced post-bootstrap handler returned without releasing the fence lock";
     DmTriggerRegistered = "dm.trigger_registered", Must, "a table trigger registered with the event collector";
     DmLocalFence = "dm.local_fence", Must, "a manager was local-fenced";
+    DmLocalFenceWaitsForInit = "dm.local_fence_waits_for_init", Must, "a local fence waited for writePathMu, held by the trigger's schema-store initialisation";
+    DmPostBootstrapClosedAfterInit = "dm.post_bootstrap_closed_after_init", Must, "a fence that waited through the schema-store initialisation closed the write path first: the handler returned on the closed write path";
+    DmPostBootstrapClosedLeakLock = "dm.post_bootstrap_closed_leak_lock", May("only with bug leak-fence-lock-on-closed-write-path"), "a post-bootstrap handler returned on a closed write path without releasing the fence lock";
     DmCloseStaleOwner = "dm.close_stale_owner", Gap("a close request of an older owner (scenarios/findings/stale_bootstrap_resend_recreates_trigger reaches it)"), "a close request of a non-owner was answered success without closing";
     DmCloseOlderOwner = "dm.close_older_owner", May("only with candidate fix close-older-owner-manager, which no standard scenario applies"), "a newer epoch's close closed a manager of an older owner";
     DmCloseStarted = "dm.close_started", Must, "a close request started the asynchronous close";

@@ -89,6 +89,10 @@ pub struct FenceWaiter {
     pub msg: Message,
 }
 
+/// Go's mutex switches to handing itself to the waiter once one has waited this long
+/// (`starvationThresholdNs` in Go's sync/mutex.go).
+const MUTEX_STARVATION_MS: u64 = 1;
+
 #[derive(Debug)]
 pub struct DispatcherManager {
     pub cf: ChangefeedId,
@@ -176,6 +180,11 @@ pub struct DispatcherManager {
     /// Set by the `leak-fence-lock-when-fenced` bug: the orchestrator-level fenced return
     /// of the post-bootstrap handler never released the lock.
     pub fence_leaked: bool,
+    /// When a local fence landed while the post-bootstrap handler held `writePathMu` for
+    /// the trigger's schema-store initialisation: `stopWritePath` waits for that mutex
+    /// (dispatcher_manager.go:486-502, 1072-1079), so the write path closes when the
+    /// initialisation ends (see [`Self::finish_post_bootstrap`]).
+    pub fence_waiting_since: Option<u64>,
     /// `closing`: `TryClose` started the asynchronous close.
     pub closing: bool,
     /// `writePathClosed`: set first thing by the close; from then on no dispatcher can
@@ -226,6 +235,7 @@ impl DispatcherManager {
             bootstrap_in_flight: None,
             fresh: true,
             fence_leaked: false,
+            fence_waiting_since: None,
             closing: false,
             write_path_closed: false,
             close_finished: false,
@@ -933,11 +943,7 @@ impl DispatcherManager {
         // `InitalizeTableTriggerEventDispatcher` on a closed write path: a clean stop.
         if self.write_path_closed {
             hit(P::DmPostBootstrapWritePathClosed);
-            self.trace(
-                ctx,
-                "dispatcher manager write path closed while initializing table trigger event dispatcher",
-                vec![],
-            );
+            self.post_bootstrap_closed_return(ctx);
             return None;
         }
         let first_init = self.dispatchers.get(&trigger).map(|d| d.is_trigger && !d.registered).unwrap_or(false);
@@ -979,7 +985,25 @@ impl DispatcherManager {
             _ => return replies,
         }
         let p = self.post_bootstrap_in_flight.take().unwrap();
-        self.register_trigger(ctx, p.trigger);
+        match self.fence_waiting_since.take() {
+            // Go's mutex hands itself to a waiter blocked for over 1 ms
+            // (`starvationThresholdNs`, sync/mutex.go): the fence closes the write path as
+            // the initialisation releases `writePathMu`, and the handler's next checks see
+            // it closed (dispatcher_manager.go:506-521).
+            Some(since) if p.ready_at_ms >= since + MUTEX_STARVATION_MS => {
+                self.close_write_path_for_fence(ctx);
+                hit(P::DmPostBootstrapClosedAfterInit);
+                self.post_bootstrap_closed_return(ctx);
+                return replies;
+            }
+            // A fence that waited less may lose the mutex to the handler, which then
+            // registers the trigger before the write path closes and returns on `fenced`.
+            Some(_) => {
+                self.register_trigger(ctx, p.trigger);
+                self.close_write_path_for_fence(ctx);
+            }
+            None => self.register_trigger(ctx, p.trigger),
+        }
         if orchestrator_fenced {
             if ctx.bug(Bug::LeakFenceLockWhenFenced) {
                 hit(P::DmPostBootstrapLeakLock);
@@ -1028,9 +1052,38 @@ impl DispatcherManager {
         }
         hit(P::DmLocalFence);
         self.closing = true;
-        // `stopWritePath(cancelFirst = true)`: the writers' context goes first.
+        if self.post_bootstrap_in_flight.is_some() {
+            if self.fence_waiting_since.is_none() {
+                hit(P::DmLocalFenceWaitsForInit);
+                self.fence_waiting_since = Some(ctx.now_ms);
+                self.trace(ctx, "local fence waits for the table trigger's schema-store initialisation", vec![]);
+            }
+            return;
+        }
+        self.close_write_path_for_fence(ctx);
+    }
+
+    /// `stopWritePath(cancelFirst = true)`: the writers' context goes first.
+    fn close_write_path_for_fence(&mut self, ctx: &mut Ctx) {
         self.sink.cancel();
         self.stop_write_path(ctx);
+    }
+
+    /// The post-bootstrap handler's return on a write-path-closed error: no response, the
+    /// fence lock released (dispatcher_orchestrator.go:582-587); before TiCDC PR #5436
+    /// this return kept the lock (`leak-fence-lock-on-closed-write-path`).
+    fn post_bootstrap_closed_return(&mut self, ctx: &mut Ctx) {
+        if ctx.bug(Bug::LeakFenceLockOnClosedWritePath) {
+            hit(P::DmPostBootstrapClosedLeakLock);
+            self.fence_leaked = true;
+            self.trace(ctx, "post bootstrap write path closed return without releasing fence lock", vec![]);
+            return;
+        }
+        self.trace(
+            ctx,
+            "dispatcher manager write path closed while initializing table trigger event dispatcher",
+            vec![],
+        );
     }
 
     fn handle_close(&mut self, ctx: &mut Ctx, from: NodeId, epoch: Epoch) -> Option<Message> {

@@ -94,9 +94,10 @@ fn fenced_orchestrator_drops_new_maintainer_messages() {
     assert!(env.take().msgs.is_empty());
 }
 
-/// The session is lost during the trigger's initialisation: the manager's write path is
-/// stopped at once, the handler returns on `fenced` (no response) releasing the lock,
-/// and the close then finishes: the orchestrator is closed (the capture can exit).
+/// The session is lost during the trigger's initialisation: the manager's fence waits for
+/// `writePathMu`, which the initialisation holds, and closes the write path as soon as
+/// the initialisation releases it; the handler then returns on the closed write path (no
+/// response) releasing the lock, and the close finishes: the orchestrator is closed.
 #[test]
 fn local_fence_during_post_bootstrap_lets_the_close_finish() {
     let (mut orch, mut env) = in_flight(Env::new(0));
@@ -104,12 +105,15 @@ fn local_fence_during_post_bootstrap_lets_the_close_finish() {
     orch.local_fence(&mut env.ctx());
     orch.close(&mut env.ctx());
     let out = env.take();
-    assert!(traced(&out, "stopping dispatcher manager write path"));
-    assert!(orch.managers[&cf()].write_path_closed);
+    assert!(traced(&out, "local fence waits for the table trigger's schema-store initialisation"));
+    assert!(!orch.managers[&cf()].write_path_closed, "stopWritePath waits for writePathMu");
     assert!(!orch.closed, "Close waits for the admitted handler");
     env.now = INIT_MS;
     let out = tick(&mut orch, &mut env);
     assert_eq!(post_bootstrap_responses(&out), 0, "a fenced handler does not answer");
+    assert!(traced(&out, "stopping dispatcher manager write path"));
+    assert!(traced(&out, "dispatcher manager write path closed while initializing table trigger event dispatcher"));
+    assert!(!orch.managers[&cf()].dispatchers.contains_key(&T), "the trigger was not registered");
     for t in 1..=3 {
         env.now = INIT_MS + t * 200;
         tick(&mut orch, &mut env);
@@ -118,16 +122,52 @@ fn local_fence_during_post_bootstrap_lets_the_close_finish() {
     assert!(orch.managers.is_empty());
 }
 
-/// `leak-fence-lock-when-fenced`: the historical fenced return kept the fence lock; the
-/// manager's close never finishes and the orchestrator never closes.
+/// `leak-fence-lock-on-closed-write-path`: before TiCDC PR #5436 the handler's return on a
+/// closed write path kept the fence lock; the manager's close never finishes.
 #[test]
-fn bug_leak_fence_lock_when_fenced_keeps_the_capture_from_closing() {
-    let (mut orch, mut env) = in_flight(Env::new(0).with_bug(Bug::LeakFenceLockWhenFenced));
+fn bug_leak_fence_lock_on_closed_write_path_keeps_the_capture_from_closing() {
+    let (mut orch, mut env) = in_flight(Env::new(0).with_bug(Bug::LeakFenceLockOnClosedWritePath));
     env.now = 10;
     orch.local_fence(&mut env.ctx());
     orch.close(&mut env.ctx());
     env.take();
     env.now = INIT_MS;
+    let out = tick(&mut orch, &mut env);
+    assert!(traced(&out, "post bootstrap write path closed return without releasing fence lock"));
+    for t in 1..=50 {
+        env.now = INIT_MS + t * 200;
+        tick(&mut orch, &mut env);
+    }
+    let dm = &orch.managers[&cf()];
+    assert!(dm.fence_locked() && !dm.close_finished);
+    assert!(!orch.closed, "the capture never finishes closing");
+}
+
+/// A fence that waited through the initialisation never reaches the `fenced` return, so
+/// `leak-fence-lock-when-fenced` does not keep the capture from closing then.
+#[test]
+fn bug_leak_fence_lock_when_fenced_misses_a_fence_that_waited_for_the_init() {
+    let (mut orch, mut env) = in_flight(Env::new(0).with_bug(Bug::LeakFenceLockWhenFenced));
+    env.now = 10;
+    orch.local_fence(&mut env.ctx());
+    orch.close(&mut env.ctx());
+    for t in 0..=3 {
+        env.now = INIT_MS + t * 200;
+        tick(&mut orch, &mut env);
+    }
+    assert!(orch.closed);
+}
+
+/// `leak-fence-lock-when-fenced`: a fence that did not wait past the mutex's starvation
+/// threshold loses `writePathMu` to the handler, which registers the trigger and then
+/// returns on `fenced`; the historical (review) revision kept the fence lock there.
+#[test]
+fn bug_leak_fence_lock_when_fenced_keeps_the_capture_from_closing() {
+    let (mut orch, mut env) = in_flight(Env::new(0).with_bug(Bug::LeakFenceLockWhenFenced));
+    env.now = INIT_MS;
+    orch.local_fence(&mut env.ctx());
+    orch.close(&mut env.ctx());
+    env.take();
     let out = tick(&mut orch, &mut env);
     assert!(traced(&out, "post bootstrap fenced return without releasing fence lock"));
     for t in 1..=50 {
