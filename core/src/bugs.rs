@@ -77,6 +77,8 @@ pub enum Fix {
     DropBootstrapOfRemovedTrigger,
     IgnorePostBootstrapErrorWhenRemoving,
     FreshStatusWatermark,
+    DbPastCheckIncludesTrigger,
+    DbPassReachesTrigger,
 }
 
 pub struct FixInfo {
@@ -95,6 +97,8 @@ pub const ALL_FIXES: &[FixInfo] = &[
     FixInfo { fix: Fix::IgnorePostBootstrapErrorWhenRemoving, name: "ignore-post-bootstrap-error-when-removing", finding: "stale_bootstrap_resend_recreates_trigger (its restarts)", behaviour: "a maintainer that is removing (a move removed its table trigger) ignores a post-bootstrap error instead of reporting it to the coordinator, which would restart the changefeed (the post-bootstrap request waited in the orchestrator queue and found the trigger gone)" },
     FixInfo { fix: Fix::FreshStatusWatermark, name: "fresh-status-watermark", finding: "status_watermark_snapshot", behaviour: "a status-change heartbeat carries a watermark computed afresh over the manager's dispatchers, not the status collector's snapshot of the last aggregate, so it never pairs a sequence number with a checkpoint that leaves out a dispatcher added under that number" },
     FixInfo { fix: Fix::KeepNewerBlockState, name: "keep-newer-block-state", finding: "outdated_done_block_state", behaviour: "the barrier never moves a span's block state back to an older (commitTs, isSyncPoint), so an outdated DONE cannot hide that the span passed a later event" },
+    FixInfo { fix: Fix::DbPastCheckIncludesTrigger, name: "db-past-check-includes-trigger", finding: "table_set_ddl_lost_on_failover (swarm: a rebuilt DB event waits for a trigger already past it)", behaviour: "a DB-level event not yet selected counts the table trigger among the dispatchers it checks for one already past the event (checkBlockedDispatchers looks at the schema's tasks only), so an event the old trigger wrote before a maintainer move is passed" },
+    FixInfo { fix: Fix::DbPassReachesTrigger, name: "db-pass-reaches-trigger", finding: "table_set_ddl_lost_on_failover (a DB Pass misses a new table trigger)", behaviour: "a DB-level event's Pass also goes to the table trigger's node, not only to the nodes of the schema's tasks and the writer's" },
 ];
 
 impl Fix {

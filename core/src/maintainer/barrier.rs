@@ -176,11 +176,33 @@ pub struct BarrierCtx<'a> {
     pub alive: &'a BTreeSet<NodeId>,
     pub now: u64,
     pub accept_nonowner: bool,
-    /// Candidate fix `keep-newer-block-state` (not TiCDC, whose `UpdateBlockState`
-    /// stores every status): a span's block state never moves back to an older
-    /// `(commitTs, isSyncPoint)`.
-    pub keep_newer_block_state: bool,
+    pub fixes: BarrierFixes,
     pub new_id: &'a mut dyn FnMut() -> DispatcherId,
+}
+
+/// The candidate fixes the barrier applies; none is TiCDC's behaviour.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BarrierFixes {
+    /// `keep-newer-block-state` (TiCDC's `UpdateBlockState` stores every status): a span's
+    /// block state never moves back to an older `(commitTs, isSyncPoint)`.
+    pub keep_newer_block_state: bool,
+    /// `db-past-check-includes-trigger`: a DB event's "someone already past it" check
+    /// also looks at the table trigger (TiCDC's looks at the schema's tasks only).
+    pub db_past_check_includes_trigger: bool,
+    /// `db-pass-reaches-trigger`: a DB event's Pass also goes to the table trigger's node
+    /// (TiCDC's goes to the schema's tasks' nodes and the writer's).
+    pub db_pass_reaches_trigger: bool,
+}
+
+impl BarrierFixes {
+    pub fn from_ctx(ctx: &crate::effects::Ctx) -> Self {
+        use crate::bugs::Fix;
+        BarrierFixes {
+            keep_newer_block_state: ctx.fix(Fix::KeepNewerBlockState),
+            db_past_check_includes_trigger: ctx.fix(Fix::DbPastCheckIncludesTrigger),
+            db_pass_reaches_trigger: ctx.fix(Fix::DbPassReachesTrigger),
+        }
+    }
 }
 
 impl Barrier {
@@ -230,10 +252,14 @@ impl Barrier {
     /// Tasks `checkBlockedDispatchers` looks at to see whether someone is already past
     /// the event: for a DB event the schema's tasks only (`GetTasksBySchemaID`; the DDL
     /// span belongs to no schema), otherwise the related tasks.
-    fn past_check_tasks(&self, ev: &BarrierEvent, sc: &SpanController) -> Vec<DispatcherId> {
+    fn past_check_tasks(&self, ev: &BarrierEvent, sc: &SpanController, fixes: BarrierFixes) -> Vec<DispatcherId> {
         match &ev.block_tables {
             Some(bt) if bt.influence_type == InfluenceType::Db => {
-                sc.tasks_of_schema(bt.schema_id).iter().map(|r| r.id).collect()
+                let mut v: Vec<DispatcherId> = sc.tasks_of_schema(bt.schema_id).iter().map(|r| r.id).collect();
+                if fixes.db_past_check_includes_trigger {
+                    v.push(sc.ddl_span_id);
+                }
+                v
             }
             _ => self.related_tasks(ev, sc),
         }
@@ -334,7 +360,7 @@ impl Barrier {
                 t.checkpoint_ts = s.block_ts - 1;
             }
             let older = |b: &BlockState| (s.block_ts, s.is_sync_point) < (b.block_ts, b.is_sync_point);
-            if !(bc.keep_newer_block_state && t.block_state.as_ref().map(older).unwrap_or(false)) {
+            if !(bc.fixes.keep_newer_block_state && t.block_state.as_ref().map(older).unwrap_or(false)) {
                 hit(P::BarrierBlockStateReplaced);
                 t.block_state = Some(s.clone());
             }
@@ -573,6 +599,11 @@ impl Barrier {
             if let Some(n) = ev.writer.and_then(|w| bc.sc.get(&w)).and_then(|r| r.node) {
                 nodes.insert(n);
             }
+            if bc.fixes.db_pass_reaches_trigger {
+                if let Some(n) = bc.sc.get(&bc.sc.ddl_span_id).and_then(|r| r.node) {
+                    nodes.insert(n);
+                }
+            }
             for n in nodes {
                 out.notes.push(("barrier pass", format!("commit_ts={} node={} schema={}", key.0, n, schema)));
                 out.push(n, action(ActionKind::Pass, key.0, key.1, InfluencedDispatchers::Db(schema)));
@@ -703,7 +734,7 @@ impl Barrier {
             }
             if !selected {
                 // Someone already past the event: it was written (`checkBlockedDispatchers`).
-                let related = self.past_check_tasks(self.events.get(&key).unwrap(), bc.sc);
+                let related = self.past_check_tasks(self.events.get(&key).unwrap(), bc.sc, bc.fixes);
                 let past =
                     related.iter().any(|id| bc.sc.get(id).map(|r| forward_barrier_event(r, key)).unwrap_or(false));
                 if past {

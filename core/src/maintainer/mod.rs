@@ -25,7 +25,7 @@ use crate::effects::*;
 use crate::messages::*;
 use crate::types::*;
 use crate::upstream::SchemaView;
-use barrier::{Barrier, BarrierCtx, BarrierOut};
+use barrier::{Barrier, BarrierCtx, BarrierFixes, BarrierOut};
 use operator::{
     MoveDispatcherOperator, Operator, OperatorController, RemoveDispatcherOperator, RemovePostFinish,
     SplitDispatcherOperator,
@@ -412,7 +412,7 @@ impl Maintainer {
                     return;
                 }
                 let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
-                let keep_newer_block_state = ctx.fix(crate::bugs::Fix::KeepNewerBlockState);
+                let fixes = BarrierFixes::from_ctx(ctx);
                 let mut out = BarrierOut::default();
                 {
                     let now = ctx.now_ms;
@@ -425,7 +425,7 @@ impl Maintainer {
                         alive: &self.alive,
                         now,
                         accept_nonowner,
-                        keep_newer_block_state,
+                        fixes,
                         new_id: &mut new_id,
                     };
                     self.barrier.handle_request(from, &statuses, &mut bc, &mut out);
@@ -603,7 +603,7 @@ impl Maintainer {
                 {
                     let now = ctx.now_ms;
                     let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
-                    let keep_newer_block_state = ctx.fix(crate::bugs::Fix::KeepNewerBlockState);
+                    let fixes = BarrierFixes::from_ctx(ctx);
                     let rng = &mut *ctx.rng;
                     let mut new_id = || new_id_from(rng);
                     let mut bc = BarrierCtx {
@@ -613,7 +613,7 @@ impl Maintainer {
                         alive: &self.alive,
                         now,
                         accept_nonowner,
-                        keep_newer_block_state,
+                        fixes,
                         new_id: &mut new_id,
                     };
                     hit(P::MaintainerBarrierTick);

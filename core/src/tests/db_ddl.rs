@@ -23,9 +23,13 @@ const OTHER: SchemaId = 2;
 const TS: Ts = 200;
 
 fn setup() -> MH {
+    setup_with(Env::new(0))
+}
+
+fn setup_with(env: Env) -> MH {
     let mut schema = TestSchema::with_tables(&[10, 11]);
     schema.tables.push((table_info(12, OTHER), 1, None));
-    let mut h = MH::new(&[0, 1, 2, 3], schema);
+    let mut h = MH::with_env(env, &[0, 1, 2, 3], schema);
     let mut z = bspan(Z, TableSpan::full(12), ComponentState::Working, 150);
     z.schema_id = OTHER;
     h.bootstrap(vec![
@@ -149,6 +153,43 @@ fn the_trigger_past_a_db_event_does_not_count_as_past_it_but_a_task_of_the_schem
         actions_any(&o)
     );
     assert!(!actions_any(&o).is_empty());
+}
+
+/// Candidate fix `db-past-check-includes-trigger`: the trigger already past a DB event
+/// (it wrote it before a maintainer move) counts, so the event is passed.
+#[test]
+fn fix_db_past_check_includes_trigger_passes_an_event_the_trigger_is_past() {
+    let mut h = setup_with(Env::new(0).with_fix(crate::bugs::Fix::DbPastCheckIncludesTrigger));
+    let ddl = h.ddl();
+    let bt = db(SCHEMA);
+    report(&mut h, 1, X, block(TS, bt.clone(), Waiting));
+    h.m.sc.get_mut(&ddl).unwrap().checkpoint_ts = TS + 50;
+    h.env.now = 1_000;
+    let o = h.tick();
+    assert!(h.m.barrier.events[&(TS, false)].writer_advanced);
+    assert!(
+        actions_any(&o).contains(&(n(1), ActionKind::Pass, TS, InfluencedDispatchers::Db(SCHEMA))),
+        "{:?}",
+        actions_any(&o)
+    );
+}
+
+/// A DB event advanced with no writer sends its Pass to the schema's nodes only, missing
+/// the trigger's node; candidate fix `db-pass-reaches-trigger` adds it.
+#[test]
+fn a_writerless_db_pass_misses_the_triggers_node_unless_fixed() {
+    for (env, want_trigger_node) in
+        [(Env::new(0), false), (Env::new(0).with_fix(crate::bugs::Fix::DbPassReachesTrigger), true)]
+    {
+        let mut h = setup_with(env);
+        let bt = db(SCHEMA);
+        report(&mut h, 1, X, block(TS, bt.clone(), Waiting));
+        h.m.sc.get_mut(&Y).unwrap().checkpoint_ts = TS + 1;
+        h.env.now = 1_000;
+        let nodes: Vec<NodeId> = actions_any(&h.tick()).iter().map(|a| a.0).collect();
+        assert!(nodes.contains(&n(1)) && nodes.contains(&n(2)), "{:?}", nodes);
+        assert_eq!(nodes.contains(&n(0)), want_trigger_node, "{:?}", nodes);
+    }
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! `NewBarrier`), with the barrier's own entry points.
 
 use crate::config::SchedulerConfig;
-use crate::maintainer::barrier::{Barrier, BarrierCtx, BarrierEvent, BarrierOut, EventKey};
+use crate::maintainer::barrier::{Barrier, BarrierCtx, BarrierEvent, BarrierFixes, BarrierOut, EventKey};
 use crate::maintainer::operator::OperatorController;
 use crate::maintainer::span_controller::{ReplicaState, SpanController, SpanReplication};
 use crate::messages::*;
@@ -118,7 +118,7 @@ impl World {
             alive: &self.alive,
             now: self.now,
             accept_nonowner: self.accept_nonowner,
-            keep_newer_block_state: false,
+            fixes: BarrierFixes::default(),
             new_id: &mut new_id,
         };
         self.barrier.handle_request(from, &statuses, &mut bc, &mut out);
@@ -140,7 +140,7 @@ impl World {
             alive: &self.alive,
             now: self.now,
             accept_nonowner: self.accept_nonowner,
-            keep_newer_block_state: false,
+            fixes: BarrierFixes::default(),
             new_id: &mut new_id,
         };
         self.barrier.resend(&mut bc, &mut out);
@@ -165,7 +165,7 @@ impl World {
             alive: &self.alive,
             now: self.now,
             accept_nonowner: self.accept_nonowner,
-            keep_newer_block_state: false,
+            fixes: BarrierFixes::default(),
             new_id: &mut new_id,
         };
         let r = f(&mut self.barrier, &mut bc, &mut out);
