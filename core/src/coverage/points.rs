@@ -362,7 +362,7 @@ points! {
     MmRemove = "mm.remove", Must, "a remove maintainer request was applied";
     MmRemoveStaleEpoch = "mm.remove_stale_epoch", Gap("a remove maintainer request of an older epoch"), "a remove maintainer request of another epoch was ignored";
     MmRemoveUnknown = "mm.remove_unknown", Must, "a non-cascade remove of an unknown maintainer was answered removed";
-    MmRemoveUnknownCascade = "mm.remove_unknown_cascade", Must, "a cascade remove of an unknown maintainer was ignored";
+    MmRemoveUnknownCascade = "mm.remove_unknown_cascade", Must, "a cascade remove of an unknown maintainer started a maintainer that only closes the dispatcher managers";
     MmRouteUnknownChangefeed = "mm.route_unknown_changefeed", Must, "a dispatcher-side message for a changefeed without a maintainer here was dropped";
     SinkUnknownOp = "sink.unknown_op", May("the simulator routes each storage result once to the sink instance that issued it and drops a killed generation's results"), "a storage result matched no write in flight (issued before a restart)";
     SinkCancelled = "sink.cancelled", Must, "a put completed after the sink's context was cancelled; no rename";

@@ -113,8 +113,6 @@ impl MaintainerManager {
                     // node does not host (e.g. it stopped and was forgotten after a report
                     // that got lost) is answered Stopped with the request's epoch, so a
                     // coordinator resending a move's remove learns the origin is gone.
-                    // Simplification: the cascade remove of a missing maintainer (TiCDC
-                    // starts a maintainer just to close every manager) is not modelled.
                     None if !cascade => {
                         hit(P::MmRemoveUnknown);
                         if let Some(c) = self.coordinator {
@@ -136,7 +134,15 @@ impl MaintainerManager {
                             ctx.send(c, Message::MaintainerHeartbeat { statuses: vec![st] });
                         }
                     }
-                    None => hit(P::MmRemoveUnknownCascade),
+                    // The cascade remove of a maintainer this node does not host starts one
+                    // that closes every dispatcher manager and then reports Stopped
+                    // (maintainer/maintainer_manager_maintainers.go:344-362).
+                    None => {
+                        hit(P::MmRemoveUnknownCascade);
+                        let mut m = Maintainer::new_for_remove(ctx, cf.clone(), maintainer_epoch, self.alive.clone());
+                        m.remove(ctx, true, removed);
+                        self.maintainers.insert(cf, m);
+                    }
                 }
                 self.send_heartbeat(ctx);
             }

@@ -148,7 +148,7 @@ impl DefaultSpanTraffic {
 }
 
 impl Maintainer {
-    pub fn new(
+    fn unstarted(
         ctx: &mut Ctx,
         cf: ChangefeedId,
         config: ChangefeedConfig,
@@ -161,7 +161,7 @@ impl Maintainer {
         let mut sc = SpanController::new(ddl_id, ctx.node, checkpoint, config.scheduler.clone());
         sc.ignore_pending_block_start_ts = ctx.bug(Bug::IgnorePendingBlockStartTs);
         let oc = OperatorController::with_batch_size(config.scheduler.add_table_batch_size);
-        let mut m = Maintainer {
+        let m = Maintainer {
             cf,
             node: ctx.node,
             epoch,
@@ -199,11 +199,35 @@ impl Maintainer {
             "maintainer created",
             vec![("checkpoint_ts", checkpoint.to_string()), ("table_trigger", ddl_id.to_string())],
         );
+        m
+    }
+
+    /// A maintainer added by the coordinator: it bootstraps every alive node at once
+    /// (`EventInit` -> `initialize`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        ctx: &mut Ctx,
+        cf: ChangefeedId,
+        config: ChangefeedConfig,
+        checkpoint: Ts,
+        epoch: Epoch,
+        is_new: bool,
+        alive: BTreeSet<NodeId>,
+    ) -> Self {
+        let mut m = Self::unstarted(ctx, cf, config, checkpoint, epoch, is_new, alive.clone());
         for n in alive {
             m.bootstrap_responses.insert(n, None);
             m.send_bootstrap(ctx, n);
         }
         m
+    }
+
+    /// `NewMaintainerForRemove` (maintainer/maintainer.go:289-305): the cascade remove of a
+    /// changefeed this node hosts no maintainer for starts one that only closes every
+    /// dispatcher manager (checkpoint 1, default config, the request's epoch). It gets no
+    /// `EventInit`, so it never bootstraps.
+    pub fn new_for_remove(ctx: &mut Ctx, cf: ChangefeedId, epoch: Epoch, alive: BTreeSet<NodeId>) -> Self {
+        Self::unstarted(ctx, cf, ChangefeedConfig::default(), 1, epoch, false, alive)
     }
 
     /// Move the failed assertions of the controllers and the barrier (which have no

@@ -296,9 +296,47 @@ fn non_cascade_remove_of_a_missing_maintainer_is_answered_stopped() {
         .collect();
     assert_eq!(stopped.len(), 1);
     assert!(stopped[0].removed && stopped[0].maintainer_epoch == 7);
-    // The cascade remove of a missing maintainer is not answered that way (not modelled).
-    let msgs = remove_maintainer(&mut mm, true);
-    assert!(msgs.iter().all(|e| !matches!(&e.msg, Message::MaintainerHeartbeat { statuses } if !statuses.is_empty())));
+}
+
+fn heartbeat_statuses(msgs: &[crate::messages::Envelope]) -> Vec<MaintainerStatus> {
+    msgs.iter()
+        .flat_map(|e| match &e.msg {
+            Message::MaintainerHeartbeat { statuses } => statuses.clone(),
+            _ => vec![],
+        })
+        .collect()
+}
+
+/// `NewMaintainerForRemove`: the cascade remove of a maintainer the node does not host
+/// starts one that sends no bootstrap, closes every dispatcher manager, and reports
+/// Stopped once all answered success.
+#[test]
+fn cascade_remove_of_a_missing_maintainer_closes_every_manager_then_reports_stopped() {
+    let mut mm = crate::maintainer::manager::MaintainerManager::new(n(1));
+    mm.coordinator = Some(n(0));
+    mm.alive = nodes(&[1, 2]);
+    let mut msgs = remove_maintainer(&mut mm, true);
+    // The close requests go out at the maintainer's next close round.
+    let mut env = Env::new(1);
+    env.now = 5_000;
+    mm.maintainers.get_mut(&cf()).unwrap().on_tick(&mut env.ctx(), &crate::maintainer::NoSchema);
+    msgs.extend(env.take().msgs);
+    assert!(!msgs.iter().any(|e| matches!(e.msg, Message::MaintainerBootstrapRequest { .. })), "it never bootstraps");
+    let mut closes: Vec<NodeId> = msgs
+        .iter()
+        .filter(|e| matches!(e.msg, Message::MaintainerCloseRequest { maintainer_epoch: 7, .. }))
+        .map(|e| e.to)
+        .collect();
+    closes.sort();
+    assert_eq!(closes, vec![n(1), n(2)]);
+    assert!(heartbeat_statuses(&msgs).iter().all(|s| !s.removed), "not stopped before the managers closed");
+    for from in [1, 2] {
+        let resp = Message::MaintainerCloseResponse { cf: cf(), success: true, maintainer_epoch: 7 };
+        mm.handle_message(&mut env.ctx(), n(from), resp, &crate::maintainer::NoSchema);
+    }
+    mm.send_heartbeat(&mut env.ctx());
+    let st = heartbeat_statuses(&env.take().msgs);
+    assert!(st.iter().any(|s| s.removed && s.maintainer_epoch == 7), "{:?}", st);
 }
 
 /// `onDispatchMaintainerRequest`: a capture takes add/remove maintainer requests only

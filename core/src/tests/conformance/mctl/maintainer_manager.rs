@@ -317,10 +317,22 @@ fn ticdc_maintainer_manager_TestMaintainerBootstrapWithTablesReported() {
 }
 
 // maintainer_manager_test.go:644 — a cascade remove of a changefeed the node does not host
-// leaves the manager without a maintainer for it.
+// eventually leaves the manager without a maintainer for it: the removal-only maintainer
+// it starts closes the (mock) dispatcher manager, stops, and is cleaned up.
 #[test]
 fn ticdc_maintainer_manager_TestStopNotExistsMaintainer() {
     let mut m = MM::new();
     m.handle(Message::RemoveMaintainerRequest { cf: cf(), cascade: true, removed: true, maintainer_epoch: 0 });
+    m.env.now = 5_000;
+    m.mm.maintainers.get_mut(&cf()).unwrap().on_tick(&mut m.env.ctx(), &m.schema);
+    let out = m.env.take();
+    assert!(out.msgs.iter().any(|e| e.to == n(0) && matches!(e.msg, Message::MaintainerCloseRequest { .. })));
+    m.mm.handle_message(
+        &mut m.env.ctx(),
+        n(0),
+        Message::MaintainerCloseResponse { cf: cf(), success: true, maintainer_epoch: 0 },
+        &m.schema,
+    );
+    m.mm.send_heartbeat(&mut m.env.ctx());
     assert!(!m.mm.maintainers.contains_key(&cf()));
 }
