@@ -39,8 +39,8 @@ BIN="$work/ticdc-sim"
 # name | scenario argument | fuzz seeds | callgrind seeds | target instr/seed (M, or -)
 SET=(
     "canonical|maintainer_failover_when_operator|200|20|10"
-    "swarm|swarm|200|20|28"
-    "bench_3node_10table|bench_3node_10table|40|2|130"
+    "swarm|swarm|200|10|28"
+    "bench_3node_10table|bench_3node_10table|40|1|130"
     "bench_10node_100table|scenarios/bench/bench_10node_100table.toml|10|1|-"
     "bench_10node_1000table|scenarios/bench/bench_10node_1000table.toml|2|1|-"
 )

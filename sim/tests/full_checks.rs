@@ -2,7 +2,8 @@
 //! only once something is found) against the reference ones (`--full-checks`): the same
 //! violations at the same moments, hence the same trace, over the seed corpus (every
 //! recorded bug and finding seed, which do violate), every named bug on its zoo scenario
-//! and the first seeds of every scenario.
+//! (seeds 0 and 1) and seed 0 of every scenario. The release-mode sweep over many seeds is
+//! `fuzz <scenario> --json` with and without `--full-checks` (same failing seeds and hashes).
 
 use core_sched::bugs::{Bugs, ALL_BUGS};
 use std::path::PathBuf;
@@ -52,15 +53,13 @@ fn fast_and_full_checks_agree_on_every_bug_and_scenario() {
         for c in plan.companions {
             bugs = bugs.with(*c);
         }
-        for seed in 0..3 {
+        for seed in 0..2 {
             diffs.extend(differs(info.name, &scn, seed, &bugs));
         }
     }
     for (name, _) in load::list() {
         let scn = load::resolve(&name).unwrap().scenario;
-        for seed in 0..2 {
-            diffs.extend(differs(&name, &scn, seed, &Bugs::none()));
-        }
+        diffs.extend(differs(&name, &scn, 0, &Bugs::none()));
     }
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
 }
