@@ -31,6 +31,7 @@ command -v jq >/dev/null || { echo "error: jq is needed to read the fuzz JSON" >
 have_cg=0
 if [ "$CALLGRIND" != 0 ] && [ "$QUICK" = 0 ] && command -v valgrind >/dev/null; then have_cg=1; fi
 
+load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$SIM" "$work/ticdc-sim"
@@ -74,13 +75,14 @@ for entry in "${SET[@]}"; do
         [ -n "$total" ] && INSTR[$name]=$(awk -v t="$total" -v k="$k" 'BEGIN { printf "%.1f", t / k / 1e6 }')
         rm -f "$work/cg.out"
     fi
-    instr=${INSTR[$name]:-n/a}
+    instr=n/a
+    [ -n "${INSTR[$name]}" ] && instr="${INSTR[$name]} M (seeds 0..$k)"
     verdict="-"
     if [ "$target" != - ] && [ -n "${INSTR[$name]}" ]; then
         verdict=$(awk -v m="${INSTR[$name]}" -v t="$target" 'BEGIN { print (m <= t ? "met" : "missed") }')
     fi
     tgt=$([ "$target" = - ] && echo - || echo "<= $target M")
-    rows+="| \`$name\` | $passes pass | ${SPS[$name]} | ${RATIO[$name]}x | ${CPU[$name]} s | $instr M (seeds 0..$k) | $tgt | $verdict |"$'\n'
+    rows+="| \`$name\` | $passes pass | ${SPS[$name]} | ${RATIO[$name]}x | ${CPU[$name]} s | $instr | $tgt | $verdict |"$'\n'
 done
 
 # The cost exponent from 100 to 1,000 tables (10x the tables): log10 of the ratio.
@@ -99,7 +101,9 @@ cpu1000=${CPU[bench_10node_1000table]:-n/a}
     echo "simulated/wall from its JSON, CPU per seed from \`/usr/bin/time\`), and instructions per seed"
     echo "from \`valgrind --tool=callgrind\` over the first seeds (start-up included). canonical is the"
     echo "README's main scenario, \`maintainer_failover_when_operator\`; the two scale scenarios are"
-    echo "\`scenarios/bench/\` (10 captures, the same skeleton with 100 and 1,000 tables)."
+    echo "\`scenarios/bench/\` (10 captures, the same skeleton with 100 and 1,000 tables). seeds/s and"
+    echo "simulated/wall follow the machine's load (load average at start: $load); CPU and instructions"
+    echo "per seed much less so."
     echo
     echo "| scenario | seeds | seeds/s | simulated/wall | CPU/seed | instructions/seed | target | |"
     echo "|---|---|---|---|---|---|---|---|"
