@@ -326,4 +326,4 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
     fi
 } >"$work/page.md"
 mv "$work/page.md" "$OUT"
-echo "measurements: wrote $OUT in ${t_total} s (throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, shrink ${t_shrink} s, campaign ${t_campaign} s)" >&2
+echo "measurements: wrote $OUT in ${t_total} s (throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, shrink ${t_shrink} s, campaign ${t_campaign} s, bench ${t_bench} s)" >&2
