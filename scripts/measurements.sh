@@ -14,10 +14,11 @@
 #   REPORT_DIR=d   where zoo and findings write their .md/.json (default: reports, the
 #                  committed reports/bug-zoo.* and reports/findings.*)
 #   SKIP=list      comma-separated parts to leave out: throughput, zoo, findings, shrink,
-#                  campaign, memory (shrink: `shrink` of every seed file of seeds/findings/
+#                  campaign, memory, bench (shrink: `shrink` of every seed file of seeds/findings/
 #                  and every seeds/*.json with bugs, default budget; campaign:
 #                  scripts/campaign.sh, 20,000 swarm seeds; memory: peak RSS of fuzz swarm
-#                  --jobs 1 over 300 and 10,000 seeds; always that many)
+#                  --jobs 1 over 300 and 10,000 seeds; always that many; bench:
+#                  scripts/bench.sh, one core, its fixed seed counts, about 10 minutes)
 #
 # The script builds nothing: build first (`cargo build --release`). It always exits 0
 # once the page is written; each command's exit code is recorded in the page.
@@ -155,6 +156,16 @@ if ! skip memory; then
     done
 fi
 t_memory=$(( $(date +%s) - t_part ))
+
+# ---------------------------------------------------------------- bench
+t_part=$(date +%s)
+bench_rc=skipped
+if ! skip bench; then
+    echo "measurements: scripts/bench.sh" >&2
+    bench_rc=0
+    SIM="$BIN" OUT="$work/bench.md" scripts/bench.sh >/dev/null 2>"$work/bench.err" || bench_rc=$?
+fi
+t_bench=$(( $(date +%s) - t_part ))
 t_total=$(( $(date +%s) - t_start ))
 load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 
@@ -172,7 +183,7 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
     echo "| machine | $(nproc) cores${cpu:+, $cpu}; load average at start $load, at end $load_end |"
     echo "| binary | \`$SIM\` built $bin_time, repository at $commit$dirty |"
     echo "| seeds | N = $N (\`bench_3node_10table\`: $BENCH_N), \`--jobs $JOBS\` |"
-    echo "| wall time | throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, shrink ${t_shrink} s, campaign ${t_campaign} s, memory ${t_memory} s, total ${t_total} s |"
+    echo "| wall time | throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, shrink ${t_shrink} s, campaign ${t_campaign} s, memory ${t_memory} s, bench ${t_bench} s, total ${t_total} s |"
     echo
     echo "Rates depend on the machine and on what else runs on it: on a shared machine"
     echo "(the load average above) they drop, and other builds running at the same time"
@@ -286,6 +297,19 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
         printf '%s' "$mem_rows"
     fi
     echo
+    echo "## Benchmark"
+    echo
+    if [ "$bench_rc" = skipped ]; then
+        echo "(skipped: \`SKIP=$SKIP\`)"
+    elif [ -s "$work/bench.md" ]; then
+        echo "\`scripts/bench.sh\` (exit code $bench_rc): measured against the performance targets."
+        echo
+        cat "$work/bench.md"
+    else
+        echo "\`scripts/bench.sh\` exited $bench_rc without a result:"
+        echo; echo '```'; tail -n 5 "$work/bench.err"; echo '```'
+    fi
+    echo
     echo "## Long campaign"
     echo
     if [ "$campaign_rc" = skipped ]; then
@@ -302,4 +326,4 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
     fi
 } >"$work/page.md"
 mv "$work/page.md" "$OUT"
-echo "measurements: wrote $OUT in ${t_total} s (throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, shrink ${t_shrink} s, campaign ${t_campaign} s)" >&2
+echo "measurements: wrote $OUT in ${t_total} s (throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, shrink ${t_shrink} s, campaign ${t_campaign} s, bench ${t_bench} s)" >&2

@@ -84,6 +84,10 @@ pub struct FuzzArgs {
     /// Test hook: make runs differ (to exercise --check-determinism-ratio).
     #[arg(long, hide = true)]
     pub inject_nondeterminism: bool,
+    /// Run the reference invariant checks (each table's spans and writers compared pair by
+    /// pair, after every step) instead of the fast ones; they report the same violations.
+    #[arg(long)]
+    pub full_checks: bool,
     /// Report the core's coverage points reached (in --json: a `coverage` object with
     /// every point's hits and the points never reached).
     #[arg(long)]

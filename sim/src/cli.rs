@@ -151,6 +151,10 @@ pub struct ScenarioArgs {
     /// Test hook: make runs differ (to exercise --check-determinism).
     #[arg(long, hide = true)]
     pub inject_nondeterminism: bool,
+    /// Run the reference invariant checks instead of the fast ones (they report the same
+    /// violations; slower with many tables).
+    #[arg(long)]
+    pub full_checks: bool,
 }
 
 /// Parse the arguments, run the command, print, and return the exit code.
@@ -275,6 +279,7 @@ fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), CliError> {
         inject_nondeterminism: a.inject_nondeterminism,
         progress: Some(progress.clone()),
         timeline: a.html,
+        full_checks: a.full_checks,
     };
     let watch = crate::wallclock::ProgressWatch::start(
         format!("scenario {} seed {}", loaded.scenario.name, seed),

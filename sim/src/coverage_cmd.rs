@@ -79,6 +79,7 @@ pub fn cli_coverage(a: &CoverageArgs) -> Result<(String, i32), CliError> {
             no_mask: false,
             check_determinism_ratio: None,
             inject_nondeterminism: false,
+            full_checks: false,
             coverage: false,
             html: false,
         })?;

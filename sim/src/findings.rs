@@ -95,6 +95,7 @@ pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRo
                     stop_after: None,
                     determinism_ratio: 0.0,
                     inject_nondeterminism: false,
+                    full_checks: false,
                 },
                 &mut |p, _| bar.update(p),
             );

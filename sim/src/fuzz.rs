@@ -117,6 +117,8 @@ pub struct Campaign<'a> {
     pub determinism_ratio: f64,
     /// Test hook: make runs differ (to exercise the determinism check).
     pub inject_nondeterminism: bool,
+    /// Run the reference invariant checks (`--full-checks`).
+    pub full_checks: bool,
 }
 
 /// Whether `seed` is among the `ratio` of seeds rerun for the determinism check: a hash
@@ -194,7 +196,11 @@ pub fn run_campaign(c: &Campaign, progress: &mut dyn FnMut(&Progress, &SeedOutco
     let next = AtomicU64::new(0);
     let failures = AtomicUsize::new(0);
     let stopped = AtomicBool::new(false);
-    let opts = RunOptions { inject_nondeterminism: c.inject_nondeterminism, ..RunOptions::default() };
+    let opts = RunOptions {
+        inject_nondeterminism: c.inject_nondeterminism,
+        full_checks: c.full_checks,
+        ..RunOptions::default()
+    };
     let start = Stopwatch::start();
     let mut runs: Vec<SeedOutcome> = Vec::new();
     let mut coverage = crate::coverage::Tally::default();
@@ -564,6 +570,7 @@ pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
         stop_after: a.stop_after,
         determinism_ratio: crate::args::parse_ratio(a.check_determinism_ratio.as_deref())?,
         inject_nondeterminism: a.inject_nondeterminism,
+        full_checks: a.full_checks,
     };
     let scenario_ref = crate::scenario::load::seed_file_reference(&loaded.path);
     let mut bar = ProgressBar::new(&format!("fuzz {}", loaded.scenario.name));

@@ -15,7 +15,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Default)]
 pub struct Storage {
-    pub objects: BTreeMap<String, ObjectContent>,
+    /// Every object by path; changed only through [`Self::insert_object`] and
+    /// [`Self::remove_object`], which keep `rows_index` in step.
+    objects: BTreeMap<String, ObjectContent>,
+    /// The final (not temporary) data objects holding rows of each table, by path: the
+    /// consumer's view of one table reads these instead of every object.
+    rows_index: BTreeMap<TableId, BTreeSet<String>>,
     /// Durable row changes (table, commit ts, key), for the no-data-loss check.
     pub durable: BTreeSet<(TableId, Ts, u64)>,
     /// DDL files made durable: (commit ts, table) -> writers (paths).
@@ -59,13 +64,63 @@ impl Storage {
             ObjectContent::SyncPoint(r) => self.new_ddl_ts.push((r.primary_ts, false, true)),
             ObjectContent::Rows(_) => {}
         }
-        self.objects.insert(path.to_string(), content);
+        self.insert_object(path, content);
         Ok(())
+    }
+
+    /// Whether the consumer reads the object at `path` (temporary uploads it does not).
+    fn is_final(path: &str) -> bool {
+        !path.contains(".tmp.")
+    }
+
+    /// The tables with rows in a data object.
+    fn row_tables(c: &ObjectContent) -> BTreeSet<TableId> {
+        match c {
+            ObjectContent::Rows(rows) => rows.iter().map(|r| r.table_id).collect(),
+            _ => BTreeSet::new(),
+        }
+    }
+
+    fn insert_object(&mut self, path: &str, content: ObjectContent) -> Option<ObjectContent> {
+        let final_path = Self::is_final(path);
+        if final_path {
+            for t in Self::row_tables(&content) {
+                self.rows_index.entry(t).or_default().insert(path.to_string());
+            }
+        }
+        let old = self.objects.insert(path.to_string(), content);
+        if final_path {
+            self.unindex(path, old.as_ref());
+        }
+        old
+    }
+
+    fn remove_object(&mut self, path: &str) -> Option<ObjectContent> {
+        let old = self.objects.remove(path);
+        if Self::is_final(path) {
+            self.unindex(path, old.as_ref());
+        }
+        old
+    }
+
+    /// Drop `path` from the index of the tables `old` had rows of and the object now at
+    /// `path` (if any) has not.
+    fn unindex(&mut self, path: &str, old: Option<&ObjectContent>) {
+        let Some(old) = old else { return };
+        let now = self.objects.get(path).map(Self::row_tables).unwrap_or_default();
+        for t in Self::row_tables(old).difference(&now) {
+            if let Some(paths) = self.rows_index.get_mut(t) {
+                paths.remove(path);
+                if paths.is_empty() {
+                    self.rows_index.remove(t);
+                }
+            }
+        }
     }
 
     /// Rename a temporary object to its final name; returns the content made durable.
     pub fn rename(&mut self, from: &str, to: &str) -> Result<Option<ObjectContent>, StorageError> {
-        let Some(c) = self.objects.remove(from) else { return Err(StorageError::NotFound(from.to_string())) };
+        let Some(c) = self.remove_object(from) else { return Err(StorageError::NotFound(from.to_string())) };
         match &c {
             ObjectContent::Rows(rows) => {
                 for r in rows {
@@ -96,7 +151,7 @@ impl Storage {
         }
         // Renaming onto an existing object replaces it: its rows are no longer durable
         // (no-data-loss then sees the loss).
-        if let Some(ObjectContent::Rows(old)) = self.objects.insert(to.to_string(), c.clone()) {
+        if let Some(ObjectContent::Rows(old)) = self.insert_object(to, c.clone()) {
             for r in old {
                 self.durable.remove(&(r.table_id, r.commit_ts, r.key));
             }
@@ -111,12 +166,23 @@ impl Storage {
 
     pub fn delete(&mut self, paths: &[String]) {
         for p in paths {
-            self.objects.remove(p);
+            self.remove_object(p);
         }
     }
 
     fn final_objects(&self) -> impl Iterator<Item = (&String, &ObjectContent)> {
-        self.objects.iter().filter(|(p, _)| !p.contains(".tmp."))
+        self.objects.iter().filter(|(p, _)| Self::is_final(p))
+    }
+
+    /// The rows of `table` in its final data objects, in path order.
+    fn rows_of(&self, table: TableId) -> Vec<&RowChange> {
+        let mut all = Vec::new();
+        for p in self.rows_index.get(&table).into_iter().flatten() {
+            if let Some(ObjectContent::Rows(rows)) = self.objects.get(p) {
+                all.extend(rows.iter().filter(|r| r.table_id == table));
+            }
+        }
+        all
     }
 
     /// Whether the consumer sees the table (of database `schema`): any data or a CREATE,
@@ -186,26 +252,12 @@ impl Storage {
 
     /// The consumer's view of every table that has data (one pass over the objects).
     pub fn all_table_rows(&self) -> BTreeMap<TableId, BTreeMap<u64, u64>> {
-        let mut all: BTreeMap<TableId, Vec<&RowChange>> = BTreeMap::new();
-        for (_, c) in self.final_objects() {
-            if let ObjectContent::Rows(rows) = c {
-                for r in rows {
-                    all.entry(r.table_id).or_default().push(r);
-                }
-            }
-        }
-        all.into_iter().map(|(t, rows)| (t, apply_rows(rows))).collect()
+        self.rows_index.keys().map(|&t| (t, apply_rows(self.rows_of(t)))).collect()
     }
 
     /// The consumer's view of a table: apply durable row changes in commit-ts order.
     pub fn table_rows(&self, table: TableId) -> BTreeMap<u64, u64> {
-        let mut all: Vec<&RowChange> = Vec::new();
-        for (_, c) in self.final_objects() {
-            if let ObjectContent::Rows(rows) = c {
-                all.extend(rows.iter().filter(|r| r.table_id == table));
-            }
-        }
-        apply_rows(all)
+        apply_rows(self.rows_of(table))
     }
 }
 

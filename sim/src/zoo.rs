@@ -215,6 +215,7 @@ pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, CliError> {
             stop_after: None,
             determinism_ratio: 0.0,
             inject_nondeterminism: false,
+            full_checks: false,
         };
         let mut bar = ProgressBar::new(&format!("zoo {}", info.name));
         let r = run_campaign(&c, &mut |p, _| bar.update(p));
@@ -235,6 +236,7 @@ pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, CliError> {
                     stop_after: None,
                     determinism_ratio: 0.0,
                     inject_nondeterminism: false,
+                    full_checks: false,
                 };
                 let mut bar = ProgressBar::new(&format!("zoo {} (control)", info.name));
                 let r = run_campaign(&c, &mut |p, _| bar.update(p));

@@ -1496,14 +1496,19 @@ impl DispatcherManager {
             });
         }
         let span = d.span;
-        let schema = format!("db{}", d.schema_id);
+        // Built only for a write: this runs for every dispatcher on every event poll.
+        let schema_id = d.schema_id;
+        let schema = || format!("db{}", schema_id);
         for (kind, mut fields) in fx.notes {
             fields.insert(0, ("dispatcher", id.to_string()));
             fields.insert(1, ("table", span.table_id.to_string()));
             self.trace(ctx, kind, fields);
         }
-        for r in fx.rows {
-            self.sink.append_row(id, span, &schema, r);
+        if !fx.rows.is_empty() {
+            let schema = schema();
+            for r in fx.rows {
+                self.sink.append_row(id, span, &schema, r);
+            }
         }
         if fx.flush_rows {
             let rng = &mut *ctx.rng;
@@ -1538,7 +1543,7 @@ impl DispatcherManager {
                 );
                 self.blocked_writes.push((id, ev));
             } else {
-                self.write_block(ctx, id, &schema, ev);
+                self.write_block(ctx, id, &schema(), ev);
             }
         }
         if fx.became_working {

@@ -6,10 +6,13 @@
 //! upstream, storage, typed observations of a step) and return `(invariant, detail)`
 //! pairs; the world (`world/checks.rs`) decides when each runs and records what they find. They run
 //! incrementally: placement only after a step that changed a live dispatcher set, the
-//! maintainer's books only after a maintainer step, `no-data-loss` only over the upstream
+//! maintainer's books only after a maintainer step that may have changed them (not after a
+//! message for the node's dispatcher side), `no-data-loss` only over the upstream
 //! changes the persisted checkpoint newly covers, `barrier-owner-only` only for
 //! block-status requests (what the maintainer holds about each non-owner-reported
-//! dispatcher, before and after).
+//! dispatcher, before and after). Placement and the maintainer's books test their predicates
+//! in one sorted sweep; `--full-checks` runs the pairwise reference versions
+//! (`check_dispatchers_full`, `check_maintainer_full`), which must report the same.
 
 mod barrier;
 mod data_loss;

@@ -25,8 +25,99 @@ fn can_write(state: ComponentState, removing: bool) -> bool {
 /// dropping the table it is held at, if any.
 type Writer = (TableSpan, DispatcherId, NodeId, Ts, Option<Ts>);
 
+/// Buffers [`check_dispatchers_with`] reuses from one check to the next (it runs after
+/// every step that changed a dispatcher set, over every dispatcher of the cluster).
+#[derive(Debug, Default)]
+pub struct PlacementScratch {
+    ids: Vec<DispatcherId>,
+    writers: Vec<Writer>,
+}
+
 /// Cluster-wide dispatcher placement checks over every live node's managers.
 pub fn check_dispatchers<'a>(
+    managers: impl Iterator<Item = (NodeId, &'a DispatcherManager)>,
+) -> Vec<(&'static str, String)> {
+    let managers: Vec<(NodeId, &DispatcherManager)> = managers.collect();
+    check_dispatchers_with(&managers, &mut PlacementScratch::default())
+}
+
+/// [`check_dispatchers`] in two passes: a test of every invariant into reused buffers
+/// (sorted vectors and a sweep, no per-table allocation), and only when it finds something
+/// [`check_dispatchers_full`], which describes the violations (so both report the same,
+/// in the same order).
+pub fn check_dispatchers_with(
+    managers: &[(NodeId, &DispatcherManager)],
+    scratch: &mut PlacementScratch,
+) -> Vec<(&'static str, String)> {
+    if placement_suspect(managers, scratch) {
+        check_dispatchers_full(managers.iter().copied())
+    } else {
+        Vec::new()
+    }
+}
+
+/// The drop ts a writable table dispatcher is held at (see [`check_dispatchers_full`]).
+fn drop_ts(d: &core_sched::dispatcher::Dispatcher) -> Option<Ts> {
+    d.block.as_ref().and_then(|b| b.event.ddl()).and_then(|e| {
+        let dropped = e.need_dropped_tables.as_ref()?;
+        let hit = dropped.influence_type != core_sched::messages::InfluenceType::Normal
+            || dropped.table_ids.contains(&d.span.table_id);
+        hit.then_some(e.commit_ts)
+    })
+}
+
+/// Two lives of a recovered table: the old one held at its drop, the new one starting at
+/// or after it.
+fn lives(a: &Writer, b: &Writer) -> bool {
+    a.4.is_some_and(|d| b.3 >= d)
+}
+
+/// Whether [`check_dispatchers_full`] would report anything: the same predicates.
+fn placement_suspect(managers: &[(NodeId, &DispatcherManager)], s: &mut PlacementScratch) -> bool {
+    s.ids.clear();
+    s.writers.clear();
+    let mut triggers: Vec<&ChangefeedId> = Vec::new();
+    for &(n, dm) in managers {
+        if dm.maintainer_id != n && dm.dispatchers.values().any(|d| d.is_trigger) {
+            return true;
+        }
+        for d in dm.dispatchers.values() {
+            s.ids.push(d.id);
+            if !can_write(d.state, d.try_removing) {
+                continue;
+            }
+            if d.is_trigger {
+                if d.registered {
+                    triggers.push(&dm.cf);
+                }
+            } else {
+                s.writers.push((d.span, d.id, n, d.start_ts, drop_ts(d)));
+            }
+        }
+    }
+    s.ids.sort_unstable();
+    triggers.sort_unstable();
+    if s.ids.windows(2).any(|w| w[0] == w[1]) || triggers.windows(2).any(|w| w[0] == w[1]) {
+        return true;
+    }
+    // Sorted by span (table, start, end): a writer ending at or before a start overlaps
+    // nothing from there on, so each is compared with the earlier ones still open.
+    s.writers.sort_unstable();
+    let mut active: Vec<usize> = Vec::new();
+    for (i, w) in s.writers.iter().enumerate() {
+        active.retain(|&j| s.writers[j].0.table_id == w.0.table_id && s.writers[j].0.end > w.0.start);
+        let v = &s.writers;
+        if active.iter().any(|&j| v[j].0.overlaps(&w.0) && !lives(&v[j], w) && !lives(w, &v[j])) {
+            return true;
+        }
+        active.push(i);
+    }
+    false
+}
+
+/// The placement checks in full, describing every violation: table by table, each pair
+/// of writers compared.
+pub fn check_dispatchers_full<'a>(
     managers: impl Iterator<Item = (NodeId, &'a DispatcherManager)>,
 ) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
@@ -57,13 +148,7 @@ pub fn check_dispatchers<'a>(
                 // A dispatcher held by a DDL that drops its table (DROP TABLE, DROP
                 // DATABASE, a partition drop) writes nothing of the table's next life
                 // (RECOVER TABLE keeps the ID): its drop ts.
-                let drop_ts = d.block.as_ref().and_then(|b| b.event.ddl()).and_then(|e| {
-                    let dropped = e.need_dropped_tables.as_ref()?;
-                    let hit = dropped.influence_type != core_sched::messages::InfluenceType::Normal
-                        || dropped.table_ids.contains(&d.span.table_id);
-                    hit.then_some(e.commit_ts)
-                });
-                by_table.entry(d.span.table_id).or_default().push((d.span, d.id, n, d.start_ts, drop_ts));
+                by_table.entry(d.span.table_id).or_default().push((d.span, d.id, n, d.start_ts, drop_ts(d)));
             }
         }
     }
@@ -79,9 +164,6 @@ pub fn check_dispatchers<'a>(
         v.sort();
         for i in 1..v.len() {
             for j in 0..i {
-                // Two lives of a recovered table: the old one held at its drop, the new
-                // one starting at or after it.
-                let lives = |a: &Writer, b: &Writer| a.4.is_some_and(|d| b.3 >= d);
                 if v[j].0.overlaps(&v[i].0) && !lives(&v[j], &v[i]) && !lives(&v[i], &v[j]) {
                     out.push((
                         ONE_DISPATCHER_PER_KEY,

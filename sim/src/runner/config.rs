@@ -108,6 +108,7 @@ pub(super) fn build_world(
             rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ NONDETERMINISM.fetch_add(0x9E37, Ordering::Relaxed));
     }
     world.verbose = opts.verbose;
+    world.full_checks = opts.full_checks;
     if opts.timeline {
         world.timeline = Some(Box::default());
     }

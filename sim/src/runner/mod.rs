@@ -41,6 +41,9 @@ pub struct RunOptions {
     pub progress: Option<std::sync::Arc<RunProgress>>,
     /// Record messages and lifetimes for the `--html` page ([`RunResult::timeline`]).
     pub timeline: bool,
+    /// Run the reference invariant checks (`--full-checks`) instead of the fast ones; both
+    /// report the same violations.
+    pub full_checks: bool,
 }
 
 /// How far a run got: simulated time and events, updated after every step.

@@ -89,14 +89,19 @@ pub(crate) fn check(wd: &mut World, n: NodeId, kind: StepKind, dispatchers_chang
         // `no-write-after-fence` checks), so the placement invariants look at the captures
         // the cluster still counts, session-lost ones included until their detection.
         let found = {
-            let iter = wd
+            let managers: Vec<_> = wd
                 .nodes
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| s.alive && s.member)
                 .filter_map(|(i, s)| s.state.as_ref().map(|st| (NodeId(i as u32), st)))
-                .flat_map(|(id, st)| st.orch.managers.values().map(move |dm| (id, dm)));
-            checkers::check_dispatchers(iter)
+                .flat_map(|(id, st)| st.orch.managers.values().map(move |dm| (id, dm)))
+                .collect();
+            if wd.full_checks {
+                checkers::check_dispatchers_full(managers.into_iter())
+            } else {
+                checkers::check_dispatchers_with(&managers, &mut wd.placement_scratch)
+            }
         };
         for (inv, d) in found {
             wd.violate(inv, d);
@@ -111,12 +116,17 @@ pub(crate) fn check(wd: &mut World, n: NodeId, kind: StepKind, dispatchers_chang
             | StepKind::Api
             | StepKind::Membership
     ) {
-        let found = wd
-            .node_state(n)
-            .map(|st| st.mm.maintainers.values().flat_map(checkers::check_maintainer).collect::<Vec<_>>())
-            .unwrap_or_default();
-        for (inv, d) in found {
-            wd.violate(inv, d);
+        let generation = wd.nodes[n.0 as usize].generation;
+        if wd.full_checks || wd.nodes[n.0 as usize].maintainers_checked != Some(generation) {
+            let check = if wd.full_checks { checkers::check_maintainer_full } else { checkers::check_maintainer };
+            let found = wd
+                .node_state(n)
+                .map(|st| st.mm.maintainers.values().flat_map(check).collect::<Vec<_>>())
+                .unwrap_or_default();
+            wd.nodes[n.0 as usize].maintainers_checked = Some(generation);
+            for (inv, d) in found {
+                wd.violate(inv, d);
+            }
         }
     }
     check_persisted_checkpoint(wd);

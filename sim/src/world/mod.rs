@@ -63,6 +63,11 @@ pub struct NodeSlot {
     /// departed: every other capture's message center removed its target
     /// (`RemoveTarget`), so nothing passes between it and the others.
     pub member: bool,
+    /// The generation whose maintainers `check_maintainer` looked at after their last
+    /// change: only a step that may change them (any but a message for the dispatcher
+    /// side) clears it. The check's result is a function of the maintainers, so running it
+    /// again on unchanged ones would only repeat violations already recorded.
+    pub maintainers_checked: Option<u64>,
 }
 
 impl NodeSlot {
@@ -120,6 +125,13 @@ pub struct World {
     pub storage_error_budget: u64,
     /// The writer of each open barrier (`barrier-writes-once`).
     pub barrier_writers: crate::checkers::BarrierWriters,
+    /// The placement checks' reused buffers.
+    pub placement_scratch: crate::checkers::PlacementScratch,
+    /// Run the reference checks (`check_dispatchers_full`, `check_maintainer_full`).
+    pub full_checks: bool,
+    /// The next step handles a message for the dispatcher side (orchestrator, dispatcher
+    /// managers): it cannot change the node's maintainers. Consumed by [`step::step`].
+    pub(crate) dispatcher_message: bool,
     /// Syncpoints are due from this ts on, every this many ms (set when the changefeed
     /// runs with `enable-sync-point`): `no-data-loss` wants each one below the persisted
     /// checkpoint recorded downstream.
@@ -159,6 +171,7 @@ impl World {
                     state: None,
                     session_done: false,
                     member: false,
+                    maintainers_checked: None,
                 })
                 .collect(),
             failpoints: (0..nodes).map(|_| Failpoints::default()).collect(),
@@ -191,6 +204,9 @@ impl World {
             storage_errors: 0,
             storage_error_budget: u64::MAX,
             barrier_writers: Default::default(),
+            placement_scratch: Default::default(),
+            full_checks: false,
+            dispatcher_message: false,
             sync_points: None,
             schema_store_init_ms: [0, 0],
             trigger_create_ms: [0, 0],

@@ -314,7 +314,11 @@ fn arrive(
 /// Handle a delivered message on its node (`gen`: only on this incarnation).
 pub(crate) fn handle_delivered(w: &W, env: Envelope, gen: Option<u64>) {
     let (from, to) = (env.from, env.to);
-    let fp = w.lock().unwrap().timeline.is_some().then(|| crate::timeline::record::fingerprint(&env.msg));
+    let fp = {
+        let mut g = w.lock().unwrap();
+        g.dispatcher_message = matches!(env.msg.topic(), Topic::DispatcherManagerManager | Topic::HeartbeatCollector);
+        g.timeline.is_some().then(|| crate::timeline::record::fingerprint(&env.msg))
+    };
     let handled = step(w, to, gen, StepKind::Message, |ns, ctx, up, meta| {
         // barrier-owner-only: look at what the maintainer holds about each dispatcher
         // reported by a node it is not bound to, before and after the request.

@@ -19,6 +19,7 @@ pub fn step(
 ) -> bool {
     let mut g = w.lock().unwrap();
     let wd = &mut *g;
+    let dispatcher_message = std::mem::take(&mut wd.dispatcher_message);
     wd.now_ms = now_ms();
     // Hard stop: past the event budget nothing runs any more (the driver reports it).
     if wd.events > wd.max_events {
@@ -44,6 +45,9 @@ pub fn step(
         f(ns, &mut ctx, &mut wd.upstream, &mut wd.meta);
         // The maintainer's controllers and barrier have no context of their own.
         ns.mm.flush_assertions(&mut ctx);
+    }
+    if !dispatcher_message {
+        wd.nodes[n.0 as usize].maintainers_checked = None;
     }
     wd.events += 1;
     if let Some(p) = &wd.progress {
