@@ -67,7 +67,7 @@ pub fn cli_coverage(a: &CoverageArgs) -> Result<(String, i32), CliError> {
     for n in &names {
         let f = crate::fuzz::run_fuzz(&FuzzArgs {
             scenario: n.clone(),
-            seeds: a.seeds.clone(),
+            seeds: Some(a.seeds.clone()),
             jobs: a.jobs,
             bugs: vec![],
             fixes: vec![],
@@ -81,6 +81,9 @@ pub fn cli_coverage(a: &CoverageArgs) -> Result<(String, i32), CliError> {
             inject_nondeterminism: false,
             coverage: false,
             html: false,
+            explore: false,
+            runs: None,
+            campaign_seed: None,
         })?;
         total.merge(&f.coverage);
         // A campaign's own failures (and its interrupt) decide the exit code first.

@@ -28,6 +28,7 @@ pub mod cli;
 pub mod coverage;
 pub mod coverage_cmd;
 pub mod error;
+pub mod explore;
 pub mod findings;
 pub mod fuzz;
 pub mod interrupt;
