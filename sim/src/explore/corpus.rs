@@ -8,8 +8,18 @@ use core_sched::coverage::{Hits, COUNT};
 use rand::Rng;
 use std::sync::Arc;
 
-/// Buckets of a point's hit count: 1, 2-3, 4-7, ..., 128 and more.
-const BUCKETS: usize = 8;
+/// Buckets of a point's hit count: 1, 2-7, 8-63, 64 and more (finer buckets make
+/// nearly every run rare in some bucket).
+const BUCKETS: usize = 4;
+
+fn bucket(c: u32) -> usize {
+    match c {
+        0..=1 => 0,
+        2..=7 => 1,
+        8..=63 => 2,
+        _ => 3,
+    }
+}
 
 /// A run is kept when one of its features was seen in fewer than this many earlier runs.
 pub const RARE_RUNS: u64 = 3;
@@ -23,7 +33,7 @@ pub fn features(h: &Hits) -> Vec<u32> {
         .enumerate()
         .take(COUNT)
         .filter(|(_, c)| **c > 0)
-        .map(|(i, c)| (i * BUCKETS + (c.ilog2() as usize).min(BUCKETS - 1)) as u32)
+        .map(|(i, c)| (i * BUCKETS + bucket(*c)) as u32)
         .collect()
 }
 
@@ -128,8 +138,8 @@ mod tests {
 
     #[test]
     fn features_bucket_hit_counts() {
-        let e = entry(0, &[(0, 1), (1, 3), (2, 1000)]);
-        assert_eq!(e.features, vec![0, (BUCKETS + 1) as u32, (2 * BUCKETS + BUCKETS - 1) as u32]);
+        let e = entry(0, &[(0, 1), (1, 3), (2, 1000), (3, 8)]);
+        assert_eq!(e.features, vec![0, (BUCKETS + 1) as u32, (2 * BUCKETS + 3) as u32, (3 * BUCKETS + 2) as u32]);
     }
 
     #[test]

@@ -194,7 +194,10 @@ fn med(m: f64, budget: u64) -> String {
 /// The markdown table (a heading-less section for `docs/measurements.md`).
 pub fn markdown(m: &Measurement) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "| target | scenario | plain: runs to first failure | median | explore: runs to first failure | median |");
+    let _ = writeln!(
+        o,
+        "| target | scenario | plain: runs to first failure | median | explore: runs to first failure | median |"
+    );
     let _ = writeln!(o, "|---|---|---|---|---|---|");
     for r in &m.rows {
         let _ = writeln!(
@@ -259,6 +262,10 @@ pub fn cli_measure(a: &MeasureArgs) -> Result<(String, i32), CliError> {
     }
     let jobs = crate::args::parse_jobs(a.jobs)?;
     let m = measure(&a.dir, a.budget, a.campaigns, jobs, &a.only, &mut |l| eprintln!("{}", l))?;
-    let out = if a.json { serde_json::to_string(&m).map_err(CliError::serialize("measurement"))? + "\n" } else { markdown(&m) };
+    let out = if a.json {
+        serde_json::to_string(&m).map_err(CliError::serialize("measurement"))? + "\n"
+    } else {
+        markdown(&m)
+    };
     Ok((out, if m.interrupted { crate::interrupt::EXIT_INTERRUPTED } else { 0 }))
 }

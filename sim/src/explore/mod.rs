@@ -287,8 +287,19 @@ pub fn run(c: &Explore, progress: &mut dyn FnMut(&crate::fuzz::Progress, &RunRec
                 Some(scn) => scn.clone(),
                 None => Arc::new(s.concrete(cand.seed)),
             };
-            let kept = c.mutate && s.corpus.observe(Entry { run: number, seed: cand.seed, scenario: concrete, features });
-            hash = fnv(hash, format!("{}:{}:{}:{};", cand.seed, cand.text.as_deref().unwrap_or(""), r.outcome.as_str(), r.trace_hash).as_bytes());
+            let kept =
+                c.mutate && s.corpus.observe(Entry { run: number, seed: cand.seed, scenario: concrete, features });
+            hash = fnv(
+                hash,
+                format!(
+                    "{}:{}:{}:{};",
+                    cand.seed,
+                    cand.text.as_deref().unwrap_or(""),
+                    r.outcome.as_str(),
+                    r.trace_hash
+                )
+                .as_bytes(),
+            );
             let is_detected = (c.detect)(&r);
             let failed = r.outcome != Outcome::Pass;
             let rec = RunRecord {

@@ -164,7 +164,8 @@ mod tests {
             let mut m = pinned.clone();
             let Some(what) = toggle_family(&mut m, &base, &mut rng) else { continue };
             let fam = what.split(' ').next().unwrap();
-            let (was, now) = (pinned.faults.swarm_families.as_ref().unwrap()[fam], m.faults.swarm_families.unwrap()[fam]);
+            let (was, now) =
+                (pinned.faults.swarm_families.as_ref().unwrap()[fam], m.faults.swarm_families.unwrap()[fam]);
             assert_ne!(was, now, "{what}");
             if fam == "net.loss" {
                 assert_eq!(m.faults.loss > 0.0, now, "{what}");
