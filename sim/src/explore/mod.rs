@@ -41,7 +41,7 @@ pub const INITIAL_PLAIN: u64 = BATCH as u64;
 
 /// After the first batch, one candidate in this many is a plain seed (the range goes on,
 /// so exploring never stops covering fresh interleavings).
-const PLAIN_ONE_IN: u32 = 4;
+const PLAIN_ONE_IN: u32 = 2;
 
 /// Mutation kinds drawn for one mutant at most (a kind that does not apply is redrawn).
 const MUTATION_DRAWS: usize = 16;
