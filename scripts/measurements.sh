@@ -14,7 +14,9 @@
 #   REPORT_DIR=d   where zoo and findings write their .md/.json (default: reports, the
 #                  committed reports/bug-zoo.* and reports/findings.*)
 #   SKIP=list      comma-separated parts to leave out: throughput, zoo, findings, shrink,
-#                  campaign, memory, bench (shrink: `shrink` of every seed file of seeds/findings/
+#                  explore, campaign, memory, bench (explore: `explore-measure`, seeds to first
+#                  failure of every finding and bug, plain vs --explore, EXPLORE_BUDGET runs
+#                  (default 200) per campaign, 3 campaigns; shrink: `shrink` of every seed file of seeds/findings/
 #                  and every seeds/*.json with bugs, default budget; campaign:
 #                  scripts/campaign.sh, 20,000 swarm seeds; memory: peak RSS of fuzz swarm
 #                  --jobs 1 over 300 and 10,000 seeds; always that many; bench:
@@ -131,6 +133,18 @@ if ! skip shrink; then
 fi
 t_shrink=$(( $(date +%s) - t_part ))
 
+# ---------------------------------------------------------------- explore
+t_part=$(date +%s)
+explore_rc=skipped
+EXPLORE_BUDGET=${EXPLORE_BUDGET:-200}
+if ! skip explore; then
+    echo "measurements: explore-measure --budget $EXPLORE_BUDGET --campaigns 3" >&2
+    explore_rc=0
+    "$BIN" explore-measure --budget "$EXPLORE_BUDGET" --campaigns 3 --jobs "$JOBS" >"$work/explore.md" \
+        2>"$work/explore.err" || explore_rc=$?
+fi
+t_explore=$(( $(date +%s) - t_part ))
+
 # ---------------------------------------------------------------- campaign
 t_part=$(date +%s)
 campaign_rc=skipped
@@ -183,7 +197,7 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
     echo "| machine | $(nproc) cores${cpu:+, $cpu}; load average at start $load, at end $load_end |"
     echo "| binary | \`$SIM\` built $bin_time, repository at $commit$dirty |"
     echo "| seeds | N = $N (\`bench_3node_10table\`: $BENCH_N), \`--jobs $JOBS\` |"
-    echo "| wall time | throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, shrink ${t_shrink} s, campaign ${t_campaign} s, memory ${t_memory} s, bench ${t_bench} s, total ${t_total} s |"
+    echo "| wall time | throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, shrink ${t_shrink} s, explore ${t_explore} s, campaign ${t_campaign} s, memory ${t_memory} s, bench ${t_bench} s, total ${t_total} s |"
     echo
     echo "Rates depend on the machine and on what else runs on it: on a shared machine"
     echo "(the load average above) they drop, and other builds running at the same time"
@@ -284,6 +298,24 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
         [ "$shrink_rc" != 0 ] && { echo; echo "Some shrink exited $shrink_rc (see its row)."; }
     fi
     echo
+    echo "## Coverage-guided search"
+    echo
+    if [ "$explore_rc" = skipped ]; then
+        echo "(skipped: \`SKIP=$SKIP\`)"
+    else
+        echo "\`$SIM explore-measure --budget $EXPLORE_BUDGET --campaigns 3 --jobs $JOBS\` (exit code $explore_rc): runs to"
+        echo "the first failure of every open finding (the seed-file groups of \`seeds/findings/\`, any failure"
+        echo "counts) and every named bug (the zoo's scenario and companions; only the zoo's \`detect\`"
+        echo "invariant counts where it names one, without the zoo's control run). Campaign k of the plain side"
+        echo "runs seeds from k * 1000 in order; campaign k of \`fuzz --explore\` starts from the same seeds"
+        echo "with campaign seed k, so both share their first batch of 8 runs. Each cell lists the three"
+        echo "campaigns; \`*\` marks a first failure found by a mutant, \`>$EXPLORE_BUDGET\` none within the"
+        echo "budget (counted as $EXPLORE_BUDGET + 1 in the median)."
+        echo
+        cat "$work/explore.md"
+        if [ "$explore_rc" != 0 ]; then echo; echo '```'; tail -n 5 "$work/explore.err"; echo '```'; fi
+    fi
+    echo
     echo "## Memory over a campaign"
     echo
     if [ -z "$mem_rows" ]; then
@@ -326,4 +358,4 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
     fi
 } >"$work/page.md"
 mv "$work/page.md" "$OUT"
-echo "measurements: wrote $OUT in ${t_total} s (throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, shrink ${t_shrink} s, campaign ${t_campaign} s, bench ${t_bench} s)" >&2
+echo "measurements: wrote $OUT in ${t_total} s (throughput ${t_throughput} s, zoo ${t_zoo} s, findings ${t_findings} s, shrink ${t_shrink} s, explore ${t_explore} s, campaign ${t_campaign} s, bench ${t_bench} s)" >&2

@@ -38,9 +38,10 @@ pub struct FuzzArgs {
     /// Scenario name (from scenarios/) or path to a .toml file.
     #[arg(value_name = "NAME|PATH")]
     pub scenario: String,
-    /// Seed range A..B (B exclusive).
-    #[arg(long, value_name = "A..B")]
-    pub seeds: String,
+    /// Seed range A..B (B exclusive). With --explore: the plain seeds start at A and the
+    /// campaign runs B - A candidates.
+    #[arg(long, value_name = "A..B", required_unless_present = "runs")]
+    pub seeds: Option<String>,
     /// Worker threads (default: available parallelism).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -92,6 +93,16 @@ pub struct FuzzArgs {
     /// every point's hits and the points never reached).
     #[arg(long)]
     pub coverage: bool,
+    /// Coverage-guided search: keep the runs that reach new or rare coverage and run
+    /// mutants of their fault plans (see `explore` in the README).
+    #[arg(long, conflicts_with_all = ["shard", "known", "check_determinism_ratio", "html", "inject_nondeterminism"])]
+    pub explore: bool,
+    /// With --explore: run N candidates, plain seeds from 0 (instead of --seeds).
+    #[arg(long, value_name = "N", requires = "explore", conflicts_with = "seeds")]
+    pub runs: Option<u64>,
+    /// With --explore: the seed of every choice the search makes (default 0).
+    #[arg(long, value_name = "S", requires = "explore")]
+    pub campaign_seed: Option<u64>,
 }
 
 #[derive(Args, Debug)]

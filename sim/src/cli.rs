@@ -63,6 +63,9 @@ pub enum Command {
     Coverage(crate::coverage_cmd::CoverageArgs),
     /// Reduce a failing seed to a minimal scenario that fails the same way.
     Shrink(crate::args::ShrinkArgs),
+    /// Seeds to first failure of every open finding and named bug: plain seeds against
+    /// `fuzz --explore`, a few campaigns each (a markdown table on stdout).
+    ExploreMeasure(crate::explore::measure::MeasureArgs),
 }
 
 #[derive(Args, Debug)]
@@ -236,6 +239,7 @@ pub fn run(cli: Cli) -> Result<(String, i32), CliError> {
         Command::Findings(a) => crate::findings::cli_findings(&a.dir, a.seeds, parse_jobs(a.jobs)?, &a.report_dir),
         Command::Coverage(a) => crate::coverage_cmd::cli_coverage(&a),
         Command::Shrink(a) => crate::shrink::cli_shrink(&a),
+        Command::ExploreMeasure(a) => crate::explore::measure::cli_measure(&a),
     }
 }
 

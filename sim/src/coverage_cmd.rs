@@ -67,7 +67,7 @@ pub fn cli_coverage(a: &CoverageArgs) -> Result<(String, i32), CliError> {
     for n in &names {
         let f = crate::fuzz::run_fuzz(&FuzzArgs {
             scenario: n.clone(),
-            seeds: a.seeds.clone(),
+            seeds: Some(a.seeds.clone()),
             jobs: a.jobs,
             bugs: vec![],
             fixes: vec![],
@@ -82,6 +82,9 @@ pub fn cli_coverage(a: &CoverageArgs) -> Result<(String, i32), CliError> {
             full_checks: false,
             coverage: false,
             html: false,
+            explore: false,
+            runs: None,
+            campaign_seed: None,
         })?;
         total.merge(&f.coverage);
         // A campaign's own failures (and its interrupt) decide the exit code first.

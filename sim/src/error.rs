@@ -24,6 +24,13 @@ pub enum CliError {
     SaveWithNoMask,
     #[error("invalid --stop-after 0: need at least one failure to stop after")]
     ZeroStopAfter,
+    #[error("invalid --runs 0: need at least one run")]
+    ZeroExploreRuns,
+    #[error("invalid --campaigns 0: need at least one campaign")]
+    ZeroCampaigns,
+    /// A failing mutant's scenario that does not serialize again (a bug of `explore`).
+    #[error("cannot write an explored scenario: {detail}; please report this")]
+    ExploreScenario { detail: String },
     #[error("invalid --seeds 0: the zoo needs at least one seed")]
     ZeroZooSeeds,
     #[error("invalid --seeds 0: need at least one seed")]

@@ -527,7 +527,11 @@ pub struct FuzzOutput {
 /// Run a `fuzz` campaign: its output, exit code and coverage.
 pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
     use crate::seedfile::SeedFile;
-    let range = parse_range(&a.seeds)?;
+    if a.explore {
+        return crate::explore::output::run_explore(a);
+    }
+    // clap requires --seeds unless --runs, and --runs requires --explore.
+    let range = parse_range(a.seeds.as_deref().unwrap_or_default())?;
     let shard = a.shard.as_deref().map(parse_shard).transpose()?.unwrap_or_default();
     let jobs = parse_jobs(a.jobs)?;
     let bugs = parse_fixes(parse_bugs(&a.bugs)?, &a.fixes)?;

@@ -10,7 +10,8 @@
 //! - [`invariants`]: the checkers and their stable names.
 //! - [`fuzz`], [`replay`], [`seedfile`], [`report`], [`timeline`] (the `--html` page),
 //!   [`zoo`]: the daily workflow;
-//! - [`fuzz`], [`replay`], [`seedfile`], [`report`], [`zoo`], [`shrink`]: the daily workflow;
+//! - [`fuzz`], [`replay`], [`seedfile`], [`report`], [`zoo`], [`shrink`], [`explore`] (the
+//!   coverage-guided `fuzz --explore`): the daily workflow;
 //!   [`cli`] on top of them, [`args`] (the shared argument parsers) and [`error`] (what a
 //!   command reports as bad input) below them.
 //!
@@ -28,6 +29,7 @@ pub mod cli;
 pub mod coverage;
 pub mod coverage_cmd;
 pub mod error;
+pub mod explore;
 pub mod findings;
 pub mod fuzz;
 pub mod interrupt;

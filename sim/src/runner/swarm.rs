@@ -100,48 +100,54 @@ impl SwarmPlan {
     /// drawn intensity written into its `[faults]` or `[changefeed]` knob. A run of the
     /// pinned scenario is the same run as the swarm run of that seed.
     pub fn pin(&self, scn: &mut Scenario) {
+        scn.faults.swarm = false;
+        scn.faults.swarm_families = Some(self.families.clone());
+        for family in self.families.keys() {
+            self.pin_intensity(scn, family);
+        }
+    }
+
+    /// Write one family's drawn intensity into its `[faults]` or `[changefeed]` knobs
+    /// (nothing for a family that is off or only gates workload ops). `explore` uses it
+    /// to switch on one family of a pinned plan with the strength another seed drew.
+    pub fn pin_intensity(&self, scn: &mut Scenario, family: &str) {
         let f = &mut scn.faults;
-        f.swarm = false;
-        f.swarm_families = Some(self.families.clone());
-        if let Some(v) = self.loss {
-            f.loss = v;
-        }
-        if let Some(v) = self.duplicate {
-            f.duplicate = v;
-        }
-        if let Some(v) = self.delay_spike {
-            f.delay_spike = v;
-        }
-        if let Some(v) = self.storage_latency_ms {
-            f.storage_latency_ms = v;
-        }
-        if let Some(v) = self.collector_lag {
-            f.collector_lag = v;
-        }
-        if let Some(v) = self.stream_lag {
-            f.stream_lag = v;
-        }
-        if let Some(v) = self.first_event_ms {
-            f.first_event_ms = v;
-        }
-        if let Some((p, ms)) = self.stream_reconnect {
-            f.stream_reconnect = p;
-            f.stream_reconnect_ms = ms;
-        }
-        if let Some((p, max)) = self.storage_error {
-            f.storage_error = p;
-            f.storage_error_max = Some(max);
-        }
-        if let Some([add, mv, per_node]) = self.small_batch {
-            let c = &mut scn.changefeed;
-            c.add_table_batch_size = Some(add);
-            c.balance_move_batch_size = Some(mv);
-            c.scheduling_task_count_per_node = Some(per_node);
-        }
-        if let Some(ms) = self.sync_point_interval_ms {
-            scn.changefeed.enable_sync_point = true;
-            let d = if ms % 1000 == 0 { format!("{}s", ms / 1000) } else { format!("{}ms", ms) };
-            scn.changefeed.sync_point_interval = Some(d);
+        match family {
+            "net.loss" => self.loss.into_iter().for_each(|v| f.loss = v),
+            "net.duplicate" => self.duplicate.into_iter().for_each(|v| f.duplicate = v),
+            "net.delay_spike" => self.delay_spike.into_iter().for_each(|v| f.delay_spike = v),
+            "storage.slow" => self.storage_latency_ms.into_iter().for_each(|v| f.storage_latency_ms = v),
+            "collector.lag" => self.collector_lag.into_iter().for_each(|v| f.collector_lag = v),
+            "stream.lag" => self.stream_lag.into_iter().for_each(|v| f.stream_lag = v),
+            "first_event.slow" => self.first_event_ms.into_iter().for_each(|v| f.first_event_ms = v),
+            "stream.reconnect" => {
+                if let Some((p, ms)) = self.stream_reconnect {
+                    f.stream_reconnect = p;
+                    f.stream_reconnect_ms = ms;
+                }
+            }
+            "storage.error" => {
+                if let Some((p, max)) = self.storage_error {
+                    f.storage_error = p;
+                    f.storage_error_max = Some(max);
+                }
+            }
+            "scheduler.small_batch" => {
+                if let Some([add, mv, per_node]) = self.small_batch {
+                    let c = &mut scn.changefeed;
+                    c.add_table_batch_size = Some(add);
+                    c.balance_move_batch_size = Some(mv);
+                    c.scheduling_task_count_per_node = Some(per_node);
+                }
+            }
+            "sync_point" => {
+                if let Some(ms) = self.sync_point_interval_ms {
+                    scn.changefeed.enable_sync_point = true;
+                    let d = if ms % 1000 == 0 { format!("{}s", ms / 1000) } else { format!("{}ms", ms) };
+                    scn.changefeed.sync_point_interval = Some(d);
+                }
+            }
+            _ => {}
         }
     }
 

@@ -153,7 +153,7 @@ pub enum Dial {
 /// Probabilities below this are not halved further (dropping the knob is the next step).
 const MIN_PROB: f64 = 0.001;
 
-fn prob_mut<'a>(f: &'a mut FaultConfig, key: &str) -> Option<&'a mut f64> {
+pub(crate) fn prob_mut<'a>(f: &'a mut FaultConfig, key: &str) -> Option<&'a mut f64> {
     Some(match key {
         "loss" => &mut f.loss,
         "duplicate" => &mut f.duplicate,
@@ -178,7 +178,7 @@ const RANGES: &[(&str, Option<&str>)] = &[
     ("first-event-ms", None),
 ];
 
-fn range_mut<'a>(f: &'a mut FaultConfig, key: &str) -> Option<&'a mut [u64; 2]> {
+pub(crate) fn range_mut<'a>(f: &'a mut FaultConfig, key: &str) -> Option<&'a mut [u64; 2]> {
     Some(match key {
         "delay-spike-ms" => &mut f.delay_spike_ms,
         "collector-lag-ms" => &mut f.collector_lag_ms,

@@ -12,7 +12,7 @@
 //! passes (so the bugs stay the cause and the seed file replays). The work is bounded by
 //! a run budget; an interrupt keeps the best scenario so far.
 
-mod faults;
+pub(crate) mod faults;
 mod output;
 mod passes;
 
