@@ -3,7 +3,9 @@
 //! (`seeds/findings/` by default), run seeds `0..N` of the scenario as TiCDC behaves
 //! (the fixed core) and again with the candidate fixes on, and tabulate how many fail
 //! each way. Answers "is the finding still there, how often, and does its proposed fix
-//! still make it go away". Exit 1 if some fix leaves a failing seed.
+//! still make it go away". Exit 1 if some fix leaves a failing seed. With
+//! `--write-docs`, the same rows also feed the finding pages' generated blocks
+//! ([`crate::writeups`]).
 
 use crate::args::{parse_bugs, parse_fixes};
 use crate::error::CliError;

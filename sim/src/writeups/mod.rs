@@ -250,11 +250,11 @@ mod tests {
     fn inputs_line_round_trips() {
         let p = gather::Primary { scenario: "scenarios/findings/x.toml".into(), seed: 7, bugs: vec![], file: None };
         let l = render::inputs_line(1000, Some(&p), "00ff");
-        assert_eq!(
-            render::parse_inputs(&l),
-            Some((1000, Some(("scenarios/findings/x.toml".into(), 7)), "00ff".into()))
-        );
-        assert_eq!(render::parse_inputs(&render::inputs_line(5, None, "ab")), Some((5, None, "ab".into())));
+        let want =
+            render::Inputs { n: 1000, timeline: Some(("scenarios/findings/x.toml".into(), 7)), hash: "00ff".into() };
+        assert_eq!(render::parse_inputs(&l), Some(want));
+        let none = render::Inputs { n: 5, timeline: None, hash: "ab".into() };
+        assert_eq!(render::parse_inputs(&render::inputs_line(5, None, "ab")), Some(none));
         assert_eq!(render::parse_inputs("<!-- inputs: n=x -->"), None);
     }
 
