@@ -13,6 +13,8 @@
 #   OUT=file       where the page goes (default: docs/measurements.md)
 #   REPORT_DIR=d   where zoo and findings write their .md/.json (default: reports, the
 #                  committed reports/bug-zoo.* and reports/findings.*)
+#   FINDINGS_DOCS=d  the finding pages whose generated blocks the findings part rewrites
+#                  (`findings --write-docs`; default: docs/findings)
 #   SKIP=list      comma-separated parts to leave out: throughput, zoo, findings, shrink,
 #                  explore, campaign, memory, bench (explore: `explore-measure`, seeds to first
 #                  failure of every finding and bug, plain vs --explore, EXPLORE_BUDGET runs
@@ -32,6 +34,7 @@ case "$N" in '' | *[!0-9]* | 0) echo "error: N must be a positive integer, got '
 JOBS=${JOBS:-$(nproc)}
 OUT=${OUT:-docs/measurements.md}
 REPORT_DIR=${REPORT_DIR:-reports}
+FINDINGS_DOCS=${FINDINGS_DOCS:-docs/findings}
 SKIP=${SKIP:-}
 SIM=target/release/ticdc-sim
 BENCH_N=$(( N / 5 > 0 ? N / 5 : 1 ))
@@ -98,9 +101,10 @@ t_zoo=$(( $(date +%s) - t_part ))
 t_part=$(date +%s)
 findings_rc=skipped
 if ! skip findings; then
-    echo "measurements: findings --seeds $N" >&2
+    echo "measurements: findings --seeds $N --write-docs $FINDINGS_DOCS" >&2
     findings_rc=0
-    "$BIN" findings --seeds "$N" --jobs "$JOBS" --report-dir "$REPORT_DIR" >"$work/findings.out" 2>"$work/findings.err" || findings_rc=$?
+    "$BIN" findings --seeds "$N" --jobs "$JOBS" --report-dir "$REPORT_DIR" --write-docs "$FINDINGS_DOCS" \
+        >"$work/findings.out" 2>"$work/findings.err" || findings_rc=$?
 fi
 t_findings=$(( $(date +%s) - t_part ))
 
@@ -272,9 +276,9 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
     if [ "$findings_rc" = skipped ]; then
         echo "(skipped: \`SKIP=$SKIP\`)"
     else
-        echo "\`$SIM findings --seeds $N --jobs $JOBS --report-dir $REPORT_DIR\` (exit code $findings_rc; it also"
-        echo "wrote \`$REPORT_DIR/findings.md\` and \`.json\`). The findings are described in"
-        echo "[\`docs/findings/\`](findings/README.md)."
+        echo "\`$SIM findings --seeds $N --jobs $JOBS --report-dir $REPORT_DIR --write-docs $FINDINGS_DOCS\` (exit code"
+        echo "$findings_rc; it also wrote \`$REPORT_DIR/findings.md\` and \`.json\`, and the generated blocks of the"
+        echo "pages in [\`docs/findings/\`](findings/README.md): each page's seed shrunk, its timeline and rates)."
         echo
         embed "$REPORT_DIR/findings.md"
         if [ "$findings_rc" != 0 ]; then echo; echo '```'; tail -n 5 "$work/findings.err"; echo '```'; fi

@@ -107,6 +107,13 @@ pub struct FindingsArgs {
     /// `--report-dir reports` refreshes the committed reports/findings.*).
     #[arg(long, value_name = "DIR", default_value = "reports/runs")]
     pub report_dir: std::path::PathBuf,
+    /// Also rewrite the generated blocks (timeline, reproduce, measured) of the finding
+    /// pages in DIR: shrinks each page's seed and runs scenarios without a seed file.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "docs/findings")]
+    pub write_docs: Option<std::path::PathBuf>,
+    /// With --write-docs: only this page (repeatable; `03`, the slug or the file name).
+    #[arg(long = "page", value_name = "NAME")]
+    pub pages: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -236,7 +243,14 @@ pub fn run(cli: Cli) -> Result<(String, i32), CliError> {
         Command::Fuzz(a) => crate::fuzz::cli_fuzz(&a),
         Command::Replay(a) => crate::replay::cli_replay(&a.path),
         Command::Zoo(a) => crate::zoo::cli_zoo(a.seeds, parse_jobs(a.jobs)?, &a.report_dir, &parse_bugs(&a.bugs)?),
-        Command::Findings(a) => crate::findings::cli_findings(&a.dir, a.seeds, parse_jobs(a.jobs)?, &a.report_dir),
+        Command::Findings(a) => {
+            let docs = match (&a.write_docs, a.pages.is_empty()) {
+                (Some(dir), _) => Some(crate::writeups::DocsRequest { dir: dir.clone(), pages: a.pages.clone() }),
+                (None, true) => None,
+                (None, false) => return Err(CliError::PageWithoutWriteDocs),
+            };
+            crate::findings::cli_findings(&a.dir, a.seeds, parse_jobs(a.jobs)?, &a.report_dir, docs.as_ref())
+        }
         Command::Coverage(a) => crate::coverage_cmd::cli_coverage(&a),
         Command::Shrink(a) => crate::shrink::cli_shrink(&a),
         Command::ExploreMeasure(a) => crate::explore::measure::cli_measure(&a),

@@ -38,6 +38,16 @@ pub enum CliError {
     /// A finding group (scenario, bugs, fixes) of a findings directory that cannot run.
     #[error("finding {scenario}: {source}")]
     Finding { scenario: String, source: Box<CliError> },
+    /// `findings --page` naming no page of `docs/findings/`.
+    #[error("--page {name}: no such finding page; pages: {known}")]
+    UnknownPage { name: String, known: String },
+    #[error("--page needs --write-docs: it selects the pages to write")]
+    PageWithoutWriteDocs,
+    #[error("cannot read finding page {}: {source}", path.display())]
+    ReadPage { path: PathBuf, source: std::io::Error },
+    /// A finding page whose generated-block markers are missing or broken (`file:line`).
+    #[error(transparent)]
+    PageBlock(#[from] crate::writeups::BlockError),
     /// A zoo bug whose mapped scenario does not load.
     #[error("bug {bug}: scenario {scenario}: {source}")]
     ZooScenario { bug: String, scenario: String, source: Box<LoadError> },

@@ -3,7 +3,9 @@
 //! (`seeds/findings/` by default), run seeds `0..N` of the scenario as TiCDC behaves
 //! (the fixed core) and again with the candidate fixes on, and tabulate how many fail
 //! each way. Answers "is the finding still there, how often, and does its proposed fix
-//! still make it go away". Exit 1 if some fix leaves a failing seed.
+//! still make it go away". Exit 1 if some fix leaves a failing seed. With
+//! `--write-docs`, the same rows also feed the finding pages' generated blocks
+//! ([`crate::writeups`]).
 
 use crate::args::{parse_bugs, parse_fixes};
 use crate::error::CliError;
@@ -51,11 +53,11 @@ fn summarize(r: &CampaignResult) -> (usize, Option<u64>, BTreeMap<String, usize>
     (n, first, by, r.runs.len() as u64)
 }
 
-/// Run every finding of `dir`. Err = bad input (a malformed seed file, a scenario that
-/// does not load, an unknown bug or fix).
-pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRow>, CliError> {
-    // (scenario, bugs, fixed_by) -> the (file name, seed) of each seed file.
-    type Group = (String, Vec<String>, Vec<String>);
+/// A finding group: (scenario, bugs, fixed_by) as the seed files name them.
+pub type Group = (String, Vec<String>, Vec<String>);
+
+/// The seed files of `dir` by group, each as (file name, seed).
+pub fn groups(dir: &Path) -> Result<BTreeMap<Group, Vec<(String, u64)>>, CliError> {
     let mut groups: BTreeMap<Group, Vec<(String, u64)>> = BTreeMap::new();
     let paths = collect(dir)?;
     if paths.is_empty() {
@@ -66,68 +68,88 @@ pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRo
         let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
         groups.entry((f.scenario.clone(), f.bugs.clone(), f.fixed_by.clone())).or_default().push((name, f.seed));
     }
+    Ok(groups)
+}
+
+/// Run every finding of `dir`. Err = bad input (a malformed seed file, a scenario that
+/// does not load, an unknown bug or fix).
+pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRow>, CliError> {
+    run_groups(groups(dir)?, seeds, jobs)
+}
+
+/// Run the given groups in order (stops early on an interrupt).
+pub fn run_groups(
+    groups: BTreeMap<Group, Vec<(String, u64)>>,
+    seeds: u64,
+    jobs: usize,
+) -> Result<Vec<FindingRow>, CliError> {
     let mut rows = Vec::new();
-    for ((scenario, bugs, fixes), files) in groups {
-        let finding = |e: CliError| CliError::Finding { scenario: scenario.clone(), source: Box::new(e) };
-        let scn = load::resolve(&scenario).map_err(|e| finding(e.into()))?.scenario;
-        let base = parse_bugs(&bugs).map_err(|e| finding(e.into()))?;
-        let fixed = parse_fixes(base.clone(), &fixes).map_err(|e| finding(e.into()))?;
-        let opts = RunOptions::default();
-        let recorded_failing =
-            files.iter().filter(|(_, s)| run_on_fresh_thread(&scn, *s, &base, &opts).outcome != Outcome::Pass).count();
-        let recorded_failing_with_fix = match fixes.is_empty() {
-            true => recorded_failing,
-            false => files
-                .iter()
-                .filter(|(_, s)| run_on_fresh_thread(&scn, *s, &fixed, &opts).outcome != Outcome::Pass)
-                .count(),
-        };
-        let files: Vec<String> = files.into_iter().map(|(n, _)| n).collect();
-        let seed_list = SeedList { range: SeedRange { start: 0, end: seeds }, shard: Shard::default() };
-        let campaign = |bugs: Bugs, label: String| {
-            let mut bar = ProgressBar::new(&label);
-            let r = run_campaign(
-                &Campaign {
-                    scenario: &scn,
-                    seeds: seed_list,
-                    bugs,
-                    jobs,
-                    stop_after: None,
-                    determinism_ratio: 0.0,
-                    inject_nondeterminism: false,
-                    full_checks: false,
-                },
-                &mut |p, _| bar.update(p),
-            );
-            bar.finish();
-            summarize(&r)
-        };
-        let (failures, first_failing_seed, by_invariant, ran) = campaign(base, format!("findings {}", scn.name));
-        let (failures_with_fix, first_failing_seed_with_fix, ran) = if fixes.is_empty() {
-            (failures, first_failing_seed, ran)
-        } else {
-            let (n, first, _, ran_fix) = campaign(fixed, format!("findings {} --fix {}", scn.name, fixes.join(",")));
-            (n, first, ran.min(ran_fix))
-        };
-        rows.push(FindingRow {
-            scenario,
-            bugs,
-            fixes,
-            files,
-            recorded_failing,
-            recorded_failing_with_fix,
-            seeds: ran,
-            failures,
-            first_failing_seed,
-            by_invariant,
-            failures_with_fix,
-            first_failing_seed_with_fix,
-        });
+    for (group, files) in groups {
+        rows.push(run_group(&group, files, seeds, jobs)?);
         if crate::interrupt::requested() {
             break;
         }
     }
     Ok(rows)
+}
+
+/// One group: its seed files' own seeds, then seeds `0..seeds` on the fixed core and with
+/// the fixes. `files` may be empty (a finding scenario without a seed file).
+pub fn run_group(group: &Group, files: Vec<(String, u64)>, seeds: u64, jobs: usize) -> Result<FindingRow, CliError> {
+    let (scenario, bugs, fixes) = group.clone();
+    let finding = |e: CliError| CliError::Finding { scenario: scenario.clone(), source: Box::new(e) };
+    let scn = load::resolve(&scenario).map_err(|e| finding(e.into()))?.scenario;
+    let base = parse_bugs(&bugs).map_err(|e| finding(e.into()))?;
+    let fixed = parse_fixes(base.clone(), &fixes).map_err(|e| finding(e.into()))?;
+    let opts = RunOptions::default();
+    let recorded_failing =
+        files.iter().filter(|(_, s)| run_on_fresh_thread(&scn, *s, &base, &opts).outcome != Outcome::Pass).count();
+    let recorded_failing_with_fix = match fixes.is_empty() {
+        true => recorded_failing,
+        false => {
+            files.iter().filter(|(_, s)| run_on_fresh_thread(&scn, *s, &fixed, &opts).outcome != Outcome::Pass).count()
+        }
+    };
+    let files: Vec<String> = files.into_iter().map(|(n, _)| n).collect();
+    let seed_list = SeedList { range: SeedRange { start: 0, end: seeds }, shard: Shard::default() };
+    let campaign = |bugs: Bugs, label: String| {
+        let mut bar = ProgressBar::new(&label);
+        let r = run_campaign(
+            &Campaign {
+                scenario: &scn,
+                seeds: seed_list,
+                bugs,
+                jobs,
+                stop_after: None,
+                determinism_ratio: 0.0,
+                inject_nondeterminism: false,
+            },
+            &mut |p, _| bar.update(p),
+        );
+        bar.finish();
+        summarize(&r)
+    };
+    let (failures, first_failing_seed, by_invariant, ran) = campaign(base, format!("findings {}", scn.name));
+    let (failures_with_fix, first_failing_seed_with_fix, ran) = if fixes.is_empty() {
+        (failures, first_failing_seed, ran)
+    } else {
+        let (n, first, _, ran_fix) = campaign(fixed, format!("findings {} --fix {}", scn.name, fixes.join(",")));
+        (n, first, ran.min(ran_fix))
+    };
+    Ok(FindingRow {
+        scenario,
+        bugs,
+        fixes,
+        files,
+        recorded_failing,
+        recorded_failing_with_fix,
+        seeds: ran,
+        failures,
+        first_failing_seed,
+        by_invariant,
+        failures_with_fix,
+        first_failing_seed_with_fix,
+    })
 }
 
 pub fn format_findings(rows: &[FindingRow]) -> String {
@@ -160,14 +182,30 @@ pub fn format_findings(rows: &[FindingRow]) -> String {
     o
 }
 
-/// `findings [--dir DIR] [--seeds N] [--jobs N] [--report-dir DIR]`.
-pub fn cli_findings(dir: &Path, seeds: u64, jobs: usize, report_dir: &Path) -> Result<(String, i32), CliError> {
+/// `findings [--dir DIR] [--seeds N] [--jobs N] [--report-dir DIR] [--write-docs [DIR] [--page P]...]`.
+/// With `--page`, only the groups those pages need run (and the report has only them).
+pub fn cli_findings(
+    dir: &Path,
+    seeds: u64,
+    jobs: usize,
+    report_dir: &Path,
+    docs: Option<&crate::writeups::DocsRequest>,
+) -> Result<(String, i32), CliError> {
     if seeds == 0 {
         return Err(CliError::ZeroFindingSeeds);
     }
     CliError::prepare_report_dir(report_dir)?;
+    // Bad pages and markers are bad input: found before anything runs.
+    let targets = docs.map(crate::writeups::select).transpose()?;
+    let mut all = groups(dir)?;
+    if let (Some(d), Some(t)) = (docs, &targets) {
+        if !d.pages.is_empty() {
+            let need = crate::writeups::needed_groups(t, dir)?;
+            all.retain(|g, _| need.contains(g));
+        }
+    }
     crate::interrupt::install();
-    let rows = run_findings(dir, seeds, jobs)?;
+    let rows = run_groups(all, seeds, jobs)?;
     let interrupted = crate::interrupt::requested();
     let mut md = String::new();
     if interrupted {
@@ -183,7 +221,14 @@ pub fn cli_findings(dir: &Path, seeds: u64, jobs: usize, report_dir: &Path) -> R
         .map_err(CliError::write_file(&json_path))?;
     let mut out = md;
     let _ = writeln!(out, "\nwrote {} and {}", md_path.display(), json_path.display());
-    if interrupted {
+    if let Some(t) = &targets {
+        if !interrupted {
+            let mut done: BTreeMap<Group, FindingRow> =
+                rows.iter().map(|r| ((r.scenario.clone(), r.bugs.clone(), r.fixes.clone()), r.clone())).collect();
+            out.push_str(&crate::writeups::write_pages(t, dir, &mut done, seeds, jobs)?);
+        }
+    }
+    if crate::interrupt::requested() {
         let _ = writeln!(out, "interrupted: {} finding groups have a row (the last may be partial)", rows.len());
         return Ok((out, crate::interrupt::EXIT_INTERRUPTED));
     }

@@ -50,4 +50,5 @@ pub mod trace;
 pub mod upstream;
 pub mod wallclock;
 pub mod world;
+pub mod writeups;
 pub mod zoo;

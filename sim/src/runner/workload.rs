@@ -286,7 +286,7 @@ impl Driver {
                 }
                 // Not within `MOVE_AFTER_CREATE_MS` of a CREATE TABLE: a move while the
                 // trigger's CREATE TABLE report is unacknowledged never finishes (open finding
-                // `docs/findings/move-maintainer-during-create-table.md`, which has its own
+                // `docs/findings/04-move-maintainer-during-create-table.md`, which has its own
                 // scenario); the swarms would hit it on every few seeds.
                 (WorkloadOp::MoveMaintainer, _) if near(last_create_ms, self.now()) => {}
                 (WorkloadOp::MoveMaintainer, _) => {

@@ -16,7 +16,7 @@ pub(crate) mod faults;
 mod output;
 mod passes;
 
-pub use output::cli_shrink;
+pub use output::{cli_shrink, Size};
 
 use crate::fuzz::first_invariant;
 use crate::result::{Outcome, RunResult};

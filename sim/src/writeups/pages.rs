@@ -1,0 +1,158 @@
+//! Which finding page is about which scenarios and seed files: the one typed mapping
+//! behind `findings --write-docs`. Everything else about a seed (its seed, bugs,
+//! candidate fixes) comes from the seed file itself.
+
+/// One page of `docs/findings/`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Page {
+    /// File name in `docs/findings/`: `NN-<slug>.md`, NN in the README table's order.
+    pub file: &'static str,
+    /// Finding scenarios (`scenarios/findings/`, as seed files name them) this page is
+    /// about: every seed file of them belongs to the page, and each is measured.
+    pub scenarios: &'static [&'static str],
+    /// Seed files of standard scenarios (shared with other findings) that belong here.
+    pub seed_files: &'static [&'static str],
+    /// Why the timeline is of the run as recorded, not shrunk: `shrink` keeps only the
+    /// outcome and the first invariant, and for some liveness findings the smallest run
+    /// that keeps them is another hang. `None`: the timeline is of the shrunk run.
+    pub no_shrink: Option<&'static str>,
+}
+
+pub const PAGES: &[Page] = &[
+    Page {
+        file: "01-status-watermark-snapshot.md",
+        scenarios: &[
+            "scenarios/findings/status_watermark_snapshot.toml",
+            "scenarios/findings/status_watermark_snapshot_moves.toml",
+            "scenarios/findings/status_watermark_snapshot_crash.toml",
+        ],
+        seed_files: &[],
+        no_shrink: None,
+    },
+    Page {
+        file: "02-restored-remove-checkpoint.md",
+        scenarios: &[
+            "scenarios/findings/restored_remove_before_bootstrap.toml",
+            "scenarios/findings/restored_remove_stop_report_window.toml",
+            "scenarios/findings/restored_remove_lost_stop_report.toml",
+        ],
+        seed_files: &["move_maintainer_with_delayed_messages-nobug-390.json"],
+        no_shrink: None,
+    },
+    Page {
+        file: "03-zombie-closing-dispatcher-manager.md",
+        scenarios: &["scenarios/findings/zombie_closing_dispatcher_manager.toml"],
+        seed_files: &["swarm-nobug-291.json"],
+        no_shrink: Some(
+            "its smallest `converges` failure restarts the maintainer's capture before a maintainer exists, which is another hang",
+        ),
+    },
+    Page {
+        file: "04-move-maintainer-during-create-table.md",
+        scenarios: &["scenarios/findings/move_maintainer_during_create_table.toml"],
+        seed_files: &[
+            "swarm_slow_bootstrap-nobug-630.json",
+            "swarm_slow_bootstrap-nobug-106.json",
+            "swarm_slow_bootstrap-nobug-132.json",
+            "swarm_slow_bootstrap-nobug-190.json",
+        ],
+        no_shrink: None,
+    },
+    Page {
+        file: "05-ddl-at-syncpoint-ts.md",
+        scenarios: &["scenarios/findings/ddl_at_syncpoint_ts.toml"],
+        seed_files: &[],
+        no_shrink: None,
+    },
+    Page {
+        file: "06-outdated-done-block-state.md",
+        scenarios: &["scenarios/findings/outdated_done_block_state.toml"],
+        seed_files: &[],
+        no_shrink: None,
+    },
+    Page {
+        file: "07-move-finished-after-dest-removed.md",
+        scenarios: &["scenarios/findings/move_finished_after_dest_removed.toml"],
+        seed_files: &[],
+        no_shrink: None,
+    },
+    Page {
+        file: "08-stale-bootstrap-resend-recreates-trigger.md",
+        scenarios: &["scenarios/findings/stale_bootstrap_resend_recreates_trigger.toml"],
+        seed_files: &[],
+        no_shrink: None,
+    },
+    Page {
+        file: "09-table-set-ddl-lost-on-failover.md",
+        scenarios: &[
+            "scenarios/findings/table_set_ddl_lost_on_failover.toml",
+            "scenarios/findings/partition_table.toml",
+            "scenarios/findings/ddl_mix_with_random_move_table.toml",
+        ],
+        seed_files: &["swarm-nobug-152.json", "swarm-nobug-218.json"],
+        no_shrink: None,
+    },
+];
+
+/// Seed files of `seeds/findings/` not yet walked to a page (`seeds/findings/README.md`).
+pub const UNCLASSIFIED: &[&str] = &["swarm-nobug-56.json"];
+
+impl Page {
+    /// `01-status-watermark-snapshot` without `.md`.
+    pub fn stem(&self) -> &'static str {
+        self.file.strip_suffix(".md").unwrap_or(self.file)
+    }
+
+    /// The slug without its number: `status-watermark-snapshot`.
+    pub fn slug(&self) -> &'static str {
+        self.stem().split_once('-').map(|(_, s)| s).unwrap_or(self.stem())
+    }
+
+    /// Whether the seed file (its name and scenario) belongs to this page.
+    pub fn owns(&self, file: &str, scenario: &str) -> bool {
+        self.scenarios.contains(&scenario) || self.seed_files.contains(&file)
+    }
+}
+
+/// A page by file name, stem, slug or number (`03`).
+pub fn find(name: &str) -> Option<&'static Page> {
+    let name = name.strip_suffix(".md").unwrap_or(name);
+    PAGES.iter().find(|p| p.stem() == name || p.slug() == name || p.stem().split('-').next() == Some(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_are_numbered_in_order_and_found_by_any_name() {
+        for (i, p) in PAGES.iter().enumerate() {
+            assert!(p.file.starts_with(&format!("{:02}-", i + 1)), "{}", p.file);
+            assert_eq!(find(p.file), Some(p));
+            assert_eq!(find(p.slug()), Some(p));
+            assert_eq!(find(&format!("{:02}", i + 1)), Some(p));
+        }
+        assert_eq!(find("no-such-page"), None);
+        assert_eq!(find("10"), None);
+    }
+
+    /// Every seed file of seeds/findings/ has exactly one page, or is listed unclassified.
+    #[test]
+    fn every_findings_seed_file_has_one_home() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../seeds/findings");
+        for path in crate::seedfile::collect(&dir).unwrap() {
+            let f = crate::seedfile::SeedFile::load(&path).unwrap();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            let homes = PAGES.iter().filter(|p| p.owns(&name, &f.scenario)).count();
+            let unclassified = UNCLASSIFIED.contains(&name.as_str());
+            assert_eq!(
+                homes + usize::from(unclassified),
+                1,
+                "{}: {} pages, unclassified {}",
+                name,
+                homes,
+                unclassified
+            );
+        }
+    }
+}
