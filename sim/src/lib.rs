@@ -23,6 +23,7 @@
 compile_error!("ticdc-sim must be built with `--cfg madsim`. Run cargo from the repository root so .cargo/config.toml applies; if you set RUSTFLAGS yourself it replaces the config file's flags, so include it: RUSTFLAGS=\"--cfg madsim\".");
 
 pub mod args;
+pub mod causes;
 pub mod checkers;
 pub mod cli;
 pub mod coverage;
@@ -33,6 +34,7 @@ pub mod fuzz;
 pub mod interrupt;
 pub mod lanes;
 pub mod mix;
+pub mod names;
 pub mod node;
 pub mod replay;
 pub mod report;

@@ -35,12 +35,15 @@ pub(crate) fn observe(wd: &mut World, n: NodeId, o: Observation) -> bool {
         Observation::ControlFromOlderEpochApplied { cf, message, from, epoch, current_epoch } => {
             Some(checkers::older_epoch_applied(n, &cf, &message, from, epoch, current_epoch))
         }
-        Observation::HeartbeatWatermarkStored { .. } => {
+        Observation::HeartbeatWatermarkStored { maintainer_epoch, from, received, stored, .. } => {
+            let c = crate::causes::Cause::WatermarkStored { node: n, epoch: maintainer_epoch, from, received, stored };
+            wd.causes.push(wd.now_ms, c);
             *wd.interleavings.entry(INTERLEAVE_HEARTBEAT_HALVES).or_default() += 1;
             None
         }
         Observation::HeartbeatStatusesApplied { .. } => None,
-        Observation::CheckpointCalculated { heartbeats_half_applied, .. } => {
+        Observation::CheckpointCalculated { maintainer_epoch, heartbeats_half_applied, checkpoint, inputs, .. } => {
+            wd.causes.checkpoint(wd.now_ms, n, maintainer_epoch, checkpoint, &inputs);
             if heartbeats_half_applied > 0 {
                 *wd.interleavings.entry(INTERLEAVE_CHECKPOINT_IN_HEARTBEAT).or_default() += 1;
             }
@@ -119,7 +122,7 @@ pub(crate) fn check(wd: &mut World, n: NodeId, kind: StepKind, dispatchers_chang
             wd.violate(inv, d);
         }
     }
-    check_persisted_checkpoint(wd);
+    check_persisted_checkpoint(wd, n);
     // A role's own assertion usually fails in the step that breaks a cluster-wide
     // invariant too; the checker's name, which seed files and reports key on, comes first.
     for (inv, d) in std::mem::take(&mut wd.failed_assertions) {
@@ -127,13 +130,16 @@ pub(crate) fn check(wd: &mut World, n: NodeId, kind: StepKind, dispatchers_chang
     }
 }
 
-/// `checkpoint-monotonic` and `no-data-loss`, run when the persisted checkpoint moves.
-pub fn check_persisted_checkpoint(wd: &mut World) {
+/// `checkpoint-monotonic` and `no-data-loss`, run when the persisted checkpoint moves
+/// (after a step of `n`).
+pub fn check_persisted_checkpoint(wd: &mut World, n: NodeId) {
     let Some(cp) = wd.meta.changefeeds.get(&wd.cf).map(|info| info.checkpoint_ts) else { return };
     if let Some((inv, d)) = checkers::checkpoint_went_back(wd.persisted_checkpoint, cp) {
         wd.violate(inv, d);
     }
     if cp > wd.persisted_checkpoint {
+        let c = crate::causes::Cause::CheckpointPersisted { node: n, from: wd.persisted_checkpoint, to: cp };
+        wd.causes.push(wd.now_ms, c);
         wd.persisted_checkpoint = cp;
         let found = wd.data_loss.advance(&wd.upstream, &wd.storage, wd.start_ts, cp, wd.sync_points);
         for (inv, d) in found {
