@@ -85,6 +85,8 @@ pub struct CauseRecord {
 pub struct CauseLog {
     pub records: Vec<CauseRecord>,
     pub dropped: u64,
+    /// The table of every dispatcher the run created (the DDL span's is table 0).
+    pub tables: BTreeMap<DispatcherId, TableId>,
     /// The last committed checkpoint recorded per maintainer (node, epoch): a round that
     /// commits nothing new is not recorded.
     last_checkpoint: BTreeMap<(NodeId, Epoch), Ts>,
@@ -97,6 +99,16 @@ impl CauseLog {
             return;
         }
         self.records.push(CauseRecord { at_ms, cause });
+    }
+
+    /// Note the tables of a node's dispatchers (after a step that changed them).
+    pub fn dispatchers<'a>(&mut self, ds: impl Iterator<Item = (DispatcherId, TableId)> + 'a) {
+        for (id, t) in ds {
+            if self.tables.len() >= CAUSE_CAP {
+                return;
+            }
+            self.tables.entry(id).or_insert(t);
+        }
     }
 
     /// A message is sent: heartbeats, schedule and merge requests are kept.

@@ -180,6 +180,9 @@ pub struct RunResult {
     /// for the report's causal slice.
     #[serde(skip)]
     pub causes: Vec<crate::causes::CauseRecord>,
+    /// The table of every dispatcher the run created.
+    #[serde(skip)]
+    pub dispatcher_tables: std::collections::BTreeMap<core_sched::types::DispatcherId, core_sched::types::TableId>,
     /// Scenario names of the run's captures and tables.
     #[serde(skip)]
     pub names: crate::names::Names,

@@ -89,10 +89,14 @@ pub fn cause_entities(c: &CauseRecord) -> BTreeSet<Entity> {
     out
 }
 
-/// The table of every dispatcher a run names with its table: schedule requests, and
-/// trace records with one dispatcher and one table.
-pub fn dispatcher_tables(trace: &[TraceRecord], causes: &[CauseRecord]) -> BTreeMap<String, TableId> {
-    let mut m = BTreeMap::new();
+/// The table of every dispatcher of a run: those it created (`typed`), those schedule
+/// requests name, and else those of trace records with one dispatcher and one table.
+pub fn dispatcher_tables(
+    typed: &BTreeMap<DispatcherId, TableId>,
+    trace: &[TraceRecord],
+    causes: &[CauseRecord],
+) -> BTreeMap<String, TableId> {
+    let mut m: BTreeMap<String, TableId> = typed.iter().map(|(d, t)| (d.to_string(), *t)).collect();
     for c in causes {
         if let Cause::ScheduleSent { dispatcher, table, .. } = &c.cause {
             m.entry(dispatcher.to_string()).or_insert(*table);

@@ -53,7 +53,13 @@ impl<'a> Namer<'a> {
             if tok.is_empty() {
                 return;
             }
-            out.push_str(&self.token(tok, prev));
+            // Inside a path or file name (`CDC_<id>_1.json`, `.tmp.<id>`) an ID stays raw.
+            let in_path = out.ends_with('.') || out.ends_with('/');
+            if in_path {
+                out.push_str(tok);
+            } else {
+                out.push_str(&self.token(tok, prev));
+            }
             *prev = std::mem::take(tok);
         };
         for c in s.chars() {
@@ -200,6 +206,7 @@ mod tests {
         let owner: BTreeMap<String, TableId> = [("a24495a089f8ac4c".to_string(), 100)].into();
         let n = Namer::new(&names, &owner, [7, 9, 0].into_iter());
         assert_eq!(n.text("remove a24495a089f8ac4c from 8300"), "remove t1/a244 from n0");
+        assert_eq!(n.text("db/t1/x.tmp.a24495a089f8ac4c"), "db/t1/x.tmp.a24495a089f8ac4c");
         assert_eq!(n.text("span t100[0,5) table 100 key=8300123"), "span t1[0,5) table t1 key=8300123");
         // Unknown IDs and out-of-cluster ports stay as they are.
         assert_eq!(n.text("table 104 on 8305"), "table 104 on 8305");

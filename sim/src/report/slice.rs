@@ -207,7 +207,7 @@ struct Cand {
 
 /// The causal slice of a run (for a passing run: its lifecycle events).
 pub fn causal_slice(r: &RunResult) -> Slice {
-    let owner = dispatcher_tables(&r.trace, &r.causes);
+    let owner = dispatcher_tables(&r.dispatcher_tables, &r.trace, &r.causes);
     let epochs = r.trace.iter().map(|t| t.epoch).chain(r.causes.iter().filter_map(|c| cause_epoch(&c.cause)));
     let namer = Namer::new(&r.names, &owner, epochs);
     let groups = group_violations(&r.violations, &r.names, &namer);

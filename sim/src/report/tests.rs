@@ -260,4 +260,7 @@ fn the_failed_end_checks_table_is_in_the_slice() {
     assert!(of_t6 >= 2, "{:#?}", s.lines.iter().map(|l| l.text()).collect::<Vec<_>>());
     assert!(s.lines.len() <= SLICE_CAP);
     assert_named(&r, &s);
+    // The table trigger is named by its own table (the DDL span), not by the DDLs it writes.
+    let ddl = s.lines.iter().find(|l| l.text().contains("write ddl")).unwrap().text();
+    assert!(ddl.contains("dispatcher=trigger/"), "{}", ddl);
 }

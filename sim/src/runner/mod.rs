@@ -137,6 +137,7 @@ pub fn crash_result(scn: &Scenario, seed: u64, bugs: &Bugs, msg: String) -> RunR
         interleavings: Default::default(),
         coverage: Default::default(),
         causes: vec![],
+        dispatcher_tables: Default::default(),
         names: crate::names::Names { tables: Default::default(), nodes: scn.cluster.nodes },
         timeline: None,
     }
@@ -248,6 +249,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
             interleavings: g.interleavings.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             coverage: Default::default(),
             causes: std::mem::take(&mut g.causes.records),
+            dispatcher_tables: std::mem::take(&mut g.causes.tables),
             names: crate::names::Names {
                 tables: g.upstream.tables.iter().map(|(id, t)| (*id, t.name.clone())).collect(),
                 nodes: scn.cluster.nodes,
