@@ -23,7 +23,7 @@ const STATUSES_KEPT: usize = 256;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SpanStatus {
     pub dispatcher: DispatcherId,
-    pub state: String,
+    pub state: ComponentState,
     pub checkpoint_ts: Ts,
 }
 
@@ -57,9 +57,9 @@ pub enum Cause {
         by_barrier: Option<Ts>,
         watermarks: Vec<(NodeId, Watermark)>,
     },
-    /// The changefeed's checkpoint in the meta store moved up (after a step of `node`,
-    /// the coordinator's).
-    CheckpointPersisted { node: NodeId, from: Ts, to: Ts },
+    /// The changefeed's checkpoint in the meta store moved up (written by the owner's
+    /// coordinator).
+    CheckpointPersisted { owner: Option<NodeId>, from: Ts, to: Ts },
 }
 
 impl Cause {
@@ -122,11 +122,7 @@ impl CauseLog {
                 statuses: statuses
                     .iter()
                     .take(STATUSES_KEPT)
-                    .map(|s| SpanStatus {
-                        dispatcher: s.id,
-                        state: state_name(s.state),
-                        checkpoint_ts: s.checkpoint_ts,
-                    })
+                    .map(|s| SpanStatus { dispatcher: s.id, state: s.state, checkpoint_ts: s.checkpoint_ts })
                     .collect(),
             },
             Message::ScheduleDispatcherRequest { req, .. } => Cause::ScheduleSent {
@@ -167,10 +163,6 @@ impl CauseLog {
             },
         );
     }
-}
-
-fn state_name(s: ComponentState) -> String {
-    format!("{:?}", s)
 }
 
 #[cfg(test)]

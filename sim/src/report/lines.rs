@@ -123,7 +123,7 @@ impl<'a> Namer<'a> {
                 let mut shown: Vec<String> = st
                     .iter()
                     .take(STATUSES_SHOWN)
-                    .map(|s| format!("{}:{}@{}", self.dispatcher(s.dispatcher), s.state, s.checkpoint_ts))
+                    .map(|s| format!("{}:{:?}@{}", self.dispatcher(s.dispatcher), s.state, s.checkpoint_ts))
                     .collect();
                 if st.len() > STATUSES_SHOWN {
                     shown.push(format!("+{} more", st.len() - STATUSES_SHOWN));
@@ -172,8 +172,9 @@ impl<'a> Namer<'a> {
                 );
                 row(c.at_ms, &n(*node), &self.epoch(*epoch), "checkpoint calculated", &fields)
             }
-            Cause::CheckpointPersisted { node, from, to } => {
-                row(c.at_ms, &n(*node), "-", "checkpoint persisted", &format!("from={} to={}", from, to))
+            Cause::CheckpointPersisted { owner, from, to } => {
+                let node = owner.map(n).unwrap_or_else(|| "-".to_string());
+                row(c.at_ms, &node, "-", "checkpoint persisted", &format!("from={} to={}", from, to))
             }
         }
     }

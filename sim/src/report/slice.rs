@@ -23,6 +23,7 @@ use super::lines::{violation_row, Namer};
 use crate::causes::{Cause, CauseRecord};
 use crate::checkers::{CHECKPOINT_MONOTONIC, NO_DATA_LOSS};
 use crate::result::{RunResult, TraceRecord, Violation};
+use core_sched::messages::ComponentState;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -335,7 +336,9 @@ fn is_cause_of(c: &CauseRecord, ce: &BTreeSet<Entity>, ents: &BTreeSet<Entity>) 
     match &c.cause {
         Cause::HeartbeatSent { complete, statuses, .. } => {
             !complete
-                || statuses.iter().any(|s| s.state != "Working" && ents.contains(&Entity::dispatcher(s.dispatcher)))
+                || statuses
+                    .iter()
+                    .any(|s| s.state != ComponentState::Working && ents.contains(&Entity::dispatcher(s.dispatcher)))
         }
         _ => true,
     }

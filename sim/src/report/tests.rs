@@ -148,7 +148,7 @@ fn a_checkpoint_violation_is_walked_back_to_the_heartbeat() {
                 watermarks: vec![(NodeId(0), w(50, 4))],
             },
         ),
-        c(7, Cause::CheckpointPersisted { node: NodeId(0), from: 40, to: 50 }),
+        c(7, Cause::CheckpointPersisted { owner: Some(NodeId(0)), from: 40, to: 50 }),
     ];
     r.violations = vec![Violation { invariant: "no-data-loss".into(), at_ms: 7, detail: "row below 50".into() }];
     let s = causal_slice(&r);

@@ -122,7 +122,7 @@ pub(crate) fn check(wd: &mut World, n: NodeId, kind: StepKind, dispatchers_chang
             wd.violate(inv, d);
         }
     }
-    check_persisted_checkpoint(wd, n);
+    check_persisted_checkpoint(wd);
     // A role's own assertion usually fails in the step that breaks a cluster-wide
     // invariant too; the checker's name, which seed files and reports key on, comes first.
     for (inv, d) in std::mem::take(&mut wd.failed_assertions) {
@@ -130,15 +130,14 @@ pub(crate) fn check(wd: &mut World, n: NodeId, kind: StepKind, dispatchers_chang
     }
 }
 
-/// `checkpoint-monotonic` and `no-data-loss`, run when the persisted checkpoint moves
-/// (after a step of `n`).
-pub fn check_persisted_checkpoint(wd: &mut World, n: NodeId) {
+/// `checkpoint-monotonic` and `no-data-loss`, run when the persisted checkpoint moves.
+pub fn check_persisted_checkpoint(wd: &mut World) {
     let Some(cp) = wd.meta.changefeeds.get(&wd.cf).map(|info| info.checkpoint_ts) else { return };
     if let Some((inv, d)) = checkers::checkpoint_went_back(wd.persisted_checkpoint, cp) {
         wd.violate(inv, d);
     }
     if cp > wd.persisted_checkpoint {
-        let c = crate::causes::Cause::CheckpointPersisted { node: n, from: wd.persisted_checkpoint, to: cp };
+        let c = crate::causes::Cause::CheckpointPersisted { owner: wd.owner(), from: wd.persisted_checkpoint, to: cp };
         wd.causes.push(wd.now_ms, c);
         wd.persisted_checkpoint = cp;
         let found = wd.data_loss.advance(&wd.upstream, &wd.storage, wd.start_ts, cp, wd.sync_points);
