@@ -8,8 +8,9 @@
 //!   trace and the per-step invariant checks; [`node`]: one madsim task per TiCDC
 //!   goroutine of a capture; [`runner`]: one seed (steps, workload, converge, checks).
 //! - [`invariants`]: the checkers and their stable names.
-//! - [`fuzz`], [`replay`], [`seedfile`], [`report`], [`timeline`] (the `--html` page),
-//!   [`zoo`]: the daily workflow;
+//! - [`fuzz`], [`replay`], [`seedfile`], [`report`] (with its causal slice over the
+//!   typed [`causes`] of a run), [`timeline`] (the `--html` page), [`zoo`]: the daily
+//!   workflow; [`names`]: how both name captures, tables and dispatchers;
 //! - [`fuzz`], [`replay`], [`seedfile`], [`report`], [`zoo`], [`shrink`]: the daily workflow;
 //!   [`cli`] on top of them, [`args`] (the shared argument parsers) and [`error`] (what a
 //!   command reports as bad input) below them.
