@@ -236,7 +236,8 @@ pub fn build(r: &RunResult, rec: Option<&Recorded>, reproduce: &str) -> Page {
         .violations
         .iter()
         .map(|v| {
-            let (d, tb) = split(crate::report::entities_in(&v.detail));
+            // A failed end check names its table in the check (`replication_count t6`).
+            let (d, tb) = split(crate::report::entities_named(&format!("{} {}", v.invariant, v.detail), &r.names));
             Mark { at: v.at_ms, invariant: v.invariant.clone(), detail: v.detail.clone(), ents: ents(d, tb, &owner) }
         })
         .collect();
