@@ -1,5 +1,5 @@
 //! Typed cause records: what a run did that can explain a checkpoint or a dispatcher,
-//! beside the trace (heartbeats and schedule requests as they were sent, watermarks the
+//! beside the trace (heartbeats, schedule requests and bootstrap answers as they were sent, watermarks the
 //! maintainer stored, checkpoint rounds, the persisted checkpoint). The report's causal
 //! slice walks back along them from a violation (`crate::report::slice`).
 //!
@@ -45,6 +45,17 @@ pub enum Cause {
     },
     /// A maintainer asked a dispatcher manager to merge dispatchers into one.
     MergeSent { from: NodeId, to: NodeId, dispatchers: Vec<DispatcherId>, merged: DispatcherId },
+    /// A dispatcher manager answered a maintainer's bootstrap: the dispatchers it has and
+    /// the operators it was running (`create`/`remove` and the dispatcher), which the new
+    /// maintainer restores.
+    BootstrapSent {
+        from: NodeId,
+        to: NodeId,
+        epoch: Epoch,
+        spans: Vec<SpanStatus>,
+        operators: Vec<(bool, DispatcherId)>,
+        merges: Vec<DispatcherId>,
+    },
     /// The maintainer on `node` stored the watermark of a heartbeat from `from`.
     WatermarkStored { node: NodeId, epoch: Epoch, from: NodeId, received: Watermark, stored: Watermark },
     /// A checkpoint round of the maintainer on `node` committed a new checkpoint.
@@ -69,6 +80,12 @@ impl Cause {
             Cause::HeartbeatSent { statuses, .. } => statuses.iter().map(|s| s.dispatcher).collect(),
             Cause::ScheduleSent { dispatcher, .. } => vec![*dispatcher],
             Cause::MergeSent { dispatchers, merged, .. } => dispatchers.iter().chain([merged]).copied().collect(),
+            Cause::BootstrapSent { spans, operators, merges, .. } => spans
+                .iter()
+                .map(|s| s.dispatcher)
+                .chain(operators.iter().map(|(_, d)| *d))
+                .chain(merges.iter().copied())
+                .collect(),
             _ => vec![],
         }
     }
@@ -135,6 +152,24 @@ impl CauseLog {
                 create: req.action == ScheduleAction::Create,
                 operator: format!("{:?}", req.operator_type),
             },
+            Message::MaintainerBootstrapResponse { spans, operators, merge_operators, maintainer_epoch, .. } => {
+                Cause::BootstrapSent {
+                    from,
+                    to,
+                    epoch: *maintainer_epoch,
+                    spans: spans
+                        .iter()
+                        .take(STATUSES_KEPT)
+                        .map(|s| SpanStatus { dispatcher: s.id, state: s.state, checkpoint_ts: s.checkpoint_ts })
+                        .collect(),
+                    operators: operators
+                        .iter()
+                        .take(STATUSES_KEPT)
+                        .map(|o| (o.action == ScheduleAction::Create, o.config.dispatcher_id))
+                        .collect(),
+                    merges: merge_operators.iter().take(STATUSES_KEPT).map(|m| m.merged_dispatcher_id).collect(),
+                }
+            }
             Message::MergeDispatcherRequest { req, .. } => {
                 Cause::MergeSent { from, to, dispatchers: req.dispatcher_ids.clone(), merged: req.merged_dispatcher_id }
             }

@@ -120,22 +120,8 @@ impl<'a> Namer<'a> {
             Cause::HeartbeatSent { from, to, watermark, complete, statuses } => {
                 let mut st: Vec<&SpanStatus> = statuses.iter().collect();
                 st.sort_by_key(|s| !focus.contains(&s.dispatcher.to_string()));
-                let mut shown: Vec<String> = st
-                    .iter()
-                    .take(STATUSES_SHOWN)
-                    .map(|s| format!("{}:{:?}@{}", self.dispatcher(s.dispatcher), s.state, s.checkpoint_ts))
-                    .collect();
-                if st.len() > STATUSES_SHOWN {
-                    shown.push(format!("+{} more", st.len() - STATUSES_SHOWN));
-                }
                 let kind = if *complete { "complete" } else { "statuses" };
-                let fields = format!(
-                    "to={} watermark={} {}=[{}]",
-                    n(*to),
-                    wm(watermark),
-                    kind,
-                    if shown.is_empty() { "-".to_string() } else { shown.join(" ") }
-                );
+                let fields = format!("to={} watermark={} {}=[{}]", n(*to), wm(watermark), kind, self.statuses(&st));
                 row(c.at_ms, &n(*from), "-", "heartbeat sent", &fields)
             }
             Cause::ScheduleSent { from, to, epoch, dispatcher, span, create, operator, .. } => {
@@ -148,6 +134,24 @@ impl<'a> Namer<'a> {
                     operator
                 );
                 row(c.at_ms, &n(*from), &self.epoch(*epoch), "schedule request sent", &fields)
+            }
+            Cause::BootstrapSent { from, to, epoch, spans, operators, merges } => {
+                let mut sp: Vec<&SpanStatus> = spans.iter().collect();
+                sp.sort_by_key(|s| !focus.contains(&s.dispatcher.to_string()));
+                let st = self.statuses(&sp);
+                let ops: Vec<String> = operators
+                    .iter()
+                    .map(|(create, d)| format!("{} {}", if *create { "create" } else { "remove" }, self.dispatcher(*d)))
+                    .collect();
+                let mut fields = format!("to={} spans=[{}]", n(*to), st);
+                if !ops.is_empty() {
+                    fields.push_str(&format!(" operators=[{}]", ops.join(", ")));
+                }
+                if !merges.is_empty() {
+                    let m: Vec<String> = merges.iter().map(|d| self.dispatcher(*d)).collect();
+                    fields.push_str(&format!(" merges=[{}]", m.join(" ")));
+                }
+                row(c.at_ms, &n(*from), &self.epoch(*epoch), "bootstrap response sent", &fields)
             }
             Cause::MergeSent { from, to, dispatchers, merged } => {
                 let ds: Vec<String> = dispatchers.iter().map(|d| self.dispatcher(*d)).collect();
@@ -177,6 +181,24 @@ impl<'a> Namer<'a> {
                 row(c.at_ms, &node, "-", "checkpoint persisted", &format!("from={} to={}", from, to))
             }
         }
+    }
+}
+
+impl Namer<'_> {
+    /// `t1/a244:Working@123 ...`, the first few (the involved ones are sorted first).
+    fn statuses(&self, st: &[&SpanStatus]) -> String {
+        let mut shown: Vec<String> = st
+            .iter()
+            .take(STATUSES_SHOWN)
+            .map(|s| format!("{}:{:?}@{}", self.dispatcher(s.dispatcher), s.state, s.checkpoint_ts))
+            .collect();
+        if st.len() > STATUSES_SHOWN {
+            shown.push(format!("+{} more", st.len() - STATUSES_SHOWN));
+        }
+        if shown.is_empty() {
+            return "-".to_string();
+        }
+        shown.join(" ")
     }
 }
 

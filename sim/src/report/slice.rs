@@ -12,7 +12,7 @@
 //!    and the heartbeat that carried it.
 //! 4. Then, by priority: per violation group the records of its own entities just before
 //!    it; the records of every involved entity (schedule requests, heartbeats with their
-//!    statuses, operators, bootstrap restores, dispatcher lifecycles) nearest before the
+//!    statuses, bootstrap answers, operators and their restores, dispatcher lifecycles) nearest before the
 //!    first violation; lifecycle events (captures, maintainers, faults) as context.
 //!
 //! Everything is matched on typed data (cause records, trace fields by name); only the
@@ -307,6 +307,7 @@ pub fn causal_slice(r: &RunResult) -> Slice {
 fn cause_epoch(c: &Cause) -> Option<u64> {
     match c {
         Cause::ScheduleSent { epoch, .. }
+        | Cause::BootstrapSent { epoch, .. }
         | Cause::WatermarkStored { epoch, .. }
         | Cause::CheckpointCalculated { epoch, .. } => Some(*epoch),
         _ => None,
@@ -326,8 +327,8 @@ fn expand(mut es: BTreeSet<Entity>, owner: &BTreeMap<String, i64>) -> BTreeSet<E
     es
 }
 
-/// A cause record explains an involved entity: a schedule or merge request for it, or a
-/// heartbeat reporting it in a status batch or as not working (complete-status
+/// A cause record explains an involved entity: a schedule or merge request for it, a
+/// bootstrap answer reporting it, or a heartbeat reporting it in a status batch or as not working (complete-status
 /// heartbeats listing it as working are the steady state, not a cause).
 fn is_cause_of(c: &CauseRecord, ce: &BTreeSet<Entity>, ents: &BTreeSet<Entity>) -> bool {
     if !ce.iter().any(|e| ents.contains(e)) {

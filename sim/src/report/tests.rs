@@ -216,6 +216,12 @@ fn restored_remove_window_slice_has_the_heartbeats_and_checkpoint_rounds() {
     let vio_lines = s.lines.iter().filter(|l| matches!(l, SliceLine::Violation { .. })).count();
     assert_eq!(vio_lines, s.violations.len());
     assert!(s.violations[0].count > 1 && s.violations.len() < r.violations.len());
+    // The bootstrap answer that handed the stale Remove to the new maintainer is there.
+    let restored = s.lines.iter().any(|l| {
+        matches!(l, SliceLine::Cause { record, .. }
+            if matches!(&record.cause, Cause::BootstrapSent { operators, .. } if operators.iter().any(|(create, _)| !create)))
+    });
+    assert!(restored, "{:#?}", s.lines.iter().map(|l| l.text()).collect::<Vec<_>>());
     // The operator that removed t1's dispatcher is there.
     assert!(s.lines.iter().any(|l| l.text().contains("operator finished") && l.text().contains("remove t1/")));
     assert_named(&r, &s);
