@@ -71,6 +71,13 @@ impl<'a> Namer<'a> {
             }
         }
         flush(&mut tok, &mut prev, &mut out);
+        // Text that named both (`table 100 (t1)`) now says the name twice.
+        for name in self.names.tables.values() {
+            let twice = format!("{} ({})", name, name);
+            if out.contains(&twice) {
+                out = out.replace(&twice, name);
+            }
+        }
         out
     }
 
@@ -230,6 +237,7 @@ mod tests {
         let n = Namer::new(&names, &owner, [7, 9, 0].into_iter());
         assert_eq!(n.text("remove a24495a089f8ac4c from 8300"), "remove t1/a244 from n0");
         assert_eq!(n.text("db/t1/x.tmp.a24495a089f8ac4c"), "db/t1/x.tmp.a24495a089f8ac4c");
+        assert_eq!(n.text("table 100 (t1) differs"), "table t1 differs");
         assert_eq!(n.text("span t100[0,5) table 100 key=8300123"), "span t1[0,5) table t1 key=8300123");
         // Unknown IDs and out-of-cluster ports stay as they are.
         assert_eq!(n.text("table 104 on 8305"), "table 104 on 8305");
