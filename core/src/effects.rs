@@ -102,13 +102,29 @@ pub enum Observation {
         owner: Option<NodeId>,
     },
     /// The maintainer's event loop stored a heartbeat's watermark (first half of
-    /// `onHeartbeatRequest`); its statuses follow in a step of their own.
-    HeartbeatWatermarkStored { cf: ChangefeedId, maintainer_epoch: Epoch, from: NodeId },
+    /// `onHeartbeatRequest`); its statuses follow in a step of their own. `received` is
+    /// the heartbeat's, `stored` what the maintainer keeps for `from` after it (the same,
+    /// unless an older one was kept).
+    HeartbeatWatermarkStored {
+        cf: ChangefeedId,
+        maintainer_epoch: Epoch,
+        from: NodeId,
+        received: crate::messages::Watermark,
+        stored: crate::messages::Watermark,
+    },
     /// The second half of a heartbeat: its statuses went to the controllers.
     HeartbeatStatusesApplied { cf: ChangefeedId, maintainer_epoch: Epoch, from: NodeId },
     /// A round of the checkpoint goroutine ran; `heartbeats_half_applied` heartbeats had
-    /// their watermark stored and their statuses not applied yet.
-    CheckpointCalculated { cf: ChangefeedId, maintainer_epoch: Epoch, heartbeats_half_applied: usize },
+    /// their watermark stored and their statuses not applied yet. `checkpoint` is the
+    /// committed checkpoint after the round (`None`: not computable), `inputs` what it
+    /// was the minimum of.
+    CheckpointCalculated {
+        cf: ChangefeedId,
+        maintainer_epoch: Epoch,
+        heartbeats_half_applied: usize,
+        checkpoint: Option<Ts>,
+        inputs: CheckpointInputs,
+    },
     /// A dispatcher manager's heartbeat collector aggregated every dispatcher
     /// (`aggregateDispatcherHeartbeats`, setting `latestWatermark`), while the status
     /// collector's batch held `status_batch` statuses and the block-status collector's
@@ -121,6 +137,17 @@ pub enum Observation {
     SinkErrorEscalated { cf: ChangefeedId, dispatcher: DispatcherId, error: String, closing: bool },
     /// A role's own assertion failed at a transition (see [`crate::assertions`]).
     AssertionFailed { assertion: crate::assertions::Assertion, detail: String },
+}
+
+/// What one checkpoint round took the minimum of: the operator, absent-span and
+/// barrier bounds (`None`: no bound) and the stored watermark of each node it read (a
+/// node without one ends the round; it is the last entry, with `None`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CheckpointInputs {
+    pub by_operator: Option<Ts>,
+    pub by_absent: Option<Ts>,
+    pub by_barrier: Option<Ts>,
+    pub watermarks: Vec<(NodeId, Option<crate::messages::Watermark>)>,
 }
 
 /// An [`Observation`] with its place in the step's trace: it happened just before trace

@@ -8,10 +8,10 @@
 //!   trace and the per-step invariant checks; [`node`]: one madsim task per TiCDC
 //!   goroutine of a capture; [`runner`]: one seed (steps, workload, converge, checks).
 //! - [`invariants`]: the checkers and their stable names.
-//! - [`fuzz`], [`replay`], [`seedfile`], [`report`], [`timeline`] (the `--html` page),
-//!   [`zoo`]: the daily workflow;
-//! - [`fuzz`], [`replay`], [`seedfile`], [`report`], [`zoo`], [`shrink`], [`explore`] (the
-//!   coverage-guided `fuzz --explore`): the daily workflow;
+//! - [`fuzz`], [`replay`], [`seedfile`], [`report`] (with its causal slice over the
+//!   typed [`causes`] of a run), [`timeline`] (the `--html` page), [`zoo`], [`shrink`],
+//!   [`explore`] (the coverage-guided `fuzz --explore`): the daily workflow; [`names`]:
+//!   how reports and pages name captures, tables and dispatchers;
 //!   [`cli`] on top of them, [`args`] (the shared argument parsers) and [`error`] (what a
 //!   command reports as bad input) below them.
 //!
@@ -24,6 +24,7 @@
 compile_error!("ticdc-sim must be built with `--cfg madsim`. Run cargo from the repository root so .cargo/config.toml applies; if you set RUSTFLAGS yourself it replaces the config file's flags, so include it: RUSTFLAGS=\"--cfg madsim\".");
 
 pub mod args;
+pub mod causes;
 pub mod checkers;
 pub mod cli;
 pub mod coverage;
@@ -35,6 +36,7 @@ pub mod fuzz;
 pub mod interrupt;
 pub mod lanes;
 pub mod mix;
+pub mod names;
 pub mod node;
 pub mod replay;
 pub mod report;

@@ -176,6 +176,16 @@ pub struct RunResult {
     /// How often the run passed each of the core's coverage points.
     #[serde(skip)]
     pub coverage: core_sched::coverage::Hits,
+    /// Typed cause records (heartbeats, watermarks, checkpoint rounds, schedule requests)
+    /// for the report's causal slice.
+    #[serde(skip)]
+    pub causes: Vec<crate::causes::CauseRecord>,
+    /// The table of every dispatcher the run created.
+    #[serde(skip)]
+    pub dispatcher_tables: std::collections::BTreeMap<core_sched::types::DispatcherId, core_sched::types::TableId>,
+    /// Scenario names of the run's captures and tables.
+    #[serde(skip)]
+    pub names: crate::names::Names,
     /// Messages and lifetimes for the `--html` page, when the run recorded them.
     #[serde(skip)]
     pub timeline: Option<Box<crate::timeline::Recorded>>,

@@ -423,6 +423,8 @@ impl Maintainer {
                     cf: self.cf.clone(),
                     maintainer_epoch: self.epoch,
                     from,
+                    received: watermark,
+                    stored: after,
                 });
                 self.pending_heartbeats.push_back(PendingHeartbeat { from, statuses, complete: complete_status });
                 ctx.wake(HEARTBEAT_HALVES_GAP_MS, Continuation::MaintainerHeartbeatStatuses { cf: self.cf.clone() });
@@ -1196,28 +1198,39 @@ impl Maintainer {
     /// as a step: [`Self::calc_checkpoint`], with an observation saying how many
     /// heartbeats were between their halves (watermark stored, statuses not applied yet).
     pub fn run_checkpoint(&mut self, ctx: &mut Ctx) -> Option<Ts> {
+        let half_applied = self.pending_heartbeats.len();
+        let (cp, inputs) = self.checkpoint_round();
         if self.initialized() {
             ctx.observe(Observation::CheckpointCalculated {
                 cf: self.cf.clone(),
                 maintainer_epoch: self.epoch,
-                heartbeats_half_applied: self.pending_heartbeats.len(),
+                heartbeats_half_applied: half_applied,
+                checkpoint: cp,
+                inputs,
             });
         }
-        self.calc_checkpoint()
+        cp
     }
 
     /// Checkpoint goroutine (§9). A removing maintainer keeps computing and committing it:
     /// the operators it froze still cap it (`calCheckpointTs` only checks `initialized`,
     /// maintainer/maintainer.go:696-733).
     pub fn calc_checkpoint(&mut self) -> Option<Ts> {
+        self.checkpoint_round().0
+    }
+
+    /// [`Self::calc_checkpoint`] with what the round took the minimum of.
+    fn checkpoint_round(&mut self) -> (Option<Ts>, CheckpointInputs) {
+        let mut inputs = CheckpointInputs::default();
         if !self.initialized() {
             hit(P::CheckpointBeforeBootstrap);
-            return None;
+            return (None, inputs);
         }
         let mut cp = u64::MAX;
         let by_operator = self.oc.min_checkpoint_ts(&self.sc);
         let by_absent = self.sc.min_non_replicating_checkpoint();
         let by_barrier = self.barrier.min_blocked_checkpoint_for_new_tables();
+        (inputs.by_operator, inputs.by_absent, inputs.by_barrier) = (by_operator, by_absent, by_barrier);
         for t in [by_operator, by_absent, by_barrier].into_iter().flatten() {
             cp = cp.min(t);
         }
@@ -1231,15 +1244,19 @@ impl Maintainer {
         nodes.insert(self.node);
         for n in nodes {
             match self.node_watermarks.get(&n) {
-                Some(w) if w.seq > 0 || w.checkpoint_ts > 0 => cp = cp.min(w.checkpoint_ts),
+                Some(w) if w.seq > 0 || w.checkpoint_ts > 0 => {
+                    inputs.watermarks.push((n, Some(*w)));
+                    cp = cp.min(w.checkpoint_ts)
+                }
                 _ => {
+                    inputs.watermarks.push((n, None));
                     hit(P::CheckpointNoWatermark);
-                    return None;
+                    return (None, inputs);
                 }
             }
         }
         if cp == u64::MAX {
-            return None;
+            return (None, inputs);
         }
         // Which bound held the checkpoint (several may tie).
         let capped = |b: Option<Ts>| b == Some(cp);
@@ -1260,7 +1277,7 @@ impl Maintainer {
         } else {
             hit(P::CheckpointHeld);
         }
-        Some(self.committed_checkpoint)
+        (Some(self.committed_checkpoint), inputs)
     }
 
     /// `collectBootstrapResponses` + `onBootstrapResponses`: once every tracked node has

@@ -139,6 +139,9 @@ pub fn crash_result(scn: &Scenario, seed: u64, bugs: &Bugs, msg: String) -> RunR
         net: Default::default(),
         interleavings: Default::default(),
         coverage: Default::default(),
+        causes: vec![],
+        dispatcher_tables: Default::default(),
+        names: crate::names::Names { tables: Default::default(), nodes: scn.cluster.nodes },
         timeline: None,
     }
 }
@@ -248,13 +251,16 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
             crash: None,
             interleavings: g.interleavings.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             coverage: Default::default(),
-            timeline: g.timeline.take().map(|recorder| {
-                Box::new(crate::timeline::Recorded {
-                    recorder: *recorder,
-                    nodes: scn.cluster.nodes,
-                    tables: g.upstream.tables.iter().map(|(id, t)| (*id, t.name.clone())).collect(),
-                })
-            }),
+            causes: std::mem::take(&mut g.causes.records),
+            dispatcher_tables: std::mem::take(&mut g.causes.tables),
+            names: crate::names::Names {
+                tables: g.upstream.tables.iter().map(|(id, t)| (*id, t.name.clone())).collect(),
+                nodes: scn.cluster.nodes,
+            },
+            timeline: g
+                .timeline
+                .take()
+                .map(|recorder| Box::new(crate::timeline::Recorded { recorder: *recorder, nodes: scn.cluster.nodes })),
             net: NetStats {
                 delivered: g.net.delivered,
                 dropped: g.net.dropped,

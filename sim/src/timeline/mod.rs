@@ -17,16 +17,12 @@ pub mod record;
 pub use html::write;
 pub use record::Recorder;
 
-use core_sched::types::TableId;
-
-/// What a run hands over for its page: the recording and the names to show.
+/// What a run hands over for its page: the recording (names: `RunResult::names`).
 #[derive(Clone, Debug)]
 pub struct Recorded {
     pub recorder: Recorder,
     /// Captures in the cluster (`n0` .. `n<nodes-1>`).
     pub nodes: u32,
-    /// Every table the upstream ever had, by ID, with its scenario name.
-    pub tables: Vec<(TableId, String)>,
 }
 
 #[cfg(test)]
@@ -56,7 +52,7 @@ mod tests {
             .bars
             .iter()
             .any(|b| matches!(b.key, record::BarKey::Dispatcher { .. }) && b.table == Some(100)));
-        assert!(t.tables.iter().any(|(id, n)| *id == 100 && n == "t1"));
+        assert_eq!(rec.names.table(100), "t1");
         // The page marks the violation and names the captures as the scenario does.
         let page = page::build(&rec, Some(t), "cmd");
         assert_eq!(page.violations[0].invariant, "epoch-fencing");

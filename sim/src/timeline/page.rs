@@ -5,6 +5,7 @@
 
 use super::record::{BarKey, MsgRec};
 use super::Recorded;
+use crate::names::{dispatcher_label, lane_of, table_label};
 use crate::report::{record_entities, Entity};
 use crate::result::{RunResult, TraceRecord};
 use core_sched::types::{DispatcherId, NodeId, TableId};
@@ -133,7 +134,7 @@ pub fn build(r: &RunResult, rec: Option<&Recorded>, reproduce: &str) -> Page {
     let empty = super::Recorder::default();
     let recorder = rec.map(|x| &x.recorder).unwrap_or(&empty);
     let nodes = rec.map(|x| x.nodes).unwrap_or_else(|| lanes_in_trace(&r.trace));
-    let names: BTreeMap<TableId, String> = rec.map(|x| x.tables.iter().cloned().collect()).unwrap_or_default();
+    let names = &r.names.tables;
     let owner = dispatcher_tables(recorder);
 
     let mut msgs: Vec<&MsgRec> = recorder.msgs.iter().collect();
@@ -186,7 +187,7 @@ pub fn build(r: &RunResult, rec: Option<&Recorded>, reproduce: &str) -> Page {
             .collect();
         epochs.into_iter().enumerate().map(|(i, e)| (e, i + 1)).collect()
     };
-    let table_name = |t: TableId| table_label(t, &names);
+    let table_name = |t: TableId| table_label(t, names);
     let bars: Vec<Bar> = chosen
         .iter()
         .map(|b| {
@@ -211,7 +212,7 @@ pub fn build(r: &RunResult, rec: Option<&Recorded>, reproduce: &str) -> Page {
                     let t = b.table.unwrap_or(0);
                     (
                         "dispatcher",
-                        dispatcher_label(*id, Some(t), &names),
+                        dispatcher_label(*id, Some(t), names),
                         format!("dispatcher {} of {} (table {}) on {}: {}", id, table_name(t), t, node, b.label),
                         ents(vec![*id], vec![t], &owner),
                     )
@@ -221,7 +222,7 @@ pub fn build(r: &RunResult, rec: Option<&Recorded>, reproduce: &str) -> Page {
                     format!(
                         "{} {}",
                         b.states.first().map(|(_, s)| s.as_str()).unwrap_or("op"),
-                        dispatcher_label(*id, owner.get(id).copied(), &names)
+                        dispatcher_label(*id, owner.get(id).copied(), names)
                     ),
                     format!("operator {} of maintainer epoch {} on {}", b.label, epoch, node),
                     ents(vec![*id], vec![], &owner),
@@ -235,14 +236,15 @@ pub fn build(r: &RunResult, rec: Option<&Recorded>, reproduce: &str) -> Page {
         .violations
         .iter()
         .map(|v| {
-            let (d, tb) = split(crate::report::entities_in(&v.detail));
+            // A failed end check names its table in the check (`replication_count t6`).
+            let (d, tb) = split(crate::report::entities_named(&format!("{} {}", v.invariant, v.detail), &r.names));
             Mark { at: v.at_ms, invariant: v.invariant.clone(), detail: v.detail.clone(), ents: ents(d, tb, &owner) }
         })
         .collect();
 
     let mut tables: Vec<Table> = names.iter().map(|(id, name)| Table { id: *id, name: name.clone() }).collect();
     if owner.values().any(|t| *t == 0) {
-        tables.insert(0, Table { id: 0, name: table_label(0, &names) });
+        tables.insert(0, Table { id: 0, name: table_label(0, names) });
     }
     Page {
         scenario: r.scenario.clone(),
@@ -337,29 +339,6 @@ fn split(es: BTreeSet<Entity>) -> (Vec<DispatcherId>, Vec<TableId>) {
     (d, t)
 }
 
-/// `t1` for a scenario table, `trigger` for the DDL span, else the raw ID.
-pub fn table_label(t: TableId, names: &BTreeMap<TableId, String>) -> String {
-    match names.get(&t) {
-        Some(n) => n.clone(),
-        None if t == 0 => "trigger".to_string(),
-        None => format!("table {}", t),
-    }
-}
-
-/// `t1/3f7b`: the table's scenario name and the ID's first four hex digits.
-fn dispatcher_label(id: DispatcherId, t: Option<TableId>, names: &BTreeMap<TableId, String>) -> String {
-    let short: String = id.to_string().chars().take(4).collect();
-    match t {
-        Some(t) => format!("{}/{}", table_label(t, names), short),
-        None => short,
-    }
-}
-
-/// A trace record's lane: the capture of a `83xx` node name, else -1.
-fn lane_of(node: &str) -> i64 {
-    node.parse::<i64>().ok().filter(|p| *p >= 8300).map(|p| p - 8300).unwrap_or(-1)
-}
-
 fn lanes_in_trace(trace: &[TraceRecord]) -> u32 {
     trace.iter().map(|t| lane_of(&t.node)).max().map(|m| (m + 1).max(0) as u32).unwrap_or(0)
 }
@@ -377,15 +356,5 @@ mod tests {
         assert_eq!(window(&times, Some(50), 10), (43, 53));
         assert_eq!(window(&times, Some(99), 10), (90, 100));
         assert_eq!(window(&times, Some(2), 10), (0, 10));
-    }
-
-    #[test]
-    fn names_are_the_scenarios() {
-        let names: BTreeMap<TableId, String> = [(104, "t3".to_string())].into_iter().collect();
-        assert_eq!(table_label(104, &names), "t3");
-        assert_eq!(table_label(0, &names), "trigger");
-        assert_eq!(dispatcher_label(DispatcherId(0x3f7b_0000_0000_0001), Some(104), &names), "t3/3f7b");
-        assert_eq!(lane_of("8302"), 2);
-        assert_eq!(lane_of("-"), -1);
     }
 }

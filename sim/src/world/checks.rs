@@ -35,12 +35,15 @@ pub(crate) fn observe(wd: &mut World, n: NodeId, o: Observation) -> bool {
         Observation::ControlFromOlderEpochApplied { cf, message, from, epoch, current_epoch } => {
             Some(checkers::older_epoch_applied(n, &cf, &message, from, epoch, current_epoch))
         }
-        Observation::HeartbeatWatermarkStored { .. } => {
+        Observation::HeartbeatWatermarkStored { maintainer_epoch, from, received, stored, .. } => {
+            let c = crate::causes::Cause::WatermarkStored { node: n, epoch: maintainer_epoch, from, received, stored };
+            wd.causes.push(wd.now_ms, c);
             *wd.interleavings.entry(INTERLEAVE_HEARTBEAT_HALVES).or_default() += 1;
             None
         }
         Observation::HeartbeatStatusesApplied { .. } => None,
-        Observation::CheckpointCalculated { heartbeats_half_applied, .. } => {
+        Observation::CheckpointCalculated { maintainer_epoch, heartbeats_half_applied, checkpoint, inputs, .. } => {
+            wd.causes.checkpoint(wd.now_ms, n, maintainer_epoch, checkpoint, &inputs);
             if heartbeats_half_applied > 0 {
                 *wd.interleavings.entry(INTERLEAVE_CHECKPOINT_IN_HEARTBEAT).or_default() += 1;
             }
@@ -144,6 +147,8 @@ pub fn check_persisted_checkpoint(wd: &mut World) {
         wd.violate(inv, d);
     }
     if cp > wd.persisted_checkpoint {
+        let c = crate::causes::Cause::CheckpointPersisted { owner: wd.owner(), from: wd.persisted_checkpoint, to: cp };
+        wd.causes.push(wd.now_ms, c);
         wd.persisted_checkpoint = cp;
         let found = wd.data_loss.advance(&wd.upstream, &wd.storage, wd.start_ts, cp, wd.sync_points);
         for (inv, d) in found {

@@ -150,6 +150,8 @@ pub struct World {
     /// Messages and lifetimes for the `--html` page (off unless asked for; it never
     /// touches the hash or a random stream).
     pub timeline: Option<Box<crate::timeline::Recorder>>,
+    /// Typed cause records for the report's causal slice (never hashed).
+    pub causes: crate::causes::CauseLog,
 }
 
 impl World {
@@ -214,6 +216,7 @@ impl World {
             hung_storage: Vec::new(),
             interleavings: Default::default(),
             timeline: None,
+            causes: Default::default(),
         }
     }
 

@@ -68,6 +68,7 @@ pub fn send(w: &W, wd: &mut World, env: Envelope) {
     if let Some(t) = wd.timeline.as_mut() {
         t.sent(wd.now_ms, &env);
     }
+    wd.causes.sent(wd.now_ms, env.from, env.to, &env.msg);
     let Some(lane) = collector_lane(&env.msg) else { return send_link(w, wd, env) };
     let gen = wd.nodes[env.from.0 as usize].generation;
     let key = (env.from.0, gen, lane);

@@ -93,6 +93,13 @@ pub(crate) fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: O
     for wk in out.wakeups {
         spawn_continuation(w, wd, n, wk);
     }
+    if dispatchers_changed {
+        if let Some(st) = wd.nodes[n.0 as usize].state.as_ref() {
+            let ds =
+                st.orch.managers.values().flat_map(|dm| dm.dispatchers.iter().map(|(id, d)| (*id, d.span.table_id)));
+            wd.causes.dispatchers(ds);
+        }
+    }
     check(wd, n, kind, dispatchers_changed);
     observe_timeline(wd, n);
 }
