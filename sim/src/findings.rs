@@ -123,6 +123,7 @@ pub fn run_group(group: &Group, files: Vec<(String, u64)>, seeds: u64, jobs: usi
                 stop_after: None,
                 determinism_ratio: 0.0,
                 inject_nondeterminism: false,
+                full_checks: false,
             },
             &mut |p, _| bar.update(p),
         );

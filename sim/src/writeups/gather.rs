@@ -151,6 +151,11 @@ pub struct ShrinkView {
     pub nodes: u32,
 }
 
+/// The scenario's names of a run's tables, and its capture count.
+fn named(r: &crate::result::RunResult) -> (Vec<(i64, String)>, u32) {
+    (r.names.tables.iter().map(|(id, n)| (*id, n.clone())).collect(), r.names.nodes)
+}
+
 /// The name `shrink` gives the minimized scenario (so its run, and the scenario name in
 /// it, match what `ticdc-sim shrink` writes).
 pub fn shrunk_stem(scenario_name: &str, bugs: &[String], seed: u64) -> String {
@@ -164,12 +169,8 @@ pub fn shrink_primary(p: &Primary, shrink: bool, log: &mut dyn FnMut(&str)) -> R
     let loaded = load::resolve(&p.scenario)?;
     let bugs = parse_bugs(&p.bugs)?;
     if !shrink {
-        let run =
-            run_on_fresh_thread(&loaded.scenario, p.seed, &bugs, &RunOptions { timeline: true, ..Default::default() });
-        let (tables, nodes) = match run.timeline.as_deref() {
-            Some(t) => (t.tables.iter().map(|(id, n)| (*id, n.clone())).collect(), t.nodes),
-            None => (vec![], loaded.scenario.cluster.nodes),
-        };
+        let run = run_on_fresh_thread(&loaded.scenario, p.seed, &bugs, &RunOptions::default());
+        let (tables, nodes) = named(&run);
         return Ok(ShrinkView { shrinking: None, fails_as: fails_as(&run), slice: causal_slice(&run), tables, nodes });
     }
     let names: Vec<String> = bugs.names().iter().map(|s| s.to_string()).collect();
@@ -182,15 +183,8 @@ pub fn shrink_primary(p: &Primary, shrink: bool, log: &mut dyn FnMut(&str)) -> R
         path: PathBuf::from(format!("{}.toml", stem)),
     };
     let s = shrink::shrink(&req, log)?;
-    // Run the shrunk scenario again with the names recorded; the same trace hash says it
-    // is the same run.
-    let named = run_on_fresh_thread(&s.best, p.seed, &bugs, &RunOptions { timeline: true, ..Default::default() });
-    let (run, tables, nodes) = match named.timeline.as_deref() {
-        Some(t) if named.trace_hash == s.best_run.trace_hash => {
-            (named.clone(), t.tables.iter().map(|(id, n)| (*id, n.clone())).collect(), t.nodes)
-        }
-        _ => (s.best_run.clone(), vec![], s.best.cluster.nodes),
-    };
+    let run = s.best_run.clone();
+    let (tables, nodes) = named(&run);
     Ok(ShrinkView {
         shrinking: Some(Shrinking {
             before: Size::of(&s.start, &s.start_run),

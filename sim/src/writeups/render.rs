@@ -21,30 +21,9 @@ fn code(s: &str) -> String {
     format!("`{}`", s)
 }
 
-/// Node `8301` -> `n1` (captures listen on 8300 + index).
-fn node_name(node: &str) -> String {
-    match node.parse::<u32>() {
-        Ok(port) if port >= 8300 => format!("n{}", port - 8300),
-        _ => node.to_string(),
-    }
-}
-
+/// A slice line as the report names it (scenario names for nodes, tables, dispatchers).
 fn slice_line(l: &SliceLine) -> String {
-    match l {
-        SliceLine::Record { record: r, reason } => {
-            let get = |k: &str| r.fields.iter().find(|(f, _)| f == k).map(|(_, v)| v.as_str()).unwrap_or("?");
-            if *reason == "violation" {
-                return format!("{:>9}  !!!  VIOLATION {}: {}", secs(r.at_ms), get("invariant"), get("detail"));
-            }
-            let f: Vec<String> =
-                r.fields.iter().filter(|(k, _)| k != "changefeed").map(|(k, v)| format!("{}={}", k, v)).collect();
-            let epoch = if r.epoch == 0 { "-".to_string() } else { format!("e={}", r.epoch) };
-            format!("{:>9}  {:<3}  {:<15}  {}  {}", secs(r.at_ms), node_name(&r.node), epoch, r.event, f.join(" "))
-                .trim_end()
-                .to_string()
-        }
-        SliceLine::Violation(v) => format!("{:>9}  !!!  VIOLATION {}: {}", secs(v.at_ms), v.invariant, v.detail),
-    }
+    l.text().to_string()
 }
 
 fn size_rows(o: &mut String, b: &Size, a: &Size) {
@@ -103,10 +82,10 @@ pub fn timeline(p: Option<&Primary>, v: Option<&ShrinkView>, n: u64, no_shrink: 
             );
         }
     }
-    let shown = v.slice.lines.iter().filter(|l| matches!(l, SliceLine::Record { .. })).count();
+    let shown = v.slice.lines.iter().filter(|l| !matches!(l, SliceLine::Violation { .. })).count();
     let _ = write!(
         o,
-        "\nThe {} run's causal slice ({} of {} trace records: those about the first violation's dispatchers and tables, and lifecycle events",
+        "\nThe {} run's causal slice ({} of {} trace records: the causes walked back from the violations, the records of their dispatchers and tables, and lifecycle events",
         if v.shrinking.is_some() { "shrunk" } else { "recorded" },
         shown,
         v.slice.trace_len
