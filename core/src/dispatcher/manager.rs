@@ -2023,7 +2023,11 @@ impl DispatcherManager {
         // Candidate fix: the status path computes the watermark afresh, as the periodic
         // aggregate does, so it never claims a sequence number whose dispatchers it did
         // not include.
-        let mut wm = if ctx.fix(crate::bugs::Fix::FreshStatusWatermark) { fresh } else { self.status_snapshot };
+        // Not over a closed write path: TiCDC keeps the fenced dispatchers in its map
+        // (`closeAllDispatchers` does not delete them), where the model has dropped them,
+        // so a fresh minimum here would skip them; the snapshot is what TiCDC sends.
+        let fresh_fix = ctx.fix(crate::bugs::Fix::FreshStatusWatermark) && !self.write_path_closed;
+        let mut wm = if fresh_fix { fresh } else { self.status_snapshot };
         for (st, seq) in &batch {
             wm.seq = wm.seq.max(*seq);
             if st.checkpoint_ts != 0 && st.checkpoint_ts < wm.checkpoint_ts {

@@ -45,6 +45,9 @@ pub struct Env {
     pub out: Out,
     /// The downstream's `ddl_ts` rows the managers read (with syncpoints on).
     pub ddl_ts: TestDdlTs,
+    /// `Inline` (the default): batches go out at the end of the step that filled them;
+    /// `Deferred`: they wait for their window's continuation, which the test runs.
+    pub continuations: ContinuationMode,
 }
 
 /// `ddl_ts` rows set by a test.
@@ -72,6 +75,7 @@ impl Env {
             fps: Failpoints::default(),
             out: Out::default(),
             ddl_ts: TestDdlTs::default(),
+            continuations: ContinuationMode::Inline,
         }
     }
     pub fn with_bug(mut self, b: Bug) -> Self {
@@ -91,7 +95,7 @@ impl Env {
             failpoints: &self.fps,
             out: &mut self.out,
             ddl_ts: &self.ddl_ts,
-            continuations: ContinuationMode::Inline,
+            continuations: self.continuations,
         }
     }
     pub fn take(&mut self) -> Out {

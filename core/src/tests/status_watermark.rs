@@ -199,3 +199,26 @@ fn statuses_of_one_step_go_in_one_batch_with_the_smallest_checkpoint() {
     assert_eq!(beats[0].1, vec![C, D]);
     assert_eq!((beats[0].0.checkpoint_ts, beats[0].0.seq), (2000, 3), "C's checkpoint is in the batch");
 }
+
+/// With the fix, a status batch whose window closes after a local fence must not compute
+/// its watermark over the dispatcher map the fence emptied (TiCDC keeps the fenced
+/// dispatchers in its map): a lagging dispatcher's checkpoint still bounds it.
+#[test]
+fn with_the_fix_a_batch_flushed_after_a_local_fence_does_not_skip_the_fenced_dispatchers() {
+    let (mut dm, mut env) = owned(1, None, Env::new(0).with_fix(Fix::FreshStatusWatermark));
+    add(&mut dm, &mut env, A, 10, 1000);
+    aggregate(&mut dm, &mut env);
+    add(&mut dm, &mut env, C, 11, 2000);
+    dm_feed(&mut dm, &mut env, C, vec![UpstreamEvent::Dml(row(11, 1, 2001)), UpstreamEvent::Resolved(5000)], 5000);
+    env.take();
+    // D turns Working; its batch waits for its window, and the fence lands inside it.
+    env.continuations = crate::effects::ContinuationMode::Deferred;
+    add(&mut dm, &mut env, D, 12, 5000);
+    dm_feed(&mut dm, &mut env, D, vec![UpstreamEvent::Resolved(6000)], 6000);
+    assert!(heartbeats(&env.take()).is_empty(), "the batch waits for its window");
+    dm.local_fence(&mut env.ctx());
+    dm.collect_status_batch(&mut env.ctx());
+    let beats = heartbeats(&env.take());
+    assert_eq!(beats.len(), 1, "the batch still goes out, as in TiCDC");
+    assert!(beats[0].0.checkpoint_ts <= 2000, "C (2000, a row in flight) was skipped: {:?}", beats[0].0);
+}
