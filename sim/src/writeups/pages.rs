@@ -42,7 +42,7 @@ pub const PAGES: &[Page] = &[
     Page {
         file: "03-zombie-closing-dispatcher-manager.md",
         scenarios: &["scenarios/findings/zombie_closing_dispatcher_manager.toml"],
-        seed_files: &["swarm-nobug-291.json"],
+        seed_files: &["swarm-nobug-291.json", "swarm-nobug-56.json"],
         no_shrink: Some(
             "its smallest `converges` failure restarts the maintainer's capture before a maintainer exists, which is another hang",
         ),
@@ -95,7 +95,7 @@ pub const PAGES: &[Page] = &[
 ];
 
 /// Seed files of `seeds/findings/` not yet walked to a page (`seeds/findings/README.md`).
-pub const UNCLASSIFIED: &[&str] = &["swarm-nobug-56.json"];
+pub const UNCLASSIFIED: &[&str] = &[];
 
 impl Page {
     /// `01-status-watermark-snapshot` without `.md`.
