@@ -128,22 +128,35 @@ fn the_session_loss_port_fails_without_the_session_loss() {
     );
 }
 
+/// Both fence-lock leaks of the post-bootstrap handler keep the maintainer's capture from
+/// exiting, each on its own return (the seeds of their seed files); the fixed core exits.
 #[test]
-fn leak_fence_lock_when_fenced_keeps_the_maintainers_capture_from_exiting() {
+fn leaked_fence_locks_keep_the_maintainers_capture_from_exiting() {
+    use core_sched::bugs::Bug;
     let s = scenario("capture_local_fence_during_post_bootstrap");
-    let bug = Bugs::none().with(core_sched::bugs::Bug::LeakFenceLockWhenFenced);
-    // Seed 0 fences inside the post-bootstrap window (see the zoo table).
-    let r = run_on_fresh_thread(&s, 0, &bug, &RunOptions::default());
-    assert!(r.trace.iter().any(|t| t.event == "post bootstrap fenced return without releasing fence lock"));
-    assert!(
-        r.violations.iter().any(|v| v.invariant == "converges" && v.detail.contains("NodeExited")),
-        "{:?}",
-        r.violations
-    );
-    assert!(!r.trace.iter().any(|t| t.event == "server closed"));
-    let fixed = run_on_fresh_thread(&s, 0, &Bugs::none(), &RunOptions::default());
-    assert_eq!(fixed.outcome, Outcome::Pass, "{:?}", fixed.violations);
-    assert!(fixed.trace.iter().any(|t| t.event == "server closed"));
+    let cases = [
+        // The fence lands as the initialisation ends: the handler returns on `fenced`.
+        (Bug::LeakFenceLockWhenFenced, 2, "post bootstrap fenced return without releasing fence lock"),
+        // The fence waited through the initialisation: the handler returns on the closed write path.
+        (
+            Bug::LeakFenceLockOnClosedWritePath,
+            0,
+            "post bootstrap write path closed return without releasing fence lock",
+        ),
+    ];
+    for (b, seed, event) in cases {
+        let r = run_on_fresh_thread(&s, seed, &Bugs::none().with(b), &RunOptions::default());
+        assert!(r.trace.iter().any(|t| t.event == event), "{:?} seed {}", b, seed);
+        assert!(
+            r.violations.iter().any(|v| v.invariant == "converges" && v.detail.contains("NodeExited")),
+            "{:?}",
+            r.violations
+        );
+        assert!(!r.trace.iter().any(|t| t.event == "server closed"));
+        let fixed = run_on_fresh_thread(&s, seed, &Bugs::none(), &RunOptions::default());
+        assert_eq!(fixed.outcome, Outcome::Pass, "{:?}", fixed.violations);
+        assert!(fixed.trace.iter().any(|t| t.event == "server closed"));
+    }
 }
 
 fn dm_with(node: u32, ds: &[(u64, TableSpan, ComponentState, bool)]) -> DispatcherManager {
