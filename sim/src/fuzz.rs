@@ -471,15 +471,7 @@ pub fn format_summary(s: &Summary) -> String {
     if s.interrupted {
         let _ = writeln!(o, "interrupted: {} seeds ran; the counts below are for those", s.runs);
     }
-    let join = |m: &BTreeMap<String, u64>| {
-        if m.is_empty() {
-            "none".to_string()
-        } else {
-            m.iter().map(|(k, v)| format!("{} {}", k, v)).collect::<Vec<_>>().join(", ")
-        }
-    };
-    let _ = writeln!(o, "by outcome: {}", join(&s.by_outcome));
-    let _ = writeln!(o, "by invariant: {}", join(&s.by_invariant));
+    write_counts(&mut o, &s.by_outcome, &s.by_invariant);
     if !s.failing_seeds.is_empty() {
         let n = s.failing_seeds.len().min(SHOWN_FAILURES);
         let _ = writeln!(o, "failing seeds (first {} of {}):", n, s.failing_seeds.len());
@@ -682,6 +674,19 @@ pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
         1
     };
     Ok(FuzzOutput { out, code, new_failures: s.failures, runs: s.runs, coverage: r.coverage })
+}
+
+/// The `by outcome:` and `by invariant:` lines of a campaign summary (fuzz and explore).
+pub(crate) fn write_counts(o: &mut String, by_outcome: &BTreeMap<String, u64>, by_invariant: &BTreeMap<String, u64>) {
+    let join = |m: &BTreeMap<String, u64>| {
+        if m.is_empty() {
+            "none".to_string()
+        } else {
+            m.iter().map(|(k, v)| format!("{} {}", k, v)).collect::<Vec<_>>().join(", ")
+        }
+    };
+    let _ = writeln!(o, "by outcome: {}", join(by_outcome));
+    let _ = writeln!(o, "by invariant: {}", join(by_invariant));
 }
 
 #[cfg(test)]

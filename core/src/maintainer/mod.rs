@@ -204,7 +204,6 @@ impl Maintainer {
 
     /// A maintainer added by the coordinator: it bootstraps every alive node at once
     /// (`EventInit` -> `initialize`).
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         ctx: &mut Ctx,
         cf: ChangefeedId,

@@ -126,21 +126,11 @@ fn local_fence_during_post_bootstrap_lets_the_close_finish() {
 /// closed write path kept the fence lock; the manager's close never finishes.
 #[test]
 fn bug_leak_fence_lock_on_closed_write_path_keeps_the_capture_from_closing() {
-    let (mut orch, mut env) = in_flight(Env::new(0).with_bug(Bug::LeakFenceLockOnClosedWritePath));
-    env.now = 10;
-    orch.local_fence(&mut env.ctx());
-    orch.close(&mut env.ctx());
-    env.take();
-    env.now = INIT_MS;
-    let out = tick(&mut orch, &mut env);
-    assert!(traced(&out, "post bootstrap write path closed return without releasing fence lock"));
-    for t in 1..=50 {
-        env.now = INIT_MS + t * 200;
-        tick(&mut orch, &mut env);
-    }
-    let dm = &orch.managers[&cf()];
-    assert!(dm.fence_locked() && !dm.close_finished);
-    assert!(!orch.closed, "the capture never finishes closing");
+    leaks_the_fence_lock(
+        Bug::LeakFenceLockOnClosedWritePath,
+        10,
+        "post bootstrap write path closed return without releasing fence lock",
+    );
 }
 
 /// A fence that waited through the initialisation never reaches the `fenced` return, so
@@ -163,13 +153,25 @@ fn bug_leak_fence_lock_when_fenced_misses_a_fence_that_waited_for_the_init() {
 /// returns on `fenced`; the historical (review) revision kept the fence lock there.
 #[test]
 fn bug_leak_fence_lock_when_fenced_keeps_the_capture_from_closing() {
-    let (mut orch, mut env) = in_flight(Env::new(0).with_bug(Bug::LeakFenceLockWhenFenced));
-    env.now = INIT_MS;
+    leaks_the_fence_lock(
+        Bug::LeakFenceLockWhenFenced,
+        INIT_MS,
+        "post bootstrap fenced return without releasing fence lock",
+    );
+}
+
+/// With `bug`, a local fence at `fence_at` during the post-bootstrap handler's window
+/// leaks the fence lock (`event` traced at the initialisation's end): the manager's close
+/// never finishes and the orchestrator never closes.
+fn leaks_the_fence_lock(bug: Bug, fence_at: u64, event: &str) {
+    let (mut orch, mut env) = in_flight(Env::new(0).with_bug(bug));
+    env.now = fence_at;
     orch.local_fence(&mut env.ctx());
     orch.close(&mut env.ctx());
     env.take();
+    env.now = INIT_MS;
     let out = tick(&mut orch, &mut env);
-    assert!(traced(&out, "post bootstrap fenced return without releasing fence lock"));
+    assert!(traced(&out, event));
     for t in 1..=50 {
         env.now = INIT_MS + t * 200;
         tick(&mut orch, &mut env);

@@ -145,14 +145,21 @@ fn bug_drop_stale_remove_operators_drops_it() {
 
 // ---------------------------------------------------------------- fence lock
 
-#[test]
-fn paused_create_holds_the_fence_lock_and_a_later_bootstrap_waits() {
+/// An orchestrator on n1 owned by n0 (epoch `EPOCH`) whose Create of X is paused by
+/// `BlockCreateDispatcher`.
+fn paused_create() -> (DispatcherOrchestrator, Env) {
     let mut env = Env::new(1);
     let mut o = DispatcherOrchestrator::new(n(1), 1);
     o.handle_message(&mut env.ctx(), n(0), bootstrap_req(START, None, EPOCH));
     env.take();
     env.fp_on(FP_BLOCK_CREATE_DISPATCHER);
     o.handle_message(&mut env.ctx(), n(0), sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    (o, env)
+}
+
+#[test]
+fn paused_create_holds_the_fence_lock_and_a_later_bootstrap_waits() {
+    let (mut o, mut env) = paused_create();
     let dm = &o.managers[&cf()];
     assert!(dm.fence_locked());
     assert!(!dm.dispatchers.contains_key(&X));
@@ -187,12 +194,7 @@ fn paused_create_holds_the_fence_lock_and_a_later_bootstrap_waits() {
 /// `newEventDispatchers` refuses it in TiCDC (dispatcher_manager.go:566-568).
 #[test]
 fn paused_create_resumed_after_a_local_fence_creates_no_dispatcher() {
-    let mut env = Env::new(1);
-    let mut o = DispatcherOrchestrator::new(n(1), 1);
-    o.handle_message(&mut env.ctx(), n(0), bootstrap_req(START, None, EPOCH));
-    env.take();
-    env.fp_on(FP_BLOCK_CREATE_DISPATCHER);
-    o.handle_message(&mut env.ctx(), n(0), sched(create_req(X, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    let (mut o, mut env) = paused_create();
     o.local_fence(&mut env.ctx());
     env.take();
     env.fp_off(FP_BLOCK_CREATE_DISPATCHER);

@@ -364,15 +364,7 @@ pub fn format_summary(s: &Summary) -> String {
     if let Some(f) = s.first_failure_run {
         let _ = writeln!(o, "first failure: run {}", f);
     }
-    let join = |m: &BTreeMap<String, u64>| {
-        if m.is_empty() {
-            "none".to_string()
-        } else {
-            m.iter().map(|(k, v)| format!("{} {}", k, v)).collect::<Vec<_>>().join(", ")
-        }
-    };
-    let _ = writeln!(o, "by outcome: {}", join(&s.by_outcome));
-    let _ = writeln!(o, "by invariant: {}", join(&s.by_invariant));
+    crate::fuzz::write_counts(&mut o, &s.by_outcome, &s.by_invariant);
     if !s.failing_runs.is_empty() {
         let n = s.failing_runs.len().min(SHOWN);
         let _ = writeln!(o, "failing runs (first {} of {}):", n, s.failing_runs.len());
