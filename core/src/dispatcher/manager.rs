@@ -406,6 +406,13 @@ impl DispatcherManager {
         let paused = std::mem::take(&mut self.blocked_creates);
         hit(P::DmCreatePausedResumed);
         for j in paused {
+            // `newEventDispatchers` checks the write path after the failpoint
+            // (dispatchermanager/helper.go:249-251, dispatcher_manager.go:566-568): a
+            // capture fenced meanwhile creates nothing; the add operator stays journaled.
+            if self.write_path_closed {
+                hit(P::DmCreateWritePathClosed);
+                continue;
+            }
             self.create_dispatcher(ctx, &j.req);
         }
         self.release_fence_waiters(ctx, &mut replies);
