@@ -308,6 +308,24 @@ mod tests {
             assert_eq!(p.loss.is_some(), p.families["net.loss"]);
             assert_eq!(p.sync_point_interval_ms.is_some(), p.families["sync_point"]);
             assert_eq!(p.stream_reconnect.is_some(), p.families["stream.reconnect"]);
+            assert_eq!(p.split_check.is_some(), p.families["split.check"]);
+            assert_eq!(p.slow_bootstrap.is_some(), p.families["slow_bootstrap"]);
         }
+    }
+
+    #[test]
+    fn pinned_split_check_is_the_drawn_config() {
+        let seed = (0..100).find(|s| plan(*s).split_check.is_some()).expect("a seed with split.check on");
+        let p = plan(seed);
+        let mut scn = crate::scenario::load::resolve("swarm").unwrap().scenario;
+        p.pin(&mut scn);
+        let pinned = super::super::config::changefeed_config(&scn.changefeed).scheduler;
+        let mut world = World::new(seed, Default::default(), 3, [1, 1]);
+        let mut cfg = super::super::config::changefeed_config(
+            &crate::scenario::load::resolve("swarm").unwrap().scenario.changefeed,
+        );
+        p.apply(&mut world, &mut cfg);
+        assert_eq!(pinned, cfg.scheduler);
+        assert_eq!(pinned.write_key_threshold, core_sched::config::MIN_WRITE_KEY_THRESHOLD);
     }
 }

@@ -347,7 +347,7 @@ impl Driver {
             (g.maintainer().map(|(n, _)| n), g.running_members())
         };
         let Some(m) = maintainer else { return false };
-        if c.n % 2 == 0 {
+        if c.n.is_multiple_of(2) {
             if c.near_create {
                 return false;
             }
@@ -383,5 +383,40 @@ impl Driver {
         crate::session::session_loss(&self.w, owner, [1_000, 4_000]);
         self.restart_once_down(owner, 1_000 * c.n);
         moved
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_coverage_op_belongs_to_a_swarm_family() {
+        let ops = [
+            WorkloadOp::SplitTableRegions,
+            WorkloadOp::HotTable,
+            WorkloadOp::DdlBurst,
+            WorkloadOp::CreatePartitionTable,
+            WorkloadOp::AlterPartition,
+            WorkloadOp::Failpoint,
+            WorkloadOp::MoveInFlight,
+            WorkloadOp::CoordinatorLoss,
+        ];
+        for op in ops {
+            assert!(is_coverage_op(op), "{:?}", op);
+            let f = draw_family(op).unwrap_or_else(|| panic!("{:?} has no family", op));
+            assert!(SWARM_FAMILIES.contains(&f), "{:?}: {}", op, f);
+        }
+        assert!(!is_coverage_op(WorkloadOp::CreateTable));
+        assert_eq!(draw_family(WorkloadOp::CreateTable), None);
+    }
+
+    #[test]
+    fn pulsed_failpoints_are_known_and_never_fail_the_changefeed() {
+        for fp in PULSED_FAILPOINTS {
+            assert!(core_sched::effects::KNOWN_FAILPOINTS.contains(fp), "{}", fp);
+        }
+        assert!(!PULSED_FAILPOINTS.contains(&core_sched::effects::FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL));
+        assert!(!PULSED_FAILPOINTS.contains(&core_sched::effects::FP_MYSQL_SINK_HANG_LONG_TIME));
     }
 }
