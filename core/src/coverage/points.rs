@@ -51,7 +51,7 @@ points! {
     BalanceMoved = "balance.moved", Must, "the balance scheduler admitted moves";
     BalanceSkippedBusy = "balance.skipped_busy", Must, "the balance scheduler skipped a round: an operator runs, a span is absent, or the failpoint holds it";
     BalanceSplitReadyByTraffic = "balance.split_ready_by_traffic", Must, "a whole-table span became split-ready by its traffic score";
-    BalanceSplitReadyByRegions = "balance.split_ready_by_regions", May("region counts are fixed when a table is created and a table over the threshold is split then, so a whole-table span never crosses it later"), "a whole-table span became split-ready by its region count";
+    BalanceSplitReadyByRegions = "balance.split_ready_by_regions", Must, "a whole-table span became split-ready by its region count";
     BalanceSplitAdmitted = "balance.split_admitted", Must, "the balance scheduler admitted a Split of a whole-table span";
     SplitGroupNotReplicating = "split_group.not_replicating", May("the split-group scheduler runs only when no operator runs and no span is absent, and a span is Scheduling only under an operator"), "a split group was skipped: some span not replicating";
     SplitGroupSplit = "split_group.split", Must, "the split-group scheduler admitted a Split with targets";
@@ -121,21 +121,21 @@ points! {
     BarrierBlockStateReplaced = "barrier.block_state_replaced", Must, "a block status replaced the span stored block state";
     BarrierDone = "barrier.done", Must, "a DONE block status reached the barrier";
     BarrierNonBlocking = "barrier.non_blocking", Must, "a non-blocking event (written first, reported after) reached the barrier";
-    BarrierNonBlockingNotHead = "barrier.non_blocking_not_head", Gap("two table-set DDLs pending in the barrier at once"), "a non-blocking schedule event waits: an earlier schedule event is pending (ordered by commit ts)";
+    BarrierNonBlockingNotHead = "barrier.non_blocking_not_head", Gap("two table-set DDLs pending in the barrier at once; the swarm's DDL bursts do not get there: the trigger writes table-set DDLs and reports to the maintainer on its own capture, in order, so a schedule event's DONE is never overtaken by the next report (a writer on another capture after a bootstrap rebuild might)"), "a non-blocking schedule event waits: an earlier schedule event is pending (ordered by commit ts)";
     BarrierWaitingAfterSelected = "barrier.waiting_after_selected", Must, "a WAITING/WRITING status for an event whose writer is chosen is only ACKed";
-    BarrierDbAllDiscardedPending = "barrier.db_all_discarded_pending", Gap("a DB or All DDL reported while a table-set DDL is pending"), "a trigger DB/All report was dropped while schedule events are pending";
+    BarrierDbAllDiscardedPending = "barrier.db_all_discarded_pending", Gap("a DB or All DDL reported while a table-set DDL is pending; the trigger holds a DB/All DDL until its non-blocking reports are ACKed and reports in order, so the swarm's DDL bursts (CREATE TABLE then ALTER/DROP DATABASE) do not get there"), "a trigger DB/All report was dropped while schedule events are pending";
     BarrierWaitingReported = "barrier.waiting_reported", Must, "a WAITING report was recorded for an event";
     BarrierWriterSelected = "barrier.writer_selected", Must, "every blocked dispatcher reported: a writer was chosen";
     BarrierWriterIsTrigger = "barrier.writer_is_trigger", Must, "the trigger was chosen as the writer (DB/All, or it reported)";
     BarrierDoneUntracked = "barrier.done_untracked", Must, "a DONE for an event the barrier does not track (finished, or never seen)";
     BarrierWriterDone = "barrier.writer_done", Must, "the writer reported DONE: the Pass is due at the next resend";
-    BarrierWriterDoneNotHead = "barrier.writer_done_not_head", Gap("two table-set DDLs pending in the barrier at once"), "a writer DONE of a schedule event waits: an earlier schedule event is pending";
+    BarrierWriterDoneNotHead = "barrier.writer_done_not_head", Gap("two table-set DDLs pending in the barrier at once (see barrier.non_blocking_not_head)"), "a writer DONE of a schedule event waits: an earlier schedule event is pending";
     BarrierFinishedCovered = "barrier.finished_covered", Gap("a DROP DATABASE whose schema has no tasks left when its Pass is due"), "an event finished because its blocked tables have no tasks left (dropped)";
     BarrierFinishWaitsEmptyTable = "barrier.finish_waits_empty_table", Must, "an event waits for a Pass round because a blocked table has no tasks";
     BarrierFinished = "barrier.finished", Must, "every related dispatcher is DONE or past the event: it finished";
     BarrierPassAll = "barrier.pass_all", Must, "a Pass went to every node (All event)";
     BarrierPassDbCovered = "barrier.pass_db_covered", Gap("a DROP DATABASE whose schema has no tasks left when its Pass is due"), "a DB event Pass found no tasks of the schema: covered";
-    BarrierPassDb = "barrier.pass_db", Gap("a database-level DDL that keeps the schema tables (ALTER DATABASE)"), "a Pass went to the nodes of a schema (DB event)";
+    BarrierPassDb = "barrier.pass_db", Must, "a Pass went to the nodes of a schema (DB event)";
     BarrierPassNormal = "barrier.pass_normal", Must, "a Pass went to the blocked tables dispatchers (Normal event)";
     BarrierDropSchema = "barrier.drop_schema", Must, "a DDL dropped every table of a schema";
     BarrierDropTask = "barrier.drop_task", Must, "a DDL dropped a task (its operator told, a Remove admitted)";
@@ -193,7 +193,7 @@ points! {
     OcPollNotDue = "oc.poll_not_due", Must, "the poll ended at an operator not yet due";
     OcExecuteBatchFull = "oc.execute_batch_full", Must, "an Execute pass stopped at its batch size";
     OcFollowUpAdmitted = "oc.follow_up_admitted", Must, "a finished operator follow-up was admitted in the same pass";
-    SplitCheckSplitByTraffic = "split_check.split_by_traffic", Gap("a split group span over write-key-threshold three samples in a row"), "a split group span is split again for its traffic (step 1)";
+    SplitCheckSplitByTraffic = "split_check.split_by_traffic", Must, "a split group span is split again for its traffic (step 1)";
     SplitCheckSplitByRegions = "split_check.split_by_regions", Must, "a split group span is split again for its region count (step 1)";
     SplitCheckMergeWhole = "split_check.merge_whole", Must, "a split group is small and quiet enough to merge back into one span (step 2)";
     SplitCheckBalanceTraffic = "split_check.balance_traffic", Must, "a split group traffic balance moved spans (step 3)";
@@ -204,7 +204,7 @@ points! {
     BasicScheduleAdd = "basic.add", Must, "the basic scheduler placed an absent span on a node";
     BasicScheduleBatchFull = "basic.batch_full", Must, "the basic scheduler filled its batch (add-table-batch-size)";
     SpanAddTableSplittable = "span.add_table_splittable", Must, "a new table was added with table-across-nodes on (split by region count if large)";
-    SpanUpdateSchemaId = "span.update_schema_id", May("only RENAME TABLE across databases changes a table schema; the model has no such DDL yet"), "a table tasks moved to another schema";
+    SpanUpdateSchemaId = "span.update_schema_id", Must, "a table tasks moved to another schema";
     // ------------------------------------------------------------ maintainer: end
 
     // ------------------------------------------------------------ dispatcher side
@@ -220,7 +220,7 @@ points! {
     DmRemoveDispatcher = "dm.remove_dispatcher", Must, "a dispatcher started its removal";
     DmRemoveAlreadyRemoving = "dm.remove_already_removing", Must, "a Remove for a dispatcher already being removed was ignored";
     DmRemoveUnknown = "dm.remove_unknown", Must, "a Remove for an unknown dispatcher was answered Stopped at once";
-    DmRemoveAbandonsBlockedWrite = "dm.remove_abandons_blocked_write", Gap("a Remove of a dispatcher held in BlockOrWaitBeforeWrite"), "a removed dispatcher abandoned its block event write held by BlockOrWaitBeforeWrite";
+    DmRemoveAbandonsBlockedWrite = "dm.remove_abandons_blocked_write", Must, "a removed dispatcher abandoned its block event write held by BlockOrWaitBeforeWrite";
     DmFenceWait = "dm.fence_wait", Must, "a control message waited for the manager's fence lock";
     DmHeartbeatResponseStale = "dm.heartbeat_response_stale", Must, "a heartbeat response from a non-owner or another epoch was dropped";
     DmHeartbeatResponse = "dm.heartbeat_response", Must, "a heartbeat response of the owner was handed to its dispatchers";

@@ -14,6 +14,7 @@ mod refs;
 mod steps;
 pub mod swarm;
 mod workload;
+mod workload_ops;
 
 pub use error::StepError;
 pub use predicates::trace_sequence_seen;

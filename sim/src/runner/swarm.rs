@@ -28,6 +28,12 @@ pub struct SwarmPlan {
     pub storage_error: Option<(f64, u64)>,
     /// `add-table-batch-size`, `balance-move-batch-size`, `scheduling-task-count-per-node`.
     pub small_batch: Option<[usize; 3]>,
+    /// The split checkers' knobs: `check-balance-interval` and
+    /// `region-count-refresh-interval` in ms, `balance-score-threshold`
+    /// (`write-key-threshold` is TiCDC's minimum, 10 MiB/s).
+    pub split_check: Option<[u64; 3]>,
+    /// `schema-store-init-ms` and `trigger-create-ms` (both `[0, max]`).
+    pub slow_bootstrap: Option<[u64; 2]>,
 }
 
 /// Draw the plan of a seed. The draws come from their own stream (seeded from the seed),
@@ -78,8 +84,29 @@ pub fn plan(seed: u64) -> SwarmPlan {
     // RENAME / RECOVER / CREATE TABLES / ALTER DATABASE in the workload: drawn last as
     // well (off: the workload draws from its old op list).
     on("ddl_table_set", &mut r);
+    // Coverage-driven families, drawn last as well (off: their workload ops are left out
+    // of the draw). The split checkers at a pace a 30 s workload sees (TiCDC's defaults:
+    // balance every 15 s, region counts every 5 min), with PD region splits and hot
+    // tables as workload ops.
+    let split_check = on("split.check", &mut r)
+        .then(|| [r.random_range(2..=6u64) * 1000, r.random_range(5..=15u64) * 1000, r.random_range(2..=5u64)]);
+    // Several DDLs at one instant (the barrier's ordering branches).
+    on("ddl.burst", &mut r);
+    // Partitioned tables and their partition DDLs.
+    on("ddl.partition", &mut r);
+    // Failpoints switched on for a moment.
+    on("failpoint", &mut r);
+    // Maintainer moves and failovers while table operators are in flight.
+    on("move_in_flight", &mut r);
+    // The coordinator's capture loses its session.
+    on("coordinator.loss", &mut r);
+    // Slow trigger creation and schema-store initialisation (as `swarm_slow_bootstrap`).
+    let slow_bootstrap =
+        on("slow_bootstrap", &mut r).then(|| [r.random_range(100..3000u64), r.random_range(100..3000u64)]);
     SwarmPlan {
         families,
+        split_check,
+        slow_bootstrap,
         storage_error,
         small_batch,
         loss,
@@ -147,6 +174,24 @@ impl SwarmPlan {
                     scn.changefeed.sync_point_interval = Some(d);
                 }
             }
+            "split.check" => {
+                if let Some([balance, refresh, score]) = self.split_check {
+                    let c = &mut scn.changefeed;
+                    c.check_balance_interval_ms = Some(balance);
+                    c.region_count_refresh_interval = Some(format!("{}s", refresh / 1000));
+                    c.write_key_threshold = Some(core_sched::config::MIN_WRITE_KEY_THRESHOLD);
+                    c.balance_score_threshold = Some(score as u32);
+                }
+            }
+            // A scenario's own slow-bootstrap knobs win (`swarm_slow_bootstrap`).
+            "slow_bootstrap" => {
+                if let Some([init, trigger]) = self.slow_bootstrap {
+                    if f.schema_store_init_ms == [0, 0] && f.trigger_create_ms == [0, 0] {
+                        f.schema_store_init_ms = [0, init];
+                        f.trigger_create_ms = [0, trigger];
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -192,6 +237,19 @@ impl SwarmPlan {
             s.balance_move_batch_size = mv;
             s.scheduling_task_count_per_node = per_node;
         }
+        if let Some([balance, refresh, score]) = self.split_check {
+            let s = &mut cfg.scheduler;
+            s.check_balance_interval_ms = balance;
+            s.region_count_refresh_interval_ms = refresh;
+            s.write_key_threshold = core_sched::config::MIN_WRITE_KEY_THRESHOLD;
+            s.balance_score_threshold = score as u32;
+        }
+        if let Some([init, trigger]) = self.slow_bootstrap {
+            if world.schema_store_init_ms == [0, 0] && world.trigger_create_ms == [0, 0] {
+                world.schema_store_init_ms = [0, init];
+                world.trigger_create_ms = [0, trigger];
+            }
+        }
     }
 }
 
@@ -223,6 +281,17 @@ pub(super) fn draw(
             s.scheduling_task_count_per_node
         ));
     }
+    if p.split_check.is_some() || p.slow_bootstrap.is_some() {
+        let s = &cfg.scheduler;
+        config_lines.push(format!(
+            "swarm plan: split checks every {} ms, region counts every {} ms, balance-score-threshold {}; schema_store.init_ms = {:?}, trigger.create_ms = {:?}",
+            s.check_balance_interval_ms,
+            s.region_count_refresh_interval_ms,
+            s.balance_score_threshold,
+            world.schema_store_init_ms,
+            world.trigger_create_ms
+        ));
+    }
     p.families
 }
 
@@ -248,6 +317,24 @@ mod tests {
             assert_eq!(p.loss.is_some(), p.families["net.loss"]);
             assert_eq!(p.sync_point_interval_ms.is_some(), p.families["sync_point"]);
             assert_eq!(p.stream_reconnect.is_some(), p.families["stream.reconnect"]);
+            assert_eq!(p.split_check.is_some(), p.families["split.check"]);
+            assert_eq!(p.slow_bootstrap.is_some(), p.families["slow_bootstrap"]);
         }
+    }
+
+    #[test]
+    fn pinned_split_check_is_the_drawn_config() {
+        let seed = (0..100).find(|s| plan(*s).split_check.is_some()).expect("a seed with split.check on");
+        let p = plan(seed);
+        let mut scn = crate::scenario::load::resolve("swarm").unwrap().scenario;
+        p.pin(&mut scn);
+        let pinned = super::super::config::changefeed_config(&scn.changefeed).scheduler;
+        let mut world = World::new(seed, Default::default(), 3, [1, 1]);
+        let mut cfg = super::super::config::changefeed_config(
+            &crate::scenario::load::resolve("swarm").unwrap().scenario.changefeed,
+        );
+        p.apply(&mut world, &mut cfg);
+        assert_eq!(pinned, cfg.scheduler);
+        assert_eq!(pinned.write_key_threshold, core_sched::config::MIN_WRITE_KEY_THRESHOLD);
     }
 }

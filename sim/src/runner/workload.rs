@@ -26,18 +26,10 @@ impl Driver {
         // `session_loss` joined the swarm families last, and `move_maintainer` joined the
         // swarms' ops after it: a seed that switches such a family off draws from the list
         // without its op (the other families' ops are drawn and skipped), so those runs
-        // keep the op stream they had before.
-        // The table-set DDLs (`ddl_table_set`) joined last, the same way.
-        let off = |op: WorkloadOp| match op {
-            WorkloadOp::SessionLoss => self.families.get("session_loss") == Some(&false),
-            WorkloadOp::MoveMaintainer => self.families.get("move_maintainer") == Some(&false),
-            WorkloadOp::RenameTable
-            | WorkloadOp::RenameTables
-            | WorkloadOp::RecoverTable
-            | WorkloadOp::CreateTables
-            | WorkloadOp::AlterDatabase => self.families.get("ddl_table_set") == Some(&false),
-            _ => false,
-        };
+        // keep the op stream they had before. Every family that joined later does the same
+        // (`workload_ops::draw_family`).
+        let off =
+            |op: WorkloadOp| super::workload_ops::draw_family(op).is_some_and(|f| self.families.get(f) == Some(&false));
         let ops: Vec<WorkloadOp> = ops.iter().copied().filter(|op| !off(*op)).collect();
         if ops.is_empty() {
             return Ok(());
@@ -94,6 +86,28 @@ impl Driver {
                 let mut g = self.w.lock().unwrap();
                 g.now_ms = crate::world::now_ms();
                 g.record("-", "Scenario", 0, "workload", vec![("op".into(), desc)]);
+            }
+            if super::workload_ops::is_coverage_op(op) {
+                let c = super::workload_ops::OpCtx {
+                    pick,
+                    node,
+                    n,
+                    kind,
+                    live_count,
+                    max_tables,
+                    regions,
+                    near_create: near(last_create_ms, self.now()),
+                    near_move: near(last_move_ms, self.now()),
+                };
+                let ran = self.coverage_op(op, &c, &mut created).await?;
+                if ran.created {
+                    last_create_ms = Some(self.now());
+                }
+                if ran.moved {
+                    last_move_ms = Some(self.now());
+                }
+                madsim::time::sleep(Duration::from_millis(interval)).await;
+                continue;
             }
             match (op, pick) {
                 // Nor a CREATE TABLE / DATABASE within that time after a move (same finding: the

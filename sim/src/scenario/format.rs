@@ -509,6 +509,35 @@ pub enum WorkloadOp {
     CreateTables,
     /// ALTER DATABASE of `test` or a random database the workload created.
     AlterDatabase,
+    /// PD splits the regions of a random live table: its count grows 2-6 times (at most
+    /// 256). In the `split.check` swarm family.
+    SplitTableRegions,
+    /// A random live table's write traffic changes: idle, or 12-60 MiB/s (above TiCDC's
+    /// minimum `write-key-threshold` of 10 MiB/s). In the `split.check` swarm family.
+    HotTable,
+    /// Two or three DDLs at the same instant (consecutive commit ts): a table-set DDL,
+    /// then another table-set DDL or a database-level one, so the barrier holds several
+    /// at once. In the `ddl.burst` swarm family.
+    DdlBurst,
+    /// CREATE TABLE `p<k>` PARTITION BY HASH in `test` (2-4 partitions, with rows). In
+    /// the `ddl.partition` swarm family.
+    CreatePartitionTable,
+    /// A partition DDL on a random partitioned table of the workload: ADD, DROP,
+    /// TRUNCATE, REORGANIZE or EXCHANGE PARTITION (with a random normal table), then rows.
+    AlterPartition,
+    /// Switch a failpoint (`BlockCreateDispatcher`, `BlockOrWaitBeforeWrite`,
+    /// `NotReadyToCloseDispatcher`, `StopBalanceScheduler`, `NewDispatcherManagerDelay` or
+    /// `getAllPhysicalTablesGCFastFail`) on at a random capture and off 1-5 s later. In the
+    /// `failpoint` swarm family.
+    Failpoint,
+    /// Start table operators (a move, split or merge API call) and at once move the
+    /// maintainer or kill its capture (restarted 2-6 s later), so the next maintainer
+    /// bootstraps with schedule requests in flight. In the `move_in_flight` swarm family.
+    MoveInFlight,
+    /// The coordinator's capture loses its etcd session (it keeps acting until it
+    /// notices, 1-4 s later) right after a maintainer move, and restarts once it has
+    /// exited. In the `coordinator.loss` swarm family.
+    CoordinatorLoss,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -809,6 +838,13 @@ pub const SWARM_FAMILIES: &[&str] = &[
     "storage.error",
     "scheduler.small_batch",
     "ddl_table_set",
+    "split.check",
+    "ddl.burst",
+    "ddl.partition",
+    "failpoint",
+    "move_in_flight",
+    "coordinator.loss",
+    "slow_bootstrap",
 ];
 impl Default for FaultConfig {
     fn default() -> Self {
