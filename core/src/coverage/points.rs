@@ -112,6 +112,7 @@ points! {
     BootstrapUnknownWorkingIgnored = "bootstrap.unknown_working_ignored", May("only with the bug ignore-unknown-working-table"), "a working table missing from the snapshot is ignored (the historical bug)";
     BootstrapUnknownWorkingAdopted = "bootstrap.unknown_working_adopted", Must, "a working table created after the start ts is adopted";
     BootstrapUnknownWorkingCleanup = "bootstrap.unknown_working_cleanup", Must, "a working dispatcher of an unknown table got a cleanup Remove";
+    BootstrapUnknownWorkingOlderLife = "bootstrap.unknown_working_older_life", May("needs a Working dispatcher of a table dropped before the start ts whose remove never finished, and the table recovered after it"), "a working dispatcher below the DDL that re-added its table is from an earlier life: cleanup Remove, not adoption";
     BarrierRebuildWaiting = "barrier.rebuild_waiting", Must, "a bootstrap rebuilt a barrier event from a WAITING block state";
     BarrierRebuildWriting = "barrier.rebuild_writing", Gap("a maintainer move while a dispatcher is writing a block event"), "a bootstrap rebuilt a barrier event from a WRITING block state (its writer chosen)";
     BarrierRebuildDone = "barrier.rebuild_done", Gap("a maintainer move between a writer DONE and the Pass"), "a bootstrap rebuilt a barrier event from a DONE block state";

@@ -653,8 +653,9 @@ impl Maintainer {
     /// the replayed DROP removes the adopted tasks like any other. Adoption was chosen
     /// over removal because removal leaves a window where the table has no task at all
     /// and nothing would re-add it once the replayed CREATE has been skipped.
-    /// A dispatcher whose table has no adding DDL in the history (it cannot be valid)
-    /// gets a cleanup Remove operator, keeping its task as coverage until it stops.
+    /// A dispatcher whose table has no adding DDL in the history (it cannot be valid), or
+    /// whose checkpoint is below that DDL (an earlier life of the table ID), gets a
+    /// cleanup Remove operator, keeping its task as coverage until it stops.
     fn handle_remaining_working_tasks(
         &mut self,
         ctx: &mut Ctx,
@@ -691,6 +692,16 @@ impl Maintainer {
             }
             // Any DDL that adds the table: CREATE TABLE(S), TRUNCATE, RECOVER, partition DDLs.
             let adder = history.iter().find(|d| d.need_added_tables.iter().any(|t| t.table_id == table));
+            // A dispatcher the adding DDL created starts at its commit ts; one below it is
+            // left from an earlier life of the table ID (dropped before the start ts, then
+            // recovered after it) and must not be adopted into the new one.
+            let adder = adder.filter(|d| {
+                let same_life = spans.iter().all(|s| s.checkpoint_ts >= d.commit_ts);
+                if !same_life {
+                    hit(P::BootstrapUnknownWorkingOlderLife);
+                }
+                same_life
+            });
             match adder {
                 Some(ddl) => {
                     hit(P::BootstrapUnknownWorkingAdopted);

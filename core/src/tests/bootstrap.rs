@@ -372,6 +372,25 @@ fn restored_remove_of_the_only_span_of_a_table_created_after_start_ts_leaves_not
 }
 
 #[test]
+fn working_dispatcher_below_the_ddl_that_re_added_its_table_is_cleaned_up_not_adopted() {
+    // Table 12 is (re-)added at 150 (a RECOVER TABLE after a DROP before the start ts);
+    // X's checkpoint 140 shows it is left from the earlier life of the ID (swarm seed 89 of
+    // the coverage families: adopting it filled its holes at 150, above a pending syncpoint).
+    let mut h = MH::new(&[0, 1], schema_with_late_table());
+    let out = h.bootstrap(vec![(1, NodeReport::spans(vec![bspan(X, full(12), Working, 140)]))]);
+    assert!(!traced(&out, "adopt working dispatcher of table created after start ts"));
+    assert!(traced(&out, "cleanup working dispatcher of unknown table"));
+    assert!(matches!(h.op(X), Some(Operator::Remove(o)) if o.node == n(1) && o.post == RemovePostFinish::RemoveTask));
+    stopped(&mut h, 1, X);
+    assert!(h.table_tasks(12).is_empty());
+    // The replayed adding DDL then schedules the table afresh.
+    replay_create(&mut h, 12, 150);
+    let tasks = h.table_tasks(12);
+    assert_eq!(tasks.len(), 1);
+    assert_ne!(tasks[0], X);
+}
+
+#[test]
 fn working_dispatcher_of_unknown_table_without_create_gets_cleanup_remove() {
     let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]));
     let out = h.bootstrap(vec![(1, NodeReport::spans(vec![bspan(X, full(13), Working, 160)]))]);
