@@ -68,6 +68,14 @@ impl UTable {
         live(self.created_ts, self.dropped_ts) || self.past_lives.iter().any(|(c, d)| live(*c, Some(*d)))
     }
 
+    /// Whether a DDL at `ts` sees the table (created before `ts`, dropped at or after it),
+    /// in its current life or an earlier one: the tables a DB/All DDL's `ddl_ts` rows name,
+    /// as the trigger's table schema store held them at `ts`.
+    pub fn seen_by_ddl_at(&self, ts: Ts) -> bool {
+        let live = |c: Ts, d: Option<Ts>| c < ts && d.map(|d| d >= ts).unwrap_or(true);
+        live(self.created_ts, self.dropped_ts) || self.past_lives.iter().any(|(c, d)| live(*c, Some(*d)))
+    }
+
     /// The first drop of the table at or after `ts` (its current life's or an earlier one's).
     pub fn drop_after(&self, ts: Ts) -> Option<Ts> {
         self.past_lives.iter().map(|(_, d)| *d).chain(self.dropped_ts).filter(|d| *d >= ts).min()

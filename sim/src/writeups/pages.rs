@@ -42,7 +42,7 @@ pub const PAGES: &[Page] = &[
     Page {
         file: "03-zombie-closing-dispatcher-manager.md",
         scenarios: &["scenarios/findings/zombie_closing_dispatcher_manager.toml"],
-        seed_files: &["swarm-nobug-291.json", "swarm-nobug-56.json"],
+        seed_files: &["swarm-nobug-537.json", "swarm-nobug-697.json"],
         no_shrink: Some(
             "its smallest `converges` failure restarts the maintainer's capture before a maintainer exists, which is another hang",
         ),
@@ -55,6 +55,8 @@ pub const PAGES: &[Page] = &[
             "swarm_slow_bootstrap-nobug-106.json",
             "swarm_slow_bootstrap-nobug-132.json",
             "swarm_slow_bootstrap-nobug-190.json",
+            "swarm-nobug-83.json",
+            "swarm-nobug-185.json",
         ],
         no_shrink: None,
     },
@@ -89,7 +91,17 @@ pub const PAGES: &[Page] = &[
             "scenarios/findings/partition_table.toml",
             "scenarios/findings/ddl_mix_with_random_move_table.toml",
         ],
-        seed_files: &["swarm-nobug-152.json", "swarm-nobug-218.json"],
+        seed_files: &[
+            "swarm-nobug-168.json",
+            "swarm-nobug-4.json",
+            "swarm-nobug-38.json",
+            "swarm-nobug-45.json",
+            "swarm-nobug-74.json",
+            "swarm-nobug-175.json",
+            "swarm-nobug-194.json",
+            "swarm-nobug-1730.json",
+            "swarm-nobug-846.json",
+        ],
         no_shrink: None,
     },
 ];
