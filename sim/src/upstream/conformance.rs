@@ -10,7 +10,7 @@
 //! Translation: IDs are the upstream's own (Go's fixed IDs are named by variables), and a
 //! Go table or database that exists before the first job is created here first, its DDLs
 //! left out of the histories (`base`). Events are compared as Go's `checkDDLEvents` does
-//! (persist_storage_test.go:2405-2560): table IDs, added tables and schema moves as sets;
+//! (persist_storage_test.go:2457-2601): table IDs, added tables and schema moves as sets;
 //! a Normal `InfluencedTables`' schema ID is not compared (Go leaves it 0; the core reads
 //! it only for DB events). Go's per-table history also lists the DDL that creates the
 //! table (to build its schema versions); its dispatcher starts at that ts and never reads
@@ -498,7 +498,7 @@ fn ticdc_persist_storage_TestBuildDDLEventForRenameTablesForPartitionTable_norma
     expect_rename_tables(&up, &t);
 }
 
-// persist_storage_test.go:3887 TestBuildDDLEventForRenameTablesForPartitionTable "partition table then normal table".
+// persist_storage_test.go:3889 TestBuildDDLEventForRenameTablesForPartitionTable "partition table then normal table".
 #[test]
 fn ticdc_persist_storage_TestBuildDDLEventForRenameTablesForPartitionTable_partition_then_normal() {
     let (up, t) = rename_tables_case(&[
@@ -508,7 +508,7 @@ fn ticdc_persist_storage_TestBuildDDLEventForRenameTablesForPartitionTable_parti
     expect_rename_tables(&up, &t);
 }
 
-// persist_storage_test.go:3921 TestBuildDDLEventForRenameTablesForPartitionTable "multiple partition tables".
+// persist_storage_test.go:3925 TestBuildDDLEventForRenameTablesForPartitionTable "multiple partition tables".
 #[test]
 fn ticdc_persist_storage_TestBuildDDLEventForRenameTablesForPartitionTable_multiple_partition_tables() {
     let (up, t) = rename_tables_case(&[
@@ -522,7 +522,7 @@ fn ticdc_persist_storage_TestBuildDDLEventForRenameTablesForPartitionTable_multi
 // physical tables as of the DDL's ts (Go checks again after a reload from disk; the model
 // keeps no disk state).
 
-// persist_storage_test.go:4475 TestGetAllPhysicalTablesReplaysTopologyChangingDDL "drop schema".
+// persist_storage_test.go:4476 TestGetAllPhysicalTablesReplaysTopologyChangingDDL "drop schema".
 #[test]
 fn ticdc_persist_storage_TestGetAllPhysicalTablesReplaysTopologyChangingDDL_drop_schema() {
     let mut up = Upstream::new();
@@ -533,7 +533,7 @@ fn ticdc_persist_storage_TestGetAllPhysicalTablesReplaysTopologyChangingDDL_drop
     assert_eq!(physical(&up, ts(&up)), Vec::<TableId>::new());
 }
 
-// persist_storage_test.go:4490 TestGetAllPhysicalTablesReplaysTopologyChangingDDL "exchange partition".
+// persist_storage_test.go:4491 TestGetAllPhysicalTablesReplaysTopologyChangingDDL "exchange partition".
 #[test]
 fn ticdc_persist_storage_TestGetAllPhysicalTablesReplaysTopologyChangingDDL_exchange_partition() {
     let mut up = Upstream::new();
@@ -544,7 +544,7 @@ fn ticdc_persist_storage_TestGetAllPhysicalTablesReplaysTopologyChangingDDL_exch
     assert_eq!(physical(&up, ts(&up)), sorted([parts, vec![t]].concat()));
 }
 
-// persist_storage_test.go:4510 TestGetAllPhysicalTablesReplaysTopologyChangingDDL "rename tables".
+// persist_storage_test.go:4511 TestGetAllPhysicalTablesReplaysTopologyChangingDDL "rename tables".
 #[test]
 fn ticdc_persist_storage_TestGetAllPhysicalTablesReplaysTopologyChangingDDL_rename_tables() {
     let mut up = Upstream::new();
@@ -554,7 +554,7 @@ fn ticdc_persist_storage_TestGetAllPhysicalTablesReplaysTopologyChangingDDL_rena
     assert_eq!(physical(&up, ts(&up)), vec![t1, t2]);
 }
 
-// persist_storage_test.go:4528 TestGetAllPhysicalTablesReplaysTopologyChangingDDL "create tables".
+// persist_storage_test.go:4530 TestGetAllPhysicalTablesReplaysTopologyChangingDDL "create tables".
 #[test]
 fn ticdc_persist_storage_TestGetAllPhysicalTablesReplaysTopologyChangingDDL_create_tables() {
     let mut up = Upstream::new();
@@ -562,7 +562,7 @@ fn ticdc_persist_storage_TestGetAllPhysicalTablesReplaysTopologyChangingDDL_crea
     assert_eq!(physical(&up, ts(&up)), ids);
 }
 
-// persist_storage_test.go:4539 TestGetAllPhysicalTablesReplaysTopologyChangingDDL "reorganize
+// persist_storage_test.go:4541 TestGetAllPhysicalTablesReplaysTopologyChangingDDL "reorganize
 // partition": partitions 202 and 203 become 204 and 205.
 #[test]
 fn ticdc_persist_storage_TestGetAllPhysicalTablesReplaysTopologyChangingDDL_reorganize_partition() {
@@ -595,7 +595,7 @@ fn ticdc_persist_storage_TestRegisteredTableInfoForComplexDDL_rename_tables() {
 // TestBuildSchemaAndViewDDLEvents (persist_storage_test.go:4673): the two schema DDLs (the
 // view DDLs and the filter half are not expressible).
 
-// persist_storage_test.go:4682 TestBuildSchemaAndViewDDLEvents "drop schema".
+// persist_storage_test.go:4683 TestBuildSchemaAndViewDDLEvents "drop schema".
 #[test]
 fn ticdc_persist_storage_TestBuildSchemaAndViewDDLEvents_drop_schema() {
     let mut up = Upstream::new();
@@ -608,7 +608,7 @@ fn ticdc_persist_storage_TestBuildSchemaAndViewDDLEvents_drop_schema() {
     assert_eq!(d.schema_name, "test");
 }
 
-// persist_storage_test.go:4692 TestBuildSchemaAndViewDDLEvents "modify schema charset".
+// persist_storage_test.go:4693 TestBuildSchemaAndViewDDLEvents "modify schema charset".
 #[test]
 fn ticdc_persist_storage_TestBuildSchemaAndViewDDLEvents_modify_schema_charset() {
     let mut up = Upstream::new();
@@ -623,7 +623,7 @@ fn ticdc_persist_storage_TestBuildSchemaAndViewDDLEvents_modify_schema_charset()
 // TestBuildVersionedTableInfoStore (multi_version_test.go:24): a physical table's database
 // and name as of a ts, or that it is dropped then (`deleteVersion`).
 
-// multi_version_test.go:38 TestBuildVersionedTableInfoStore "truncate table".
+// multi_version_test.go:39 TestBuildVersionedTableInfoStore "truncate table".
 #[test]
 fn ticdc_multi_version_TestBuildVersionedTableInfoStore_truncate_table() {
     let mut up = Upstream::new();
@@ -635,8 +635,8 @@ fn ticdc_multi_version_TestBuildVersionedTableInfoStore_truncate_table() {
     assert_eq!(info_at(&up, t, ts(&up)), None);
 }
 
-// multi_version_test.go:56 TestBuildVersionedTableInfoStore "truncate partition table 1":
-// an old partition; :74 "truncate partition table 2": a new one.
+// multi_version_test.go:57 TestBuildVersionedTableInfoStore "truncate partition table 1":
+// an old partition; :75 "truncate partition table 2": a new one.
 #[test]
 fn ticdc_multi_version_TestBuildVersionedTableInfoStore_truncate_partition_table() {
     let mut up = Upstream::new();
@@ -651,7 +651,7 @@ fn ticdc_multi_version_TestBuildVersionedTableInfoStore_truncate_partition_table
     assert_eq!(info_at(&up, new, at), named("test", "t"));
 }
 
-// multi_version_test.go:89 TestBuildVersionedTableInfoStore "drop partition table".
+// multi_version_test.go:91 TestBuildVersionedTableInfoStore "drop partition table".
 #[test]
 fn ticdc_multi_version_TestBuildVersionedTableInfoStore_drop_partition_table() {
     let mut up = Upstream::new();
@@ -663,7 +663,7 @@ fn ticdc_multi_version_TestBuildVersionedTableInfoStore_drop_partition_table() {
     assert_eq!(info_at(&up, p, ts(&up)), None);
 }
 
-// multi_version_test.go:106 TestBuildVersionedTableInfoStore "rename table": the name before
+// multi_version_test.go:108 TestBuildVersionedTableInfoStore "rename table": the name before
 // the RENAME at an older ts.
 #[test]
 fn ticdc_multi_version_TestBuildVersionedTableInfoStore_rename_table() {
@@ -676,7 +676,7 @@ fn ticdc_multi_version_TestBuildVersionedTableInfoStore_rename_table() {
     assert_eq!(info_at(&up, t, ts(&up)), named("test", "t2"));
 }
 
-// multi_version_test.go:127 TestBuildVersionedTableInfoStore "exchange partition for partition
+// multi_version_test.go:131 TestBuildVersionedTableInfoStore "exchange partition for partition
 // table": the partition takes the normal table's database and name.
 #[test]
 fn ticdc_multi_version_TestBuildVersionedTableInfoStore_exchange_partition_for_partition_table() {
@@ -690,7 +690,7 @@ fn ticdc_multi_version_TestBuildVersionedTableInfoStore_exchange_partition_for_p
     assert_eq!(info_at(&up, p, ts(&up)), named("test2", "normal_table"));
 }
 
-// multi_version_test.go:149 TestBuildVersionedTableInfoStore "exchange partition for normal
+// multi_version_test.go:154 TestBuildVersionedTableInfoStore "exchange partition for normal
 // table": the normal table becomes a partition of the partitioned table.
 #[test]
 fn ticdc_multi_version_TestBuildVersionedTableInfoStore_exchange_partition_for_normal_table() {
@@ -703,7 +703,7 @@ fn ticdc_multi_version_TestBuildVersionedTableInfoStore_exchange_partition_for_n
     assert_eq!(info_at(&up, n, ts(&up)), named("test2", "partition_table"));
 }
 
-// multi_version_test.go:171 TestBuildVersionedTableInfoStore "recover table": dropped,
+// multi_version_test.go:177 TestBuildVersionedTableInfoStore "recover table": dropped,
 // recovered under its ID, dropped again.
 #[test]
 fn ticdc_multi_version_TestBuildVersionedTableInfoStore_recover_table() {
@@ -722,4 +722,87 @@ fn ticdc_multi_version_TestBuildVersionedTableInfoStore_recover_table() {
     // RECOVER TABLE is built as CREATE TABLE (persist_storage_ddl_handlers.go:345-353).
     let sid = up.schemas["test"];
     assert_eq!(fetch_trigger(&up, dropped)[0], ev(DdlKind::RecoverTable, &[D]).added(sid, &[t]));
+}
+
+// TestRegisterTable (persist_storage_test.go:2702): a table's info as of a ts, whether it
+// was registered before or after the DDLs (the model's store keeps every version, there
+// is nothing to register) and after a reload from disk (no disk state in the model).
+
+// persist_storage_test.go:2722 TestRegisterTable "create table registered before DDL".
+#[test]
+fn ticdc_persist_storage_TestRegisterTable_create_table() {
+    let mut up = Upstream::new();
+    let t = up.create_table(1, "test", "t1", 1);
+    assert_eq!(info_at(&up, t, ts(&up)), named("test", "t1"));
+}
+
+// persist_storage_test.go:2744 TestRegisterTable "create tables registered before DDL".
+#[test]
+fn ticdc_persist_storage_TestRegisterTable_create_tables() {
+    let mut up = Upstream::new();
+    let ids = up.create_tables(1, "test", &["t1".into(), "t2".into()], 1).unwrap();
+    assert_eq!(info_at(&up, ids[0], ts(&up)), named("test", "t1"));
+    assert_eq!(info_at(&up, ids[1], ts(&up)), named("test", "t2"));
+}
+
+// persist_storage_test.go:2771 TestRegisterTable "rename table": the old name before the RENAME.
+#[test]
+fn ticdc_persist_storage_TestRegisterTable_rename_table() {
+    let mut up = Upstream::new();
+    let t = up.create_table(1, "test", "t1", 1);
+    let before = ts(&up);
+    up.rename_table(2, t, "test", "t2").unwrap();
+    assert_eq!(info_at(&up, t, before), named("test", "t1"));
+    assert_eq!(info_at(&up, t, ts(&up)), named("test", "t2"));
+}
+
+// persist_storage_test.go:2806 TestRegisterTable "truncate table".
+#[test]
+fn ticdc_persist_storage_TestRegisterTable_truncate_table() {
+    let mut up = Upstream::new();
+    let t = up.create_table(1, "test", "t3", 1);
+    let created = ts(&up);
+    let new = up.truncate_table(2, t);
+    assert_eq!(info_at(&up, t, created), named("test", "t3"));
+    assert_eq!(info_at(&up, new, ts(&up)), named("test", "t3"));
+}
+
+// persist_storage_test.go:2836 TestRegisterTable "create partition table".
+#[test]
+fn ticdc_persist_storage_TestRegisterTable_create_partition_table() {
+    let mut up = Upstream::new();
+    let pt = up.create_partition_table(1, "test", "t4", 3, 1).unwrap();
+    for p in up.physical_tables(pt) {
+        assert_eq!(info_at(&up, p, ts(&up)), named("test", "t4"));
+    }
+}
+
+// persist_storage_test.go:2870 TestRegisterTable "drop partition table".
+#[test]
+fn ticdc_persist_storage_TestRegisterTable_drop_partition_table() {
+    let mut up = Upstream::new();
+    let pt = up.create_partition_table(1, "test", "t1", 3, 1).unwrap();
+    let parts = up.physical_tables(pt);
+    up.drop_table(2, pt);
+    let at = ts(&up);
+    for p in &parts {
+        assert_eq!(info_at(&up, *p, at - 1), named("test", "t1"));
+    }
+    assert_eq!(info_at(&up, parts[0], at), None);
+}
+
+// persist_storage_test.go:2916 TestRegisterTable "drop schema".
+#[test]
+fn ticdc_persist_storage_TestRegisterTable_drop_schema() {
+    let mut up = Upstream::new();
+    up.create_database(1, "test").unwrap();
+    let t1 = up.create_table(1, "test", "t1", 1);
+    let t2 = up.create_table(1, "test", "t2", 1);
+    let pt = up.create_partition_table(1, "test", "pt", 2, 1).unwrap();
+    up.drop_database(2, "test").unwrap();
+    let at = ts(&up);
+    assert_eq!(info_at(&up, t1, at - 1), named("test", "t1"));
+    for t in [vec![t1, t2], up.physical_tables(pt)].concat() {
+        assert_eq!(info_at(&up, t, at), None);
+    }
 }
