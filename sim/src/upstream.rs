@@ -9,6 +9,8 @@ use core_sched::types::*;
 use core_sched::upstream::*;
 use std::collections::BTreeMap;
 
+#[cfg(test)]
+mod conformance;
 mod partition;
 pub use partition::PTable;
 
@@ -48,6 +50,9 @@ pub struct UTable {
     pub row_bytes: u64,
     /// RENAMEs across databases, in ts order: (ts, the database before it).
     pub moves: Vec<(Ts, SchemaId)>,
+    /// Every name change (RENAME, EXCHANGE PARTITION), in ts order: (ts, the database and
+    /// table names before it).
+    pub renames: Vec<(Ts, String, String)>,
     /// Earlier lives of a recovered table: (created, dropped).
     pub past_lives: Vec<(Ts, Ts)>,
     /// The partitioned table this physical table is a partition of (its name is the
@@ -59,6 +64,15 @@ impl UTable {
     /// The database the table belonged to at `ts`.
     pub fn schema_at(&self, ts: Ts) -> SchemaId {
         self.moves.iter().find(|(at, _)| *at > ts).map(|(_, old)| *old).unwrap_or(self.schema_id)
+    }
+
+    /// The table's database and table names at `ts` (the schema store's table info as of
+    /// that ts, `getTableInfo`).
+    pub fn names_at(&self, ts: Ts) -> (&str, &str) {
+        match self.renames.iter().find(|(at, _, _)| *at > ts) {
+            Some((_, schema, name)) => (schema, name),
+            None => (&self.schema_name, &self.name),
+        }
     }
 
     /// Whether the table existed at `ts` (created at or before, dropped after), in its
@@ -95,6 +109,7 @@ impl UTable {
             write_rate: Vec::new(),
             row_bytes: 0,
             moves: Vec::new(),
+            renames: Vec::new(),
             past_lives: Vec::new(),
             logical: None,
         }
@@ -213,6 +228,11 @@ impl Upstream {
         for t in self.tables.values_mut().filter(|t| t.schema_id == sid && t.dropped_ts.is_none()) {
             t.dropped_ts = Some(ts);
             dropped.push(t.id);
+        }
+        // Its partitioned tables go too (`updateSchemaMetadataForDropSchema` clears their
+        // partition map, persist_storage_ddl_handlers.go:1462-1469): no partition DDL after.
+        for p in self.partitioned.values_mut().filter(|p| p.schema_id == sid && p.dropped_ts.is_none()) {
+            p.dropped_ts = Some(ts);
         }
         let db = InfluencedTables { influence_type: InfluenceType::Db, table_ids: vec![], schema_id: sid };
         self.ddls.push(DdlEvent {
@@ -423,6 +443,7 @@ impl Upstream {
                 t.moves.push((ts, old));
                 changes.push(SchemaIdChange { table_id: pid, old_schema_id: old, new_schema_id: sid });
             }
+            t.renames.push((ts, std::mem::take(&mut t.schema_name), std::mem::take(&mut t.name)));
             t.schema_id = sid;
             t.schema_name = schema.into();
             t.name = name.into();
@@ -752,7 +773,10 @@ impl SchemaView for Upstream {
         self.tables
             .values()
             .filter(|t| t.alive_at(ts))
-            .map(|t| TableInfo { schema_id: t.schema_at(ts), ..self.info(t) })
+            .map(|t| {
+                let (schema, name) = t.names_at(ts);
+                TableInfo { schema_id: t.schema_at(ts), schema_name: schema.into(), name: name.into(), ..self.info(t) }
+            })
             .collect()
     }
     fn ddl_history(&self, from: Ts, to: Ts) -> Vec<DdlEvent> {

@@ -273,6 +273,7 @@ impl Upstream {
             if t.schema_id != nsid {
                 t.moves.push((ts, t.schema_id));
             }
+            t.renames.push((ts, std::mem::take(&mut t.schema_name), std::mem::take(&mut t.name)));
             t.logical = None;
             t.schema_id = nsid;
             t.schema_name = nschema.clone();
@@ -283,6 +284,7 @@ impl Upstream {
             if t.schema_id != p.schema_id {
                 t.moves.push((ts, t.schema_id));
             }
+            t.renames.push((ts, std::mem::take(&mut t.schema_name), std::mem::take(&mut t.name)));
             t.logical = Some(p.id);
             t.schema_id = p.schema_id;
             t.schema_name = p.schema_name.clone();
