@@ -99,9 +99,14 @@ pub const PAGES: &[Page] = &[
             "swarm-nobug-74.json",
             "swarm-nobug-175.json",
             "swarm-nobug-194.json",
-            "swarm-nobug-1730.json",
             "swarm-nobug-846.json",
         ],
+        no_shrink: None,
+    },
+    Page {
+        file: "10-rename-hides-db-ddl.md",
+        scenarios: &[],
+        seed_files: &["swarm-nobug-448.json", "swarm-nobug-295.json", "swarm-nobug-459.json"],
         no_shrink: None,
     },
 ];
