@@ -150,7 +150,7 @@ mod tests {
             assert_eq!(find(&format!("{:02}", i + 1)), Some(p));
         }
         assert_eq!(find("no-such-page"), None);
-        assert_eq!(find("10"), None);
+        assert_eq!(find("11"), None);
     }
 
     /// Every seed file of seeds/findings/ has exactly one page, or is listed unclassified.
