@@ -46,6 +46,7 @@ points! {
     MaintainerCloseSend = "maintainer.close_send", Must, "a cascade-removing maintainer sent (or resent) close requests";
     MaintainerOperatorFinished = "maintainer.operator_finished", Must, "the operator controller finalized a finished operator";
     MaintainerFinishedOnRemovedNode = "maintainer.finished_on_removed_node", May("only with the candidate fix finished-move-checks-node"), "a finished operator bound its span to a removed node; the candidate fix marks it absent";
+    MaintainerRedoProgressIgnored = "maintainer.redo_progress_ignored", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands, so no manager sends redo progress"), "a redo resolved-ts progress message reached the maintainer and was ignored (onRedoPersisted not modelled yet)";
     MaintainerFollowUpOperator = "maintainer.follow_up_operator", Must, "a finished operator admitted a follow-up (a split or merge continuation)";
     BalanceAlreadyBalanced = "balance.already_balanced", Must, "the balance scheduler found the default group balanced";
     BalanceMoved = "balance.moved", Must, "the balance scheduler admitted moves";
@@ -313,6 +314,7 @@ points! {
     DispatcherIgnoredResend = "dispatcher.ignored_resend", Must, "an ignored-status notice triggered a fast WAITING resend";
     DispatcherIgnoredDeferred = "dispatcher.ignored_deferred", Must, "an ignored-status notice inside the resend window deferred the resend";
     DispatcherIgnoredMismatch = "dispatcher.ignored_mismatch", Must, "an ignored-status notice did not match the pending event";
+    DmRedoMessageIgnored = "dm.redo_message_ignored", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands, so no maintainer sends redo messages"), "a redo meta or redo resolved-ts forward message reached a manager and was ignored (redo handlers not modelled yet)";
     OrchDropFenced = "orch.drop_fenced", Must, "a message reached a fenced or closing orchestrator and was dropped";
     OrchQueuedWhileCreating = "orch.queued_while_creating", Must, "a control message waited behind a delayed manager creation";
     OrchDropWhileCreating = "orch.drop_while_creating", Must, "a message was dropped while its manager was being created";

@@ -248,6 +248,7 @@ impl Maintainer {
         ctx.send(
             n,
             Message::MaintainerBootstrapRequest {
+                table_trigger_redo_dispatcher_id: None,
                 cf: self.cf.clone(),
                 config: self.config.clone(),
                 start_ts: self.start_checkpoint,
@@ -457,6 +458,9 @@ impl Maintainer {
                 }
                 self.emit_barrier(ctx, out);
             }
+            // `onRedoPersisted` is not modelled yet; only a redo changefeed's trigger
+            // manager sends this, and the simulator runs no redo changefeed.
+            Message::RedoResolvedTsProgressMessage { .. } => hit(P::MaintainerRedoProgressIgnored),
             _ => {}
         }
     }
@@ -511,7 +515,15 @@ impl Maintainer {
             self.trace(ctx, "barrier event done", vec![("commit_ts", ts.to_string()), ("sync_point", sp.to_string())]);
         }
         for (n, statuses) in out.responses {
-            ctx.send(n, Message::HeartBeatResponse { cf: self.cf.clone(), statuses, maintainer_epoch: self.epoch });
+            ctx.send(
+                n,
+                Message::HeartBeatResponse {
+                    mode: Mode::Default,
+                    cf: self.cf.clone(),
+                    statuses,
+                    maintainer_epoch: self.epoch,
+                },
+            );
         }
     }
 
@@ -686,6 +698,7 @@ impl Maintainer {
         ctx.send(
             me,
             Message::MaintainerPostBootstrapRequest {
+                redo_schemas: vec![],
                 cf: self.cf.clone(),
                 table_trigger_event_dispatcher_id: self.sc.ddl_span_id,
                 schemas: schemas.into_values().collect(),

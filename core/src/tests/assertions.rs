@@ -271,7 +271,7 @@ fn a_block_write_with_rows_in_flight_fires() {
     dm.handle_control(
         &mut env.ctx(),
         n(0),
-        Message::HeartBeatResponse { cf: cf(), statuses: vec![action], maintainer_epoch: EPOCH },
+        Message::HeartBeatResponse { mode: Mode::Default, cf: cf(), statuses: vec![action], maintainer_epoch: EPOCH },
     );
     let f = fired(&env.take(), A::DispatcherBlockWriteAfterRows);
     assert!(f.len() == 1 && f[0].contains(&format!("dispatcher={}", X)), "{:?}", f);

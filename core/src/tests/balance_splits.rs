@@ -308,6 +308,7 @@ fn heartbeats(h: &mut MH, complete: bool) {
         h.handle(
             node.0,
             Message::HeartBeatRequest {
+                redo_watermark: None,
                 cf: cf(),
                 watermark: Watermark { checkpoint_ts: cp, resolved_ts: cp, seq },
                 statuses,

@@ -255,6 +255,7 @@ fn an_ignored_waiting_status_is_resent_and_one_inside_the_window_at_the_next_tic
     let o = dm_feed(&mut dm, &mut env, X, vec![UpstreamEvent::Ddl(ddl_event(TS, normal(&[10, 11])))], TS + 1);
     assert_eq!(waiting(&o), 1);
     let ignored = || Message::HeartBeatResponse {
+        mode: Mode::Default,
         cf: cf(),
         statuses: vec![DispatcherStatus {
             influenced: InfluencedDispatchers::Normal(vec![X]),
@@ -283,6 +284,7 @@ fn an_ignored_waiting_status_is_resent_and_one_inside_the_window_at_the_next_tic
     env.now += 5;
     dm_handle(&mut dm, &mut env, 0, ignored());
     let ack = Message::HeartBeatResponse {
+        mode: Mode::Default,
         cf: cf(),
         statuses: vec![DispatcherStatus {
             influenced: InfluencedDispatchers::Normal(vec![X]),

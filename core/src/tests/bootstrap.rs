@@ -415,6 +415,7 @@ fn error_or_stale_response_does_not_complete_bootstrap() {
     let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]));
     h.respond(0, NodeReport::default());
     let stale = Message::MaintainerBootstrapResponse {
+        redo_checkpoint_ts: 0,
         cf: cf(),
         spans: vec![],
         checkpoint_ts: 0,
@@ -430,6 +431,7 @@ fn error_or_stale_response_does_not_complete_bootstrap() {
     h.handle(
         1,
         Message::MaintainerBootstrapResponse {
+            redo_checkpoint_ts: 0,
             cf: cf(),
             spans: vec![],
             checkpoint_ts: 0,
@@ -527,6 +529,7 @@ fn a_late_capture_s_bootstrap_error_is_reported_and_the_bootstrap_resent() {
     let out = h.handle(
         1,
         Message::MaintainerBootstrapResponse {
+            redo_checkpoint_ts: 0,
             cf: cf(),
             spans: vec![],
             checkpoint_ts: 0,
@@ -556,7 +559,7 @@ fn a_heartbeat_error_before_the_bootstrap_is_not_reported() {
     let err = RunningError { node: n(1), code: ErrorCode::DispatcherManagerWritePathClosed, message: "closed".into() };
     let hb = match heartbeat(START, 1, vec![]) {
         Message::HeartBeatRequest { cf, watermark, statuses, complete_status, .. } => {
-            Message::HeartBeatRequest { cf, watermark, statuses, err: Some(err), complete_status }
+            Message::HeartBeatRequest { redo_watermark: None, cf, watermark, statuses, err: Some(err), complete_status }
         }
         _ => unreachable!(),
     };

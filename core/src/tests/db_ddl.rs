@@ -291,7 +291,7 @@ fn pass_db(schema: SchemaId) -> Message {
         ack: None,
         ignored_block_status: None,
     };
-    Message::HeartBeatResponse { cf: cf(), statuses: vec![st], maintainer_epoch: EPOCH }
+    Message::HeartBeatResponse { mode: Mode::Default, cf: cf(), statuses: vec![st], maintainer_epoch: EPOCH }
 }
 
 #[test]
@@ -406,6 +406,7 @@ fn the_trigger_holds_a_drop_database_while_a_create_table_is_unacknowledged() {
     );
     assert!(dm0.dispatchers[&TRIG].block.is_none(), "DROP DATABASE held");
     let ack = Message::HeartBeatResponse {
+        mode: Mode::Default,
         cf: cf(),
         statuses: vec![DispatcherStatus {
             influenced: InfluencedDispatchers::Normal(vec![TRIG]),

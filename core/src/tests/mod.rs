@@ -15,6 +15,7 @@ mod fencing;
 mod local_fence;
 mod operators;
 mod props;
+mod redo_wire;
 mod sink;
 mod start_ts;
 mod status_watermark;

@@ -85,7 +85,7 @@ fn action_msg(kind: ActionKind, ts: Ts, sync_point: bool, infl: InfluencedDispat
         ack: None,
         ignored_block_status: None,
     };
-    Message::HeartBeatResponse { cf: cf(), statuses: vec![st], maintainer_epoch: EPOCH }
+    Message::HeartBeatResponse { mode: Mode::Default, cf: cf(), statuses: vec![st], maintainer_epoch: EPOCH }
 }
 
 fn trace_field(out: &Out, kind: &str, field: &str) -> Option<String> {
@@ -312,6 +312,7 @@ fn the_trigger_holds_a_syncpoint_while_a_create_table_is_unacknowledged() {
     assert!(dm0.dispatchers[&TRIG].block.is_none(), "the syncpoint is held");
     // An ACK of a syncpoint at the CREATE's ts would not release it; the CREATE's ACK does.
     let ack = |sync_point: bool| Message::HeartBeatResponse {
+        mode: Mode::Default,
         cf: cf(),
         statuses: vec![DispatcherStatus {
             influenced: InfluencedDispatchers::Normal(vec![TRIG]),

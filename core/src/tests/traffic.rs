@@ -265,6 +265,7 @@ fn sample(h: &mut MH, rate: u64) {
     h.handle(
         0,
         Message::HeartBeatRequest {
+            redo_watermark: None,
             cf: cf(),
             watermark: Watermark { checkpoint_ts: cp, resolved_ts: cp, seq: h.env.now },
             statuses: vec![st],

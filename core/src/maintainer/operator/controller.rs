@@ -688,6 +688,7 @@ mod tests {
 
     fn st_working(id: u64) -> TableSpanStatus {
         TableSpanStatus {
+            mode: Mode::Default,
             id: DispatcherId(id),
             state: ComponentState::Working,
             checkpoint_ts: 120,

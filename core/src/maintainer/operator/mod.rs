@@ -268,6 +268,7 @@ pub fn add_dispatcher_config(r: &super::span_controller::SpanReplication, commit
         skip = false;
     }
     DispatcherConfig {
+        mode: Mode::Default,
         span: r.span,
         start_ts: start,
         dispatcher_id: r.id,
@@ -289,7 +290,14 @@ pub fn create_config(sc: &SpanController, r: &super::span_controller::SpanReplic
 
 pub fn remove_request(id: DispatcherId, span: TableSpan, op: OperatorType, epoch: Epoch) -> ScheduleDispatcherRequest {
     ScheduleDispatcherRequest {
-        config: DispatcherConfig { span, start_ts: 0, dispatcher_id: id, schema_id: 0, skip_dml_as_start_ts: false },
+        config: DispatcherConfig {
+            mode: Mode::Default,
+            span,
+            start_ts: 0,
+            dispatcher_id: id,
+            schema_id: 0,
+            skip_dml_as_start_ts: false,
+        },
         action: ScheduleAction::Remove,
         operator_type: op,
         maintainer_epoch: epoch,

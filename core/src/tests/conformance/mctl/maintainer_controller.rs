@@ -58,6 +58,7 @@ fn ticdc_maintainer_controller_TestNewControllerInitializesMaintainerEpoch() {
     let schema = TestSchema::with_tables(&[1]);
     let trigger = m.sc.ddl_span_id;
     let resp = Message::MaintainerBootstrapResponse {
+        redo_checkpoint_ts: 0,
         cf: cf(),
         spans: vec![bspan(trigger, TableSpan::ddl_span(), Working, START)],
         checkpoint_ts: START,
@@ -179,9 +180,16 @@ fn ticdc_maintainer_controller_TestDefaultSpanIntoSplit() {
         h.handle(
             NODE1,
             Message::HeartBeatRequest {
+                redo_watermark: None,
                 cf: cf(),
                 watermark: Watermark { checkpoint_ts: 2, resolved_ts: 2, seq: 1 },
-                statuses: vec![TableSpanStatus { id, state: Working, checkpoint_ts: 2, event_size_per_second: 1200 }],
+                statuses: vec![TableSpanStatus {
+                    mode: Mode::Default,
+                    id,
+                    state: Working,
+                    checkpoint_ts: 2,
+                    event_size_per_second: 1200,
+                }],
                 complete_status: true,
                 err: None,
             },
@@ -741,9 +749,16 @@ fn traffic(h: &mut MH, from: u32, id: DispatcherId, event_size: u64) {
     h.handle(
         from,
         Message::HeartBeatRequest {
+            redo_watermark: None,
             cf: cf(),
             watermark: Watermark { checkpoint_ts: 2, resolved_ts: 2, seq: 1 },
-            statuses: vec![TableSpanStatus { id, state: Working, checkpoint_ts: 2, event_size_per_second: event_size }],
+            statuses: vec![TableSpanStatus {
+                mode: Mode::Default,
+                id,
+                state: Working,
+                checkpoint_ts: 2,
+                event_size_per_second: event_size,
+            }],
             complete_status: true,
             err: None,
         },
@@ -949,9 +964,11 @@ fn traffic_cp(h: &mut MH, id: DispatcherId, event_size: u64, cp: Ts) {
     h.handle(
         from,
         Message::HeartBeatRequest {
+            redo_watermark: None,
             cf: cf(),
             watermark: Watermark { checkpoint_ts: cp, resolved_ts: cp, seq: 1 },
             statuses: vec![TableSpanStatus {
+                mode: Mode::Default,
                 id,
                 state: Working,
                 checkpoint_ts: cp,
@@ -1138,13 +1155,13 @@ fn ticdc_maintainer_controller_TestSplitTableBalanceWhenTrafficUnbalanced() {
         let (origin, _) = op.schedule(&h.m.sc, now, EPOCH).expect("message to the origin");
         op.check(
             origin,
-            &TableSpanStatus { id, state: Stopped, checkpoint_ts: 1, event_size_per_second: 0 },
+            &TableSpanStatus { mode: Mode::Default, id, state: Stopped, checkpoint_ts: 1, event_size_per_second: 0 },
             &mut h.m.sc,
         );
         let (dest, _) = op.schedule(&h.m.sc, now, EPOCH).expect("message to the destination");
         op.check(
             dest,
-            &TableSpanStatus { id, state: Working, checkpoint_ts: 1, event_size_per_second: 0 },
+            &TableSpanStatus { mode: Mode::Default, id, state: Working, checkpoint_ts: 1, event_size_per_second: 0 },
             &mut h.m.sc,
         );
         post_finish_remove(&mut h, id);

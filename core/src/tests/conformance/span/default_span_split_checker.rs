@@ -47,6 +47,7 @@ fn status(h: &mut MH, t: TableId, state: ComponentState, event_size: u64) {
     h.handle(
         1,
         Message::HeartBeatRequest {
+            redo_watermark: None,
             cf: cf(),
             watermark: Watermark { checkpoint_ts: START, resolved_ts: START, seq },
             statuses: vec![s],

@@ -161,6 +161,7 @@ fn ticdc_split_span_checker_TestSplitSpanChecker_UpdateStatus_Region() {
     h.handle(
         1,
         Message::HeartBeatRequest {
+            redo_watermark: None,
             cf: cf(),
             watermark: Watermark { checkpoint_ts: START, resolved_ts: START, seq: 1 },
             statuses: vec![s],
@@ -206,6 +207,7 @@ fn ticdc_split_span_checker_TestSplitSpanChecker_UpdateStatus_NonWorking() {
         h.handle(
             1,
             Message::HeartBeatRequest {
+                redo_watermark: None,
                 cf: cf(),
                 watermark: Watermark { checkpoint_ts: START, resolved_ts: START, seq: 1 },
                 statuses: vec![s],
