@@ -42,8 +42,8 @@ impl Maintainer {
             );
             return;
         }
-        let ddl_id = self.sc.ddl_span_id;
-        if let Some(d) = self.sc.get_mut(&ddl_id) {
+        let ddl_id = self.pipe.sc.ddl_span_id;
+        if let Some(d) = self.pipe.sc.get_mut(&ddl_id) {
             d.checkpoint_ts = start_ts;
         }
         // 2. Tables as of startTs (`loadTables`). On failure nothing else has changed: the
@@ -116,11 +116,11 @@ impl Maintainer {
                             );
                             continue;
                         }
-                        if reported.is_some() || self.sc.get(&id).map(|t| t.node.is_some()).unwrap_or(false) {
+                        if reported.is_some() || self.pipe.sc.get(&id).map(|t| t.node.is_some()).unwrap_or(false) {
                             hit(P::BootstrapRestoreCreateAlreadyReported);
                             continue;
                         }
-                        self.sc.insert(SpanReplication {
+                        self.pipe.sc.insert(SpanReplication {
                             id,
                             span: req.config.span,
                             schema_id: req.config.schema_id,
@@ -146,12 +146,12 @@ impl Maintainer {
                     ScheduleAction::Remove => {
                         let Some(rep) = reported else { continue };
                         hit(P::BootstrapRestoreRemove);
-                        if self.sc.get(&id).is_none() {
+                        if self.pipe.sc.get(&id).is_none() {
                             // Take it out of the working map: the remove operator owns it now.
                             if let Some(v) = working.get_mut(&rep.span.table_id) {
                                 v.retain(|s| s.id != id);
                             }
-                            self.sc.insert(SpanReplication {
+                            self.pipe.sc.insert(SpanReplication {
                                 id,
                                 span: rep.span,
                                 schema_id: rep.schema_id,
@@ -176,7 +176,7 @@ impl Maintainer {
                         // maintainer/maintainer_controller_bootstrap.go:1147-1153).
                         if !table_set.contains_key(&rep.span.table_id) && req.operator_type == OperatorType::Remove {
                             hit(P::BootstrapRestoreRemoveDroppedTable);
-                            self.sc.remove(&id);
+                            self.pipe.sc.remove(&id);
                         }
                         hit(match post {
                             RemovePostFinish::MarkAbsent => P::BootstrapRestoreRemoveOfMoveOrSplit,
@@ -210,10 +210,10 @@ impl Maintainer {
         for t in &tables {
             let spans = working.remove(&t.table_id);
             hit(P::BootstrapAdoptWorkingTable);
-            if spans.is_some() || self.sc.is_table_exists(t.table_id) {
+            if spans.is_some() || self.pipe.sc.is_table_exists(t.table_id) {
                 for s in spans.unwrap_or_default() {
-                    if self.sc.get(&s.id).is_none() {
-                        self.sc.insert(s);
+                    if self.pipe.sc.get(&s.id).is_none() {
+                        self.pipe.sc.insert(s);
                     }
                 }
                 to_fill.push((t.table_id, t.schema_id));
@@ -223,7 +223,7 @@ impl Maintainer {
                 let ids = {
                     let rng = &mut *ctx.rng;
                     let mut new_id = || new_id_from(rng);
-                    self.sc.add_new_table(t, self.start_checkpoint, regions, &mut new_id)
+                    self.pipe.sc.add_new_table(t, self.start_checkpoint, regions, &mut new_id)
                 };
                 if ids.len() > 1 {
                     hit(P::BootstrapNewTableSplit);
@@ -254,19 +254,19 @@ impl Maintainer {
         // 5. Working tables that are not in the snapshot.
         self.handle_remaining_working_tasks(ctx, working, start_ts, schema, &mut restored_ops);
         // 6. Barrier from block states, then operators, then working.
-        self.barrier.rebuild(&self.sc);
+        self.pipe.barrier.rebuild(&self.pipe.sc);
         for op in restored_ops {
             let d = op.describe();
             // A Remove restored for a dropped table has no task any more (removed above):
             // it only drives the runtime cleanup, so it is admitted without the task
             // check, as the barrier's drop path admits its removes.
-            let admitted = match self.oc.admission_check(&op.id(), &self.sc) {
+            let admitted = match self.pipe.oc.admission_check(&op.id(), &self.pipe.sc) {
                 Err(AdmitError::NoTask) if matches!(op, Operator::Remove(_)) => {
                     hit(P::BootstrapRestoredRemoveWithoutTask);
-                    self.oc.admission_insert(op, &mut self.sc, &self.alive, ctx.now_ms);
+                    self.pipe.oc.admission_insert(op, &mut self.pipe.sc, &self.alive, ctx.now_ms);
                     Ok(())
                 }
-                _ => self.oc.add_operator(op, &mut self.sc, &self.alive, ctx.now_ms),
+                _ => self.pipe.oc.add_operator(op, &mut self.pipe.sc, &self.alive, ctx.now_ms),
             };
             match admitted {
                 Ok(()) => self.trace(ctx, "add operator", vec![("operator", d)]),
@@ -281,8 +281,14 @@ impl Maintainer {
             }
         }
         for (sources, merged, n, committed) in merges {
-            let table = self.sc.get(&merged).map(|r| r.span.table_id).unwrap_or_default();
-            match self.oc.add_restored_merge_operator(sources.clone(), merged, &mut self.sc, &self.alive, ctx.now_ms) {
+            let table = self.pipe.sc.get(&merged).map(|r| r.span.table_id).unwrap_or_default();
+            match self.pipe.oc.add_restored_merge_operator(
+                sources.clone(),
+                merged,
+                &mut self.pipe.sc,
+                &self.alive,
+                ctx.now_ms,
+            ) {
                 Ok(()) => {
                     hit(P::BootstrapRestoreMerge);
                     self.trace(
@@ -304,7 +310,7 @@ impl Maintainer {
                         vec![("dispatcher", merged.to_string()), ("reason", e)],
                     );
                     if let Some(op) = self.reconcile_unrestorable_merge(merged, n, committed, &sources) {
-                        let _ = self.oc.add_operator(op, &mut self.sc, &self.alive, ctx.now_ms);
+                        let _ = self.pipe.oc.add_operator(op, &mut self.pipe.sc, &self.alive, ctx.now_ms);
                     }
                 }
             }
@@ -317,7 +323,7 @@ impl Maintainer {
             vec![
                 ("start_ts", start_ts.to_string()),
                 ("tables", tables.len().to_string()),
-                ("tasks", self.sc.tasks.len().to_string()),
+                ("tasks", self.pipe.sc.tasks.len().to_string()),
             ],
         );
         self.send_post_bootstrap(ctx, schema);
@@ -357,7 +363,7 @@ impl Maintainer {
                     if sources.contains(id) {
                         continue;
                     }
-                    if let Some(t) = self.sc.get(id) {
+                    if let Some(t) = self.pipe.sc.get(id) {
                         if !table_set.contains_key(&t.span.table_id) {
                             skip = true;
                             break;
@@ -371,7 +377,7 @@ impl Maintainer {
                                 skip = true;
                                 break;
                             }
-                            self.sc.insert(SpanReplication {
+                            self.pipe.sc.insert(SpanReplication {
                                 id: *id,
                                 span: b.span,
                                 schema_id: b.schema_id,
@@ -394,7 +400,7 @@ impl Maintainer {
                 if skip || minfo.as_ref().map(|m| !table_set.contains_key(&m.span.table_id)).unwrap_or(false) {
                     hit(P::BootstrapMergeJournalDroppedTable);
                     for id in created {
-                        self.sc.remove(&id);
+                        self.pipe.sc.remove(&id);
                     }
                     continue;
                 }
@@ -417,7 +423,7 @@ impl Maintainer {
                 if let Some(m) = minfo.as_ref().filter(|m| m.state == ComponentState::Working) {
                     self.ensure_merged_task(merged, *n, m, ReplicaState::Replicating);
                     for s in &sources {
-                        self.sc.remove(s);
+                        self.pipe.sc.remove(s);
                     }
                     hit(P::BootstrapMergeAlreadyFinished);
                     self.trace(
@@ -435,17 +441,18 @@ impl Maintainer {
                         }
                     } else {
                         for id in created {
-                            self.sc.remove(&id);
+                            self.pipe.sc.remove(&id);
                         }
                     }
                     continue;
                 }
-                sources.sort_by_key(|s| self.sc.get(s).map(|r| r.span.start).unwrap_or(0));
-                if self.sc.get(&merged).is_none() {
+                sources.sort_by_key(|s| self.pipe.sc.get(s).map(|r| r.span.start).unwrap_or(0));
+                if self.pipe.sc.get(&merged).is_none() {
                     match &minfo {
                         Some(m) => self.ensure_merged_task(merged, *n, m, ReplicaState::Scheduling),
                         None => {
-                            let reps: Vec<&SpanReplication> = sources.iter().filter_map(|s| self.sc.get(s)).collect();
+                            let reps: Vec<&SpanReplication> =
+                                sources.iter().filter_map(|s| self.pipe.sc.get(s)).collect();
                             let span = TableSpan {
                                 table_id: reps[0].span.table_id,
                                 start: reps[0].span.start,
@@ -453,7 +460,7 @@ impl Maintainer {
                             };
                             let cp = reps.iter().map(|r| r.checkpoint_ts).min().unwrap_or(1);
                             let schema_id = reps[0].schema_id;
-                            self.sc.insert(SpanReplication {
+                            self.pipe.sc.insert(SpanReplication {
                                 id: merged,
                                 span,
                                 schema_id,
@@ -510,8 +517,8 @@ impl Maintainer {
                         && c.span.start < e.span.end
                         && !has_op.contains(&e.id)
                         && !has_op.contains(&c.id)
-                        && !self.oc.has(&e.id)
-                        && !self.oc.has(&c.id)
+                        && !self.pipe.oc.has(&e.id)
+                        && !self.pipe.oc.has(&c.id)
                         && !related(e.id, c.id)
                         && !waiting_merge_covered(e, &c)
                         && !waiting_merge_covered(&c, e)
@@ -533,8 +540,8 @@ impl Maintainer {
                     ],
                 );
                 let (id, span, schema_id) = (c.id, c.span, c.schema_id);
-                if self.sc.get(&id).is_none() {
-                    self.sc.insert(c);
+                if self.pipe.sc.get(&id).is_none() {
+                    self.pipe.sc.insert(c);
                 }
                 ops.push(Operator::Remove(RemoveDispatcherOperator::new(
                     id,
@@ -549,9 +556,9 @@ impl Maintainer {
     }
 
     fn ensure_merged_task(&mut self, merged: DispatcherId, n: NodeId, m: &BootstrapTableSpan, state: ReplicaState) {
-        match self.sc.get_mut(&merged) {
+        match self.pipe.sc.get_mut(&merged) {
             Some(t) => t.state = state,
-            None => self.sc.insert(SpanReplication {
+            None => self.pipe.sc.insert(SpanReplication {
                 id: merged,
                 span: m.span,
                 schema_id: m.schema_id,
@@ -595,13 +602,13 @@ impl Maintainer {
         committed: bool,
         sources: &[DispatcherId],
     ) -> Option<Operator> {
-        let span = self.sc.get(&merged)?.span;
+        let span = self.pipe.sc.get(&merged)?.span;
         if committed {
             hit(P::BootstrapMergeReconcileCommitted);
-            self.sc.mark_replicating(&merged);
+            self.pipe.sc.mark_replicating(&merged);
             for s in sources {
                 if *s != merged {
-                    self.sc.remove(s);
+                    self.pipe.sc.remove(s);
                 }
             }
             return None;
@@ -609,7 +616,7 @@ impl Maintainer {
         // `addBootstrapCleanupOperator`: once stopped, the range is repaired
         // (maintainer/maintainer_controller_bootstrap.go:731-765).
         hit(P::BootstrapMergeReconcileAbort);
-        let schema_id = self.sc.get(&merged)?.schema_id;
+        let schema_id = self.pipe.sc.get(&merged)?.schema_id;
         Some(Operator::Remove(RemoveDispatcherOperator::new(
             merged,
             span,
@@ -620,11 +627,11 @@ impl Maintainer {
     }
 
     fn fill_holes(&mut self, ctx: &mut Ctx, table: TableId, schema_id: SchemaId, start_ts: Ts) {
-        let spans: Vec<TableSpan> = self.sc.tasks_of_table(table).iter().map(|r| r.span).collect();
+        let spans: Vec<TableSpan> = self.pipe.sc.tasks_of_table(table).iter().map(|r| r.span).collect();
         for h in find_holes(table, &spans) {
             hit(P::BootstrapHoleFilled);
             let id = ctx.new_dispatcher_id();
-            self.sc.insert(SpanReplication {
+            self.pipe.sc.insert(SpanReplication {
                 id,
                 span: h,
                 schema_id,
@@ -706,8 +713,8 @@ impl Maintainer {
                                 ("create_ts", ddl.commit_ts.to_string()),
                             ],
                         );
-                        if self.sc.get(&s.id).is_none() {
-                            self.sc.insert(s);
+                        if self.pipe.sc.get(&s.id).is_none() {
+                            self.pipe.sc.insert(s);
                         }
                     }
                     let cp = ddl.commit_ts;
@@ -722,7 +729,7 @@ impl Maintainer {
                             vec![("table", table.to_string()), ("dispatcher", s.id.to_string())],
                         );
                         let (id, span, node) = (s.id, s.span, s.node.unwrap_or(self.node));
-                        self.sc.insert(s);
+                        self.pipe.sc.insert(s);
                         ops.push(Operator::Remove(RemoveDispatcherOperator::new(
                             id,
                             span,

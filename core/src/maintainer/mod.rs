@@ -14,6 +14,7 @@ pub mod barrier;
 pub mod bootstrap;
 pub mod manager;
 pub mod operator;
+pub mod pipeline;
 pub mod scheduler;
 pub mod span_controller;
 pub mod split_balance;
@@ -25,11 +26,12 @@ use crate::effects::*;
 use crate::messages::*;
 use crate::types::*;
 use crate::upstream::SchemaView;
-use barrier::{Barrier, BarrierCtx, BarrierFixes, BarrierOut};
+use barrier::{BarrierCtx, BarrierFixes, BarrierOut};
 use operator::{
     MoveDispatcherOperator, Operator, OperatorController, RemoveDispatcherOperator, RemovePostFinish,
     SplitDispatcherOperator,
 };
+pub use pipeline::Pipeline;
 use span_controller::{ReplicaState, SpanController};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -70,9 +72,10 @@ pub struct Maintainer {
     pub is_new: bool,
     pub state: MaintainerState,
     pub alive: BTreeSet<NodeId>,
-    pub sc: SpanController,
-    pub oc: OperatorController,
-    pub barrier: Barrier,
+    /// The default mode's controllers, or the redo ones while [`Self::in_mode`] runs redo.
+    pub pipe: Pipeline,
+    /// The redo mode's controllers (redo on only), swapped with `pipe` by [`Self::in_mode`].
+    pub redo_pipe: Option<Pipeline>,
     pub bootstrap_responses: BTreeMap<NodeId, Option<Message>>,
     /// The bootstrapper's `allNodesReady`: every tracked node has answered and the
     /// responses were handed to `FinishBootstrap` once. A failed `FinishBootstrap` keeps
@@ -84,8 +87,6 @@ pub struct Maintainer {
     /// TiCDC's `initialized`: set when the bootstrap finished (see [`Self::initialized`]).
     pub bootstrapped: bool,
     post_bootstrap_last_sent: u64,
-    pub node_watermarks: BTreeMap<NodeId, Watermark>,
-    pub committed_checkpoint: Ts,
     pub errors: Vec<RunningError>,
     pub cascade: bool,
     pub removed_feed: bool,
@@ -93,15 +94,8 @@ pub struct Maintainer {
     close_last_sent: u64,
     /// Admissions that passed the check and wait for their insert step (bug mode).
     pub pending_admissions: Vec<Operator>,
-    /// `nextCheckTime` of the balance scheduler.
-    pub next_balance_check_ms: u64,
-    /// The region count refresher's counts (default-group spans it tracks) and the time
-    /// of its last full refresh.
-    pub region_counts: BTreeMap<DispatcherId, u64>,
+    /// The time of the region count refresher's last full refresh.
     pub region_refresh_ms: u64,
-    /// The default-group split checker's traffic state per whole-table span
-    /// (`spanSplitStatus.trafficScore`, `latestTraffic`).
-    pub default_traffic: BTreeMap<DispatcherId, DefaultSpanTraffic>,
     /// Nodes that joined after bootstrap and have not answered their bootstrap request
     /// yet (the bootstrapper keeps resending to them).
     pub late_bootstrap: BTreeSet<NodeId>,
@@ -170,28 +164,22 @@ impl Maintainer {
             is_new,
             state: MaintainerState::Bootstrapping,
             alive: alive.clone(),
-            sc,
-            oc,
-            barrier: Barrier::default(),
+            pipe: Pipeline::new(Mode::Default, sc, oc, checkpoint),
+            redo_pipe: None,
             bootstrap_responses: BTreeMap::new(),
             all_nodes_ready: false,
             bootstrap_last_sent: BTreeMap::new(),
             post_bootstrap_done: false,
             bootstrapped: false,
             post_bootstrap_last_sent: 0,
-            node_watermarks: BTreeMap::new(),
             pending_heartbeats: Default::default(),
-            committed_checkpoint: checkpoint,
             errors: Vec::new(),
             cascade: false,
             removed_feed: false,
             close_pending: BTreeSet::new(),
             close_last_sent: 0,
             pending_admissions: Vec::new(),
-            next_balance_check_ms: 0,
-            region_counts: BTreeMap::new(),
             region_refresh_ms: ctx.now_ms,
-            default_traffic: BTreeMap::new(),
             late_bootstrap: BTreeSet::new(),
         };
         m.trace(
@@ -200,6 +188,26 @@ impl Maintainer {
             vec![("checkpoint_ts", checkpoint.to_string()), ("table_trigger", ddl_id.to_string())],
         );
         m
+    }
+
+    /// Run `f` with `mode`'s controllers as `self.pipe` (TiCDC's `getSpanController(mode)`
+    /// and the like): for redo, `pipe` and `redo_pipe` are swapped for the call and
+    /// swapped back, so code over "the active pipeline" serves both modes. `None` (and
+    /// `f` not run): redo mode on a changefeed without redo. Calls do not nest.
+    pub fn in_mode<R>(&mut self, mode: Mode, f: impl FnOnce(&mut Self) -> R) -> Option<R> {
+        debug_assert_eq!(self.pipe.mode, Mode::Default, "in_mode does not nest");
+        match mode {
+            Mode::Default => Some(f(self)),
+            Mode::Redo => {
+                let mut other = self.redo_pipe.take()?;
+                std::mem::swap(&mut self.pipe, &mut other);
+                let r = f(self);
+                std::mem::swap(&mut self.pipe, &mut other);
+                debug_assert!(self.pipe.mode == Mode::Default && other.mode == Mode::Redo && self.redo_pipe.is_none());
+                self.redo_pipe = Some(other);
+                Some(r)
+            }
+        }
     }
 
     /// A maintainer added by the coordinator: it bootstraps every alive node at once
@@ -232,9 +240,9 @@ impl Maintainer {
     /// Move the failed assertions of the controllers and the barrier (which have no
     /// [`Ctx`]) into `ctx`; the caller runs it after each entry point.
     pub fn flush_assertions(&mut self, ctx: &mut Ctx) {
-        self.oc.failed.drain_into(ctx.out);
-        self.sc.failed.drain_into(ctx.out);
-        self.barrier.failed.drain_into(ctx.out);
+        self.pipe.oc.failed.drain_into(ctx.out);
+        self.pipe.sc.failed.drain_into(ctx.out);
+        self.pipe.barrier.failed.drain_into(ctx.out);
     }
 
     pub fn trace(&self, ctx: &mut Ctx, kind: &'static str, mut fields: Vec<(&'static str, String)>) {
@@ -252,7 +260,7 @@ impl Maintainer {
                 cf: self.cf.clone(),
                 config: self.config.clone(),
                 start_ts: self.start_checkpoint,
-                table_trigger_event_dispatcher_id: if own { Some(self.sc.ddl_span_id) } else { None },
+                table_trigger_event_dispatcher_id: if own { Some(self.pipe.sc.ddl_span_id) } else { None },
                 is_new_changefeed: own && self.is_new,
                 maintainer_epoch: self.epoch,
             },
@@ -273,7 +281,7 @@ impl Maintainer {
     pub fn status(&mut self) -> MaintainerStatus {
         MaintainerStatus {
             changefeed: self.cf.clone(),
-            checkpoint_ts: self.committed_checkpoint,
+            checkpoint_ts: self.pipe.committed_checkpoint,
             bootstrap_done: self.bootstrapped,
             errors: std::mem::take(&mut self.errors),
             maintainer_epoch: self.epoch,
@@ -407,7 +415,7 @@ impl Maintainer {
                 // (maintainer/maintainer.go:916-919). The statuses follow as a step of their
                 // own (`HandleStatus` under the controllers' locks, :948-963): the checkpoint
                 // goroutine may run in between.
-                let e = self.node_watermarks.entry(from).or_default();
+                let e = self.pipe.node_watermarks.entry(from).or_default();
                 let before = *e;
                 if watermark.seq > e.seq
                     || (watermark.seq == e.seq && watermark.checkpoint_ts > e.checkpoint_ts)
@@ -445,8 +453,8 @@ impl Maintainer {
                     let rng = &mut *ctx.rng;
                     let mut new_id = || new_id_from(rng);
                     let mut bc = BarrierCtx {
-                        sc: &mut self.sc,
-                        oc: &mut self.oc,
+                        sc: &mut self.pipe.sc,
+                        oc: &mut self.pipe.oc,
                         schema,
                         alive: &self.alive,
                         now,
@@ -454,7 +462,7 @@ impl Maintainer {
                         fixes,
                         new_id: &mut new_id,
                     };
-                    self.barrier.handle_request(from, &statuses, &mut bc, &mut out);
+                    self.pipe.barrier.handle_request(from, &statuses, &mut bc, &mut out);
                 }
                 self.emit_barrier(ctx, out);
             }
@@ -501,11 +509,11 @@ impl Maintainer {
         }
     }
 
-    fn emit_barrier(&mut self, ctx: &mut Ctx, out: BarrierOut) {
+    pub(crate) fn emit_barrier(&mut self, ctx: &mut Ctx, out: BarrierOut) {
         for (k, v) in out.notes {
             self.trace(ctx, k, vec![("detail", v)]);
         }
-        for (ts, sp) in std::mem::take(&mut self.barrier.finished) {
+        for (ts, sp) in std::mem::take(&mut self.pipe.barrier.finished) {
             ctx.observe(Observation::BarrierEventDone {
                 cf: self.cf.clone(),
                 maintainer_epoch: self.epoch,
@@ -518,7 +526,7 @@ impl Maintainer {
             ctx.send(
                 n,
                 Message::HeartBeatResponse {
-                    mode: Mode::Default,
+                    mode: self.pipe.barrier.mode,
                     cf: self.cf.clone(),
                     statuses,
                     maintainer_epoch: self.epoch,
@@ -533,18 +541,20 @@ impl Maintainer {
     /// sample for the checker (the split-group checker, or the default group's for a
     /// whole-table span).
     fn handle_status(&mut self, ctx: &mut Ctx, from: NodeId, st: &TableSpanStatus, complete: bool) {
-        self.oc.update_operator_status(&st.id, from, st, &mut self.sc);
+        self.pipe.oc.update_operator_status(&st.id, from, st, &mut self.pipe.sc);
         let removing = self.state == MaintainerState::Removing;
-        match self.sc.get(&st.id).map(|r| r.node) {
+        match self.pipe.sc.get(&st.id).map(|r| r.node) {
             None => {
-                if st.state == ComponentState::Working && !self.oc.has(&st.id) && !removing {
+                if st.state == ComponentState::Working && !self.pipe.oc.has(&st.id) && !removing {
                     hit(P::MaintainerStatusUnknownDispatcherRemoved);
                     self.trace(
                         ctx,
                         "no span found, remove it",
                         vec![("dispatcher", st.id.to_string()), ("node", from.to_string())],
                     );
-                    let req = operator::remove_request(st.id, TableSpan::default(), OperatorType::Remove, self.epoch);
+                    let mut req =
+                        operator::remove_request(st.id, TableSpan::default(), OperatorType::Remove, self.epoch);
+                    req.config.mode = st.mode;
                     ctx.send(from, Message::ScheduleDispatcherRequest { cf: self.cf.clone(), req });
                 }
             }
@@ -553,28 +563,29 @@ impl Maintainer {
                     hit(P::MaintainerStatusWrongNode);
                     return; // nodeID not match
                 }
-                self.sc.update_status(&st.id, st);
+                self.pipe.sc.update_status(&st.id, st);
                 if st.state == ComponentState::Working {
                     debug_assert!(complete || st.event_size_per_second == 0);
                     let wt = self.config.scheduler.write_key_threshold;
-                    self.sc.update_split_status(&st.id, st.event_size_per_second, wt);
+                    self.pipe.sc.update_split_status(&st.id, st.event_size_per_second, wt);
                     let default_group =
-                        self.sc.get(&st.id).is_some_and(|r| r.group() == span_controller::GroupId::Default);
-                    if st.event_size_per_second != 0 && default_group && st.id != self.sc.ddl_span_id {
-                        self.default_traffic.entry(st.id).or_default().sample(st.event_size_per_second, wt);
+                        self.pipe.sc.get(&st.id).is_some_and(|r| r.group() == span_controller::GroupId::Default);
+                    if st.event_size_per_second != 0 && default_group && st.id != self.pipe.sc.ddl_span_id {
+                        self.pipe.default_traffic.entry(st.id).or_default().sample(st.event_size_per_second, wt);
                     }
                 }
                 if matches!(st.state, ComponentState::Stopped | ComponentState::Removed)
-                    && !self.oc.has(&st.id)
+                    && !self.pipe.oc.has(&st.id)
                     && !removing
-                    && st.id != self.sc.ddl_span_id
+                    && st.id != self.pipe.sc.ddl_span_id
                 {
                     // A terminal span inside a Replicating span of its table (a merge source left
                     // over after a failover) is obsolete: it goes instead of being placed again
                     // (`removeTerminalSpanCoveredByMergedSpan`, maintainer/maintainer_controller.go:290-336).
-                    let span = self.sc.get(&st.id).map(|r| r.span);
+                    let span = self.pipe.sc.get(&st.id).map(|r| r.span);
                     let covering = span.and_then(|sp| {
-                        self.sc
+                        self.pipe
+                            .sc
                             .tasks_of_table(sp.table_id)
                             .into_iter()
                             .find(|c| {
@@ -592,7 +603,7 @@ impl Maintainer {
                             "remove terminal span covered by merged span",
                             vec![("dispatcher", st.id.to_string()), ("covering", c.to_string())],
                         );
-                        self.sc.remove(&st.id);
+                        self.pipe.sc.remove(&st.id);
                         return;
                     }
                     hit(P::MaintainerStoppedWithoutOperator);
@@ -601,7 +612,7 @@ impl Maintainer {
                         "dispatcher stopped without operator, mark absent",
                         vec![("dispatcher", st.id.to_string())],
                     );
-                    self.sc.mark_absent(&st.id);
+                    self.pipe.sc.mark_absent(&st.id);
                 }
             }
         }
@@ -644,8 +655,8 @@ impl Maintainer {
                     let rng = &mut *ctx.rng;
                     let mut new_id = || new_id_from(rng);
                     let mut bc = BarrierCtx {
-                        sc: &mut self.sc,
-                        oc: &mut self.oc,
+                        sc: &mut self.pipe.sc,
+                        oc: &mut self.pipe.oc,
                         schema,
                         alive: &self.alive,
                         now,
@@ -654,7 +665,7 @@ impl Maintainer {
                         new_id: &mut new_id,
                     };
                     hit(P::MaintainerBarrierTick);
-                    self.barrier.resend(&mut bc, &mut out);
+                    self.pipe.barrier.resend(&mut bc, &mut out);
                 }
                 self.emit_barrier(ctx, out);
             }
@@ -683,7 +694,7 @@ impl Maintainer {
     fn send_post_bootstrap(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
         self.post_bootstrap_last_sent = ctx.now_ms;
         let mut schemas: BTreeMap<SchemaId, SchemaInfo> = BTreeMap::new();
-        for t in schema.tables_at(self.sc.get(&self.sc.ddl_span_id).map(|r| r.checkpoint_ts).unwrap_or(0)) {
+        for t in schema.tables_at(self.pipe.sc.get(&self.pipe.sc.ddl_span_id).map(|r| r.checkpoint_ts).unwrap_or(0)) {
             schemas
                 .entry(t.schema_id)
                 .or_insert_with(|| SchemaInfo {
@@ -700,7 +711,7 @@ impl Maintainer {
             Message::MaintainerPostBootstrapRequest {
                 redo_schemas: vec![],
                 cf: self.cf.clone(),
-                table_trigger_event_dispatcher_id: self.sc.ddl_span_id,
+                table_trigger_event_dispatcher_id: self.pipe.sc.ddl_span_id,
                 schemas: schemas.into_values().collect(),
                 maintainer_epoch: self.epoch,
             },
@@ -713,11 +724,11 @@ impl Maintainer {
             return;
         }
         let now = ctx.now_ms;
-        self.sc.ignore_pending_block_start_ts = ctx.bug(Bug::IgnorePendingBlockStartTs);
+        self.pipe.sc.ignore_pending_block_start_ts = ctx.bug(Bug::IgnorePendingBlockStartTs);
         let (msgs, finished, follow) = {
             let rng = &mut *ctx.rng;
             let mut new_id = || new_id_from(rng);
-            self.oc.execute(&mut self.sc, &self.alive, now, self.epoch, &mut new_id)
+            self.pipe.oc.execute(&mut self.pipe.sc, &self.alive, now, self.epoch, &mut new_id)
         };
         let recheck_node = ctx.fix(crate::bugs::Fix::FinishedMoveChecksNode);
         for (op, _) in finished {
@@ -732,11 +743,12 @@ impl Maintainer {
             // done had the operator still been running.
             if recheck_node {
                 let id = op.id();
-                if let Some(n) = self.sc.get(&id).filter(|t| t.state == ReplicaState::Replicating).and_then(|t| t.node)
+                if let Some(n) =
+                    self.pipe.sc.get(&id).filter(|t| t.state == ReplicaState::Replicating).and_then(|t| t.node)
                 {
                     if !self.alive.contains(&n) {
                         hit(P::MaintainerFinishedOnRemovedNode);
-                        self.sc.mark_absent(&id);
+                        self.pipe.sc.mark_absent(&id);
                         self.trace(
                             ctx,
                             "finished operator bound a removed node, mark absent",
@@ -757,7 +769,7 @@ impl Maintainer {
                     operator::OpRequest::Schedule(r) => r.config.dispatcher_id,
                     operator::OpRequest::Merge(r) => r.merged_dispatcher_id,
                 };
-                let allowed = self.oc.quiesce_except.as_ref().is_some_and(|a| a.contains(&id));
+                let allowed = self.pipe.oc.quiesce_except.as_ref().is_some_and(|a| a.contains(&id));
                 ctx.always(crate::assertions::Assertion::MaintainerRemovingSendsNoSchedule, allowed, || {
                     format!("changefeed={} dispatcher={} to={} request={:?}", self.cf, id, n, req)
                 });
@@ -776,9 +788,9 @@ impl Maintainer {
         if !self.initialized() || self.state == MaintainerState::Removing {
             return;
         }
-        let available = self.config.scheduler.add_table_batch_size.saturating_sub(self.oc.size());
+        let available = self.config.scheduler.add_table_batch_size.saturating_sub(self.pipe.oc.size());
         let ops = scheduler::basic_schedule(
-            &self.sc,
+            &self.pipe.sc,
             &self.alive,
             available,
             self.config.scheduler.scheduling_task_count_per_node,
@@ -806,7 +818,7 @@ impl Maintainer {
             return;
         }
         self.refresh_region_counts(ctx.now_ms, schema);
-        if ctx.now_ms < self.next_balance_check_ms {
+        if ctx.now_ms < self.pipe.next_balance_check_ms {
             return;
         }
         let across_nodes = self.config.scheduler.enable_table_across_nodes;
@@ -814,7 +826,7 @@ impl Maintainer {
         if across_nodes {
             interval = interval.min(split_balance::BALANCE_SPLIT_INTERVAL_MS);
         }
-        self.next_balance_check_ms = ctx.now_ms + interval;
+        self.pipe.next_balance_check_ms = ctx.now_ms + interval;
         self.balance_default_group(ctx, schema);
         if across_nodes {
             self.balance_split_groups(ctx, schema);
@@ -838,7 +850,10 @@ impl Maintainer {
     /// Simplified: the drain pause is not modelled; split-ready spans are taken in
     /// dispatcher-ID order (TiCDC: Go map order).
     fn balance_default_group(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
-        if ctx.fp(crate::effects::FP_STOP_BALANCE_SCHEDULER) || self.oc.size() > 0 || !self.sc.absent().is_empty() {
+        if ctx.fp(crate::effects::FP_STOP_BALANCE_SCHEDULER)
+            || self.pipe.oc.size() > 0
+            || !self.pipe.sc.absent().is_empty()
+        {
             hit(P::BalanceSkippedBusy);
             return;
         }
@@ -847,10 +862,10 @@ impl Maintainer {
         if splits >= batch {
             return;
         }
-        let ddl = self.sc.ddl_span_id;
+        let ddl = self.pipe.sc.ddl_span_id;
         let mut per_node: BTreeMap<NodeId, usize> = BTreeMap::new();
         let mut replicating = Vec::new();
-        for r in self.sc.tasks.values().filter(|r| r.id != ddl && r.group() == span_controller::GroupId::Default) {
+        for r in self.pipe.sc.tasks.values().filter(|r| r.id != ddl && r.group() == span_controller::GroupId::Default) {
             if let Some(n) = r.node {
                 *per_node.entry(n).or_default() += 1;
                 if r.state == ReplicaState::Replicating {
@@ -879,7 +894,7 @@ impl Maintainer {
     /// refresher only runs with table-across-nodes and a region threshold).
     fn split_checked(&self, r: &span_controller::SpanReplication, splitable: &BTreeMap<TableId, bool>) -> bool {
         let cfg = &self.config.scheduler;
-        r.id != self.sc.ddl_span_id
+        r.id != self.pipe.sc.ddl_span_id
             && r.group() == span_controller::GroupId::Default
             && cfg.enable_table_across_nodes
             && cfg.region_threshold > 0
@@ -906,6 +921,7 @@ impl Maintainer {
         let split_group =
             |r: &span_controller::SpanReplication| matches!(r.group(), span_controller::GroupId::Table(_));
         let tracked: Vec<(DispatcherId, TableSpan)> = self
+            .pipe
             .sc
             .tasks
             .values()
@@ -923,13 +939,13 @@ impl Maintainer {
         }
         let mut counts = BTreeMap::new();
         for (id, span) in tracked {
-            let c = match self.region_counts.get(&id) {
+            let c = match self.pipe.region_counts.get(&id) {
                 Some(c) if !full => *c,
                 _ => schema.span_region_count(&span),
             };
             counts.insert(id, c);
         }
-        self.region_counts = counts;
+        self.pipe.region_counts = counts;
     }
 
     /// Step 1 of the balance scheduler; returns the number of Split operators admitted.
@@ -937,9 +953,9 @@ impl Maintainer {
         let cfg = &self.config.scheduler;
         let (threshold, wt) = (cfg.region_threshold, cfg.write_key_threshold);
         // Spans the default checker no longer tracks leave its traffic state.
-        let ddl = self.sc.ddl_span_id;
-        let tasks = &self.sc.tasks;
-        self.default_traffic.retain(|id, _| {
+        let ddl = self.pipe.sc.ddl_span_id;
+        let tasks = &self.pipe.sc.tasks;
+        self.pipe.default_traffic.retain(|id, _| {
             tasks.get(id).is_some_and(|r| r.group() == span_controller::GroupId::Default) && *id != ddl
         });
         let traffic_on = cfg.enable_table_across_nodes && wt > 0;
@@ -950,11 +966,12 @@ impl Maintainer {
         };
         let split_enabled = |t: TableId| !cfg.enable_splittable_check || splitable.get(&t).copied().unwrap_or(false);
         let candidates: BTreeSet<DispatcherId> =
-            self.region_counts.keys().chain(self.default_traffic.keys()).copied().collect();
+            self.pipe.region_counts.keys().chain(self.pipe.default_traffic.keys()).copied().collect();
         // (id, span, node, regions, traffic that made it ready, if traffic did)
         let mut ready: Vec<(DispatcherId, TableSpan, NodeId, u64, Option<f64>)> = Vec::new();
         for id in candidates {
             let Some(r) = self
+                .pipe
                 .sc
                 .get(&id)
                 .filter(|r| r.state == ReplicaState::Replicating && r.group() == span_controller::GroupId::Default)
@@ -962,12 +979,12 @@ impl Maintainer {
                 continue;
             };
             let Some(node) = r.node else { continue };
-            let regions = self.region_counts.get(&id).copied().unwrap_or(0);
-            let tr = self.default_traffic.get(&id).copied().unwrap_or_default();
+            let regions = self.pipe.region_counts.get(&id).copied().unwrap_or(0);
+            let tr = self.pipe.default_traffic.get(&id).copied().unwrap_or_default();
             if traffic_on && tr.score >= split_balance::TRAFFIC_SCORE_THRESHOLD && split_enabled(r.span.table_id) {
                 ready.push((id, r.span, node, regions, Some(tr.latest)));
                 hit(P::BalanceSplitReadyByTraffic);
-            } else if threshold > 0 && self.region_counts.get(&id).is_some_and(|c| *c >= threshold) {
+            } else if threshold > 0 && self.pipe.region_counts.get(&id).is_some_and(|c| *c >= threshold) {
                 ready.push((id, r.span, node, regions, None));
                 hit(P::BalanceSplitReadyByRegions);
             }
@@ -979,15 +996,15 @@ impl Maintainer {
                 Some(t) => {
                     let n = (2 * (t / wt as f64).ceil() as u64).max(alive2);
                     let pieces = if split_balance::split_by_write_bytes(regions) {
-                        self.sc.split_by_write_bytes(&span, schema.span_region_count(&span), n)
+                        self.pipe.sc.split_by_write_bytes(&span, schema.span_region_count(&span), n)
                     } else {
-                        self.sc.split_by_region_count(&span, regions, n)
+                        self.pipe.sc.split_by_region_count(&span, regions, n)
                     };
                     (n, pieces)
                 }
                 None => {
                     let n = (2 * regions.div_ceil(threshold)).max(alive2);
-                    (n, self.sc.split_by_region_count(&span, regions, n))
+                    (n, self.pipe.sc.split_by_region_count(&span, regions, n))
                 }
             };
             if pieces.len() > 1
@@ -1014,10 +1031,10 @@ impl Maintainer {
     /// (`maintainer/replica/split_span_checker.go:1273`), which lowers package variables
     /// every checker reads. The maintainer itself always runs with the defaults.
     pub fn set_split_checker_tuning(&mut self, tuning: split_balance::CheckerTuning) {
-        for c in self.sc.split_checkers.values_mut() {
+        for c in self.pipe.sc.split_checkers.values_mut() {
             c.tuning = tuning.clone();
         }
-        self.sc.split_tuning = tuning;
+        self.pipe.sc.split_tuning = tuning;
     }
 
     /// Split-group balance scheduler (§7.3, `balanceSplitsScheduler.Execute`): skipped
@@ -1031,15 +1048,15 @@ impl Maintainer {
     /// `balanceScheduler.Execute` only; `balanceSplitsScheduler.Execute` has none and runs
     /// in the same checker loop.
     fn balance_split_groups(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
-        if self.oc.size() > 0 || !self.sc.absent().is_empty() {
+        if self.pipe.oc.size() > 0 || !self.pipe.sc.absent().is_empty() {
             return;
         }
         let mut available = self.config.scheduler.add_table_batch_size as i64;
-        let groups: Vec<TableId> = self.sc.split_checkers.keys().copied().collect();
+        let groups: Vec<TableId> = self.pipe.sc.split_checkers.keys().copied().collect();
         for table in groups {
             let group = span_controller::GroupId::Table(table);
             let tasks: Vec<&span_controller::SpanReplication> =
-                self.sc.tasks_of_table(table).into_iter().filter(|r| r.group() == group).collect();
+                self.pipe.sc.tasks_of_table(table).into_iter().filter(|r| r.group() == group).collect();
             if tasks.is_empty() || tasks.iter().any(|r| r.state != ReplicaState::Replicating || r.node.is_none()) {
                 hit(P::SplitGroupNotReplicating);
                 continue; // "some spans in the group are not in the replicating state"
@@ -1050,7 +1067,7 @@ impl Maintainer {
                     id: r.id,
                     span: r.span,
                     node: r.node.unwrap_or_default(),
-                    regions: self.region_counts.get(&r.id).copied().unwrap_or(0),
+                    regions: self.pipe.region_counts.get(&r.id).copied().unwrap_or(0),
                     checkpoint_ts: r.checkpoint_ts,
                 })
                 .collect();
@@ -1065,7 +1082,7 @@ impl Maintainer {
                 now_ms: ctx.now_ms,
                 batch: available.max(0) as usize,
             };
-            let Some(checker) = self.sc.split_checkers.get_mut(&table) else { continue };
+            let Some(checker) = self.pipe.sc.split_checkers.get_mut(&table) else { continue };
             let results = checker.check(&check, &mut *ctx.rng);
             for r in results {
                 available -= self.apply_split_check_result(ctx, table, &spans, r, schema);
@@ -1092,9 +1109,9 @@ impl Maintainer {
                 let Some(s) = spans.iter().find(|s| s.id == id) else { return 0 };
                 // The write-bytes splitter scans the span's regions in PD itself.
                 let pieces = if by_write_bytes {
-                    self.sc.split_by_write_bytes(&s.span, schema.span_region_count(&s.span), span_num)
+                    self.pipe.sc.split_by_write_bytes(&s.span, schema.span_region_count(&s.span), span_num)
                 } else {
-                    self.sc.split_by_region_count(&s.span, regions, span_num)
+                    self.pipe.sc.split_by_region_count(&s.span, regions, span_num)
                 };
                 if pieces.len() < 2 {
                     return 0;
@@ -1143,7 +1160,7 @@ impl Maintainer {
                 let now = ctx.now_ms;
                 let sources = format!("[{}]", ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "));
                 let n = ids.len() as i64;
-                match self.oc.add_merge_operator(ids, merged, &mut self.sc, &self.alive, now) {
+                match self.pipe.oc.add_merge_operator(ids, merged, &mut self.pipe.sc, &self.alive, now) {
                     Ok(()) => {
                         hit(P::SplitGroupMerge);
                         self.trace(
@@ -1176,14 +1193,14 @@ impl Maintainer {
     pub fn admit(&mut self, ctx: &mut Ctx, op: Operator) -> bool {
         let d = op.describe();
         if ctx.bug(Bug::NonatomicOperatorAdmission) {
-            if self.oc.admission_check(&op.id(), &self.sc).is_ok() {
+            if self.pipe.oc.admission_check(&op.id(), &self.pipe.sc).is_ok() {
                 self.pending_admissions.push(op);
                 hit(P::AdmitTwoStep);
                 return true;
             }
             return false;
         }
-        match self.oc.add_operator(op, &mut self.sc, &self.alive, ctx.now_ms) {
+        match self.pipe.oc.add_operator(op, &mut self.pipe.sc, &self.alive, ctx.now_ms) {
             Ok(()) => {
                 self.trace(ctx, "add operator", vec![("operator", d)]);
                 hit(P::AdmitAccepted);
@@ -1201,7 +1218,7 @@ impl Maintainer {
     pub fn finish_pending_admissions(&mut self, ctx: &mut Ctx) {
         for op in std::mem::take(&mut self.pending_admissions) {
             let d = op.describe();
-            self.oc.admission_insert(op, &mut self.sc, &self.alive, ctx.now_ms);
+            self.pipe.oc.admission_insert(op, &mut self.pipe.sc, &self.alive, ctx.now_ms);
             self.trace(ctx, "add operator", vec![("operator", d)]);
         }
     }
@@ -1239,9 +1256,9 @@ impl Maintainer {
             return (None, inputs);
         }
         let mut cp = u64::MAX;
-        let by_operator = self.oc.min_checkpoint_ts(&self.sc);
-        let by_absent = self.sc.min_non_replicating_checkpoint();
-        let by_barrier = self.barrier.min_blocked_checkpoint_for_new_tables();
+        let by_operator = self.pipe.oc.min_checkpoint_ts(&self.pipe.sc);
+        let by_absent = self.pipe.sc.min_non_replicating_checkpoint();
+        let by_barrier = self.pipe.barrier.min_blocked_checkpoint_for_new_tables();
         (inputs.by_operator, inputs.by_absent, inputs.by_barrier) = (by_operator, by_absent, by_barrier);
         for t in [by_operator, by_absent, by_barrier].into_iter().flatten() {
             cp = cp.min(t);
@@ -1252,10 +1269,10 @@ impl Maintainer {
         // marked it absent (then the absent-span bound above holds it), or an operator
         // holds it (the operator bound).
         let mut nodes: BTreeSet<NodeId> =
-            self.sc.nodes_with_tasks().into_iter().filter(|n| self.alive.contains(n)).collect();
+            self.pipe.sc.nodes_with_tasks().into_iter().filter(|n| self.alive.contains(n)).collect();
         nodes.insert(self.node);
         for n in nodes {
-            match self.node_watermarks.get(&n) {
+            match self.pipe.node_watermarks.get(&n) {
                 Some(w) if w.seq > 0 || w.checkpoint_ts > 0 => {
                     inputs.watermarks.push((n, Some(*w)));
                     cp = cp.min(w.checkpoint_ts)
@@ -1282,14 +1299,14 @@ impl Maintainer {
             hit(P::CheckpointCappedByBarrier);
         }
         // Monotonic commit: never below what is already committed.
-        if cp > self.committed_checkpoint {
+        if cp > self.pipe.committed_checkpoint {
             hit(P::CheckpointAdvanced);
-            self.committed_checkpoint = cp;
-            self.sc.committed_checkpoint = cp;
+            self.pipe.committed_checkpoint = cp;
+            self.pipe.sc.committed_checkpoint = cp;
         } else {
             hit(P::CheckpointHeld);
         }
-        (Some(self.committed_checkpoint), inputs)
+        (Some(self.pipe.committed_checkpoint), inputs)
     }
 
     /// `collectBootstrapResponses` + `onBootstrapResponses`: once every tracked node has
@@ -1328,7 +1345,7 @@ impl Maintainer {
             self.trace(ctx, "maintainer node changed", vec![("added", list(&added)), ("removed", list(&removed))]);
         }
         for n in removed {
-            self.node_watermarks.remove(&n);
+            self.pipe.node_watermarks.remove(&n);
             self.late_bootstrap.remove(&n);
             self.close_pending.remove(&n);
             match self.state {
@@ -1339,7 +1356,7 @@ impl Maintainer {
                 _ => {
                     self.trace(ctx, "node removed", vec![("node", n.to_string())]);
                     hit(P::MaintainerNodeRemoved);
-                    self.oc.on_node_removed(n, &mut self.sc);
+                    self.pipe.oc.on_node_removed(n, &mut self.pipe.sc);
                 }
             }
         }
@@ -1353,7 +1370,7 @@ impl Maintainer {
             // nodes). Kept here, its higher `seq` would shadow every watermark of the new
             // incarnation (`onHeartbeatRequest` keeps the higher seq): the checkpoint would
             // stall at the old value, or pass rows the new incarnation has not written.
-            self.node_watermarks.remove(&n);
+            self.pipe.node_watermarks.remove(&n);
             if self.state == MaintainerState::Bootstrapping {
                 hit(P::MaintainerNodeAddedBootstrapping);
                 self.bootstrap_responses.insert(n, None);
@@ -1393,8 +1410,8 @@ impl Maintainer {
         self.state = MaintainerState::Removing;
         self.cascade = cascade;
         self.removed_feed = removed;
-        let ddl = self.sc.ddl_span_id;
-        self.oc.quiesce_except = Some([ddl].into_iter().collect());
+        let ddl = self.pipe.sc.ddl_span_id;
+        self.pipe.oc.quiesce_except = Some([ddl].into_iter().collect());
         self.trace(ctx, "maintainer removing", vec![("cascade", cascade.to_string())]);
         if cascade {
             hit(P::MaintainerRemoveCascade);
@@ -1410,7 +1427,7 @@ impl Maintainer {
                 OperatorType::Remove,
                 RemovePostFinish::None,
             ));
-            let _ = self.oc.add_operator(op, &mut self.sc, &self.alive, ctx.now_ms);
+            let _ = self.pipe.oc.add_operator(op, &mut self.pipe.sc, &self.alive, ctx.now_ms);
         }
         self.on_tick(ctx, &NoSchema);
     }
@@ -1419,7 +1436,8 @@ impl Maintainer {
         if self.state != MaintainerState::Removing {
             return;
         }
-        let done = if self.cascade { self.close_pending.is_empty() } else { !self.oc.has(&self.sc.ddl_span_id) };
+        let done =
+            if self.cascade { self.close_pending.is_empty() } else { !self.pipe.oc.has(&self.pipe.sc.ddl_span_id) };
         if done {
             self.state = MaintainerState::Stopped;
             self.trace(ctx, "maintainer stopped", vec![]);
@@ -1436,7 +1454,7 @@ impl Maintainer {
             return Err("maintainer not initialized".into());
         }
         let tasks: Vec<(DispatcherId, Option<NodeId>)> =
-            self.sc.tasks_of_table(table).iter().map(|r| (r.id, r.node)).collect();
+            self.pipe.sc.tasks_of_table(table).iter().map(|r| (r.id, r.node)).collect();
         if tasks.is_empty() {
             return Err(format!("table {} not found", table));
         }
@@ -1444,8 +1462,8 @@ impl Maintainer {
         let mut pending = 0;
         for (id, origin) in tasks {
             let settled = origin == Some(dest)
-                && self.sc.get(&id).map(|r| r.state == ReplicaState::Replicating).unwrap_or(false)
-                && !self.oc.has(&id);
+                && self.pipe.sc.get(&id).map(|r| r.state == ReplicaState::Replicating).unwrap_or(false)
+                && !self.pipe.oc.has(&id);
             if settled {
                 continue;
             }
@@ -1468,15 +1486,16 @@ impl Maintainer {
         if !self.initialized() {
             return Err("maintainer not initialized".into());
         }
-        let tasks: Vec<_> = self.sc.tasks_of_table(table).iter().map(|r| (r.id, r.span, r.node, r.state)).collect();
+        let tasks: Vec<_> =
+            self.pipe.sc.tasks_of_table(table).iter().map(|r| (r.id, r.span, r.node, r.state)).collect();
         let [(id, span, Some(node), ReplicaState::Replicating)] = tasks[..] else {
             return Err(format!("table {} is not one replicating span", table));
         };
         let regions = schema.region_count(table);
         // By region count first; a table under the threshold is cut into two.
-        let mut pieces = self.sc.split_by_region_count(&span, regions, 0);
+        let mut pieces = self.pipe.sc.split_by_region_count(&span, regions, 0);
         if pieces.len() < 2 {
-            pieces = self.sc.split_by_region_count(&span, regions, 2);
+            pieces = self.pipe.sc.split_by_region_count(&span, regions, 2);
         }
         if pieces.len() < 2 {
             return Err("table cannot be split".into());
@@ -1498,7 +1517,7 @@ impl Maintainer {
             return Err("maintainer not initialized".into());
         }
         let mut reps: Vec<(DispatcherId, TableSpan, Option<NodeId>)> =
-            self.sc.tasks_of_table(table).iter().map(|r| (r.id, r.span, r.node)).collect();
+            self.pipe.sc.tasks_of_table(table).iter().map(|r| (r.id, r.span, r.node)).collect();
         if reps.is_empty() {
             return Err(format!("table {} not found", table));
         }
@@ -1518,7 +1537,7 @@ impl Maintainer {
         };
         let merged = ctx.new_dispatcher_id();
         let now = ctx.now_ms;
-        self.oc.add_merge_operator(vec![a, b], merged, &mut self.sc, &self.alive, now)?;
+        self.pipe.oc.add_merge_operator(vec![a, b], merged, &mut self.pipe.sc, &self.alive, now)?;
         self.trace(
             ctx,
             "add merge operator",
@@ -1533,7 +1552,7 @@ impl Maintainer {
 
     /// Replication count of a table (`GET /api/v2/changefeeds/{id}/tables`): tasks of any state.
     pub fn replication_count(&self, table: TableId) -> usize {
-        self.sc.task_count_of_table(table)
+        self.pipe.sc.task_count_of_table(table)
     }
 }
 

@@ -415,7 +415,7 @@ impl MH {
         MH { env, m, schema }
     }
     pub fn ddl(&self) -> DispatcherId {
-        self.m.sc.ddl_span_id
+        self.m.pipe.sc.ddl_span_id
     }
     pub fn handle(&mut self, from: u32, msg: Message) -> Out {
         let mut ctx = self.env.ctx();
@@ -475,17 +475,17 @@ impl MH {
         self.env.take()
     }
     pub fn state(&self, id: DispatcherId) -> Option<(ReplicaState, Option<NodeId>)> {
-        self.m.sc.get(&id).map(|r| (r.state, r.node))
+        self.m.pipe.sc.get(&id).map(|r| (r.state, r.node))
     }
     pub fn op(&self, id: DispatcherId) -> Option<&Operator> {
-        self.m.oc.get(&id)
+        self.m.pipe.oc.get(&id)
     }
     /// Dispatcher IDs of the tasks of a table.
     pub fn table_tasks(&self, t: TableId) -> Vec<DispatcherId> {
-        self.m.sc.tasks_of_table(t).iter().map(|r| r.id).collect()
+        self.m.pipe.sc.tasks_of_table(t).iter().map(|r| r.id).collect()
     }
     pub fn assert_partition(&self, t: TableId) {
-        assert_eq!(self.m.sc.table_partition_problems(t), (vec![], vec![]), "table {} is not a partition", t);
+        assert_eq!(self.m.pipe.sc.table_partition_problems(t), (vec![], vec![]), "table {} is not a partition", t);
     }
 }
 

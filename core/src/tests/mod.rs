@@ -14,6 +14,7 @@ mod failed_changefeed;
 mod fencing;
 mod local_fence;
 mod operators;
+mod pipeline;
 mod props;
 mod redo_wire;
 mod sink;

@@ -77,6 +77,7 @@ impl MergeDispatcherOperator {
         Some((
             self.origin,
             MergeDispatcherRequest {
+                // The operator controller stamps its mode on what its operators send.
                 mode: Mode::Default,
                 dispatcher_ids: self.sources.clone(),
                 merged_dispatcher_id: self.id,
@@ -128,7 +129,7 @@ impl MergeDispatcherOperator {
             sc.update_status(
                 &self.id,
                 &TableSpanStatus {
-                    mode: Mode::Default,
+                    mode: sc.mode,
                     id: self.id,
                     state: ComponentState::Working,
                     checkpoint_ts: self.checkpoint_ts,

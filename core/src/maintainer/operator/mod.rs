@@ -72,6 +72,17 @@ pub enum OpRequest {
     Merge(MergeDispatcherRequest),
 }
 
+impl OpRequest {
+    /// The sending controller's mode, as Go's operators take it from their replica set.
+    pub fn with_mode(mut self, mode: Mode) -> Self {
+        match &mut self {
+            OpRequest::Schedule(r) => r.config.mode = mode,
+            OpRequest::Merge(r) => r.mode = mode,
+        }
+        self
+    }
+}
+
 impl Operator {
     pub fn id(&self) -> DispatcherId {
         match self {

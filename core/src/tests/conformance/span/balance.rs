@@ -18,7 +18,7 @@ fn twenty_on_target() -> MH {
 }
 
 fn run(h: &mut MH) {
-    h.env.now = h.env.now.max(h.m.next_balance_check_ms);
+    h.env.now = h.env.now.max(h.m.pipe.next_balance_check_ms);
     let mut ctx = h.env.ctx();
     h.m.run_balance_scheduler(&mut ctx, &h.schema);
     h.env.take();
@@ -31,9 +31,9 @@ fn ticdc_balance_TestBalanceSchedulerUsesCheckBalanceInterval_default() {
     let mut h = twenty_on_target();
     h.m.config.scheduler.check_balance_interval_ms = 60_000;
     h.env.now = 5_000;
-    h.m.next_balance_check_ms = 0;
+    h.m.pipe.next_balance_check_ms = 0;
     run(&mut h);
-    assert_eq!(h.m.next_balance_check_ms, 5_000 + 60_000);
+    assert_eq!(h.m.pipe.next_balance_check_ms, 5_000 + 60_000);
 }
 
 // balance_test.go:91 — twenty spans on one of three nodes, move batch 5: five moves.
@@ -41,9 +41,9 @@ fn ticdc_balance_TestBalanceSchedulerUsesCheckBalanceInterval_default() {
 fn ticdc_balance_TestBalanceSchedulerUsesConfiguredMoveBatchSize() {
     let mut h = twenty_on_target();
     h.m.config.scheduler.balance_move_batch_size = 5;
-    h.m.next_balance_check_ms = 0;
+    h.m.pipe.next_balance_check_ms = 0;
     run(&mut h);
-    let moves = h.m.oc.running().filter(|op| matches!(op, Operator::Move(_))).count();
-    assert_eq!(h.m.oc.running().count(), 5);
+    let moves = h.m.pipe.oc.running().filter(|op| matches!(op, Operator::Move(_))).count();
+    assert_eq!(h.m.pipe.oc.running().count(), 5);
     assert_eq!(moves, 5);
 }
