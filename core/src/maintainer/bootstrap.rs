@@ -17,9 +17,12 @@ impl Maintainer {
         // 1. startTs = max of the responses' trigger start ts: the schema snapshot's ts
         //    (`determineStartTs`). With a MySQL sink it can be above the start checkpoint
         //    (the trigger's ddl_ts row); spans created here still start at the checkpoint.
+        //    The redo start ts is the largest redo trigger start ts (redo only).
         let mut start_ts = 0;
+        let mut redo_start_ts = 0;
         for (n, r) in &responses {
-            if let Message::MaintainerBootstrapResponse { checkpoint_ts, spans, .. } = r {
+            if let Message::MaintainerBootstrapResponse { checkpoint_ts, spans, redo_checkpoint_ts, .. } = r {
+                redo_start_ts = redo_start_ts.max(*redo_checkpoint_ts);
                 self.trace(
                     ctx,
                     "handle bootstrap response",
@@ -42,32 +45,101 @@ impl Maintainer {
             );
             return;
         }
+        if self.redo_pipe.is_some() && redo_start_ts == 0 {
+            hit(P::BootstrapNoRedoTriggerStartTs);
+            self.trace(ctx, "bootstrap failed: no redo table trigger start ts", vec![]);
+            self.handle_error(
+                ctx,
+                ErrorCode::InitTableTriggerDispatcherFailed,
+                "ErrChangefeedInitTableTriggerDispatcherFailed".into(),
+            );
+            return;
+        }
         let ddl_id = self.pipe.sc.ddl_span_id;
         if let Some(d) = self.pipe.sc.get_mut(&ddl_id) {
             d.checkpoint_ts = start_ts;
         }
-        // 2. Tables as of startTs (`loadTables`). On failure nothing else has changed: the
-        //    responses stay with the bootstrapper and a later round (a node joining) runs
-        //    this again from the start.
-        let tables = match schema.get_all_physical_tables(start_ts) {
-            Ok(t) => t,
+        if let Some(r) = self.redo_pipe.as_mut() {
+            let id = r.sc.ddl_span_id;
+            if let Some(d) = r.sc.get_mut(&id) {
+                d.checkpoint_ts = redo_start_ts;
+            }
+        }
+        // 2. Tables as of startTs (`loadTables`), and as of the redo start ts. On failure
+        //    nothing else has changed: the responses stay with the bootstrapper and a later
+        //    round (a node joining) runs this again from the start.
+        let Some(tables) = self.load_bootstrap_tables(ctx, schema, start_ts) else { return };
+        let redo_tables = match self.redo_pipe.is_some() {
+            true => match self.load_bootstrap_tables(ctx, schema, redo_start_ts) {
+                Some(t) => Some(t),
+                None => return,
+            },
+            false => None,
+        };
+        // 3-6 per mode, each over its own spans, operators and merges.
+        self.bootstrap_pipeline(ctx, schema, &responses_of_mode(&responses, Mode::Default), start_ts, &tables);
+        if let Some(redo_tables) = redo_tables {
+            hit(P::BootstrapRedoPipeline);
+            let redo_responses = responses_of_mode(&responses, Mode::Redo);
+            self.in_mode(Mode::Redo, |m| {
+                m.bootstrap_pipeline(ctx, schema, &redo_responses, redo_start_ts, &redo_tables)
+            });
+        }
+        self.state = MaintainerState::Working;
+        self.bootstrapped = true;
+        self.trace(
+            ctx,
+            "maintainer bootstrap finished",
+            vec![
+                ("start_ts", start_ts.to_string()),
+                ("tables", tables.len().to_string()),
+                ("tasks", self.pipe.sc.tasks.len().to_string()),
+            ],
+        );
+        self.send_post_bootstrap(ctx, schema);
+    }
+
+    /// `loadTables` at `ts`; a failure is the changefeed's error and `None`.
+    fn load_bootstrap_tables(
+        &mut self,
+        ctx: &mut Ctx,
+        schema: &dyn SchemaView,
+        ts: Ts,
+    ) -> Option<Vec<crate::upstream::TableInfo>> {
+        match schema.get_all_physical_tables(ts) {
+            Ok(t) => Some(t),
             Err(e) => {
                 hit(P::BootstrapLoadTablesFailed);
                 self.trace(
                     ctx,
                     "load table from scheme store failed",
-                    vec![("start_ts", start_ts.to_string()), ("error", e.to_string())],
+                    vec![("start_ts", ts.to_string()), ("error", e.to_string())],
                 );
                 self.handle_error(ctx, e.code(), e.to_string());
-                return;
+                None
             }
-        };
+        }
+    }
+
+    /// Steps 3-6 of `FinishBootstrap` for the active pipeline (`buildTaskInfo`, the merge
+    /// restore, `handleRemainingWorkingTasks` and `initializeComponents` of one mode):
+    /// `responses` hold only this mode's spans, operators and merges, and `start_ts` and
+    /// `tables` are this mode's trigger start ts and snapshot.
+    fn bootstrap_pipeline(
+        &mut self,
+        ctx: &mut Ctx,
+        schema: &dyn SchemaView,
+        responses: &[(NodeId, Message)],
+        start_ts: Ts,
+        tables: &[crate::upstream::TableInfo],
+    ) {
+        let ddl_id = self.pipe.sc.ddl_span_id;
         let table_set: BTreeMap<TableId, &crate::upstream::TableInfo> =
             tables.iter().map(|t| (t.table_id, t)).collect();
         // 3. Working task map: every reported span, by table.
         let mut working: BTreeMap<TableId, Vec<SpanReplication>> = BTreeMap::new();
         let mut node_spans: BTreeMap<NodeId, BTreeMap<DispatcherId, BootstrapTableSpan>> = BTreeMap::new();
-        for (n, r) in &responses {
+        for (n, r) in responses {
             let Message::MaintainerBootstrapResponse { spans, .. } = r else { continue };
             for s in spans {
                 node_spans.entry(*n).or_default().insert(s.id, s.clone());
@@ -100,7 +172,7 @@ impl Maintainer {
         }
         // 3b. Restore in-flight schedule requests (§4.3).
         let mut restored_ops: Vec<Operator> = Vec::new();
-        for (n, r) in &responses {
+        for (n, r) in responses {
             let Message::MaintainerBootstrapResponse { operators, .. } = r else { continue };
             for req in operators {
                 let id = req.config.dispatcher_id;
@@ -203,11 +275,11 @@ impl Maintainer {
             }
         }
         // 3c. Overlaps no operator or merge evidence explains (`removeUnexpectedBootstrapOverlaps`).
-        self.remove_unexpected_overlaps(ctx, &responses, &node_spans, &table_set, &mut working, &mut restored_ops);
+        self.remove_unexpected_overlaps(ctx, responses, &node_spans, &table_set, &mut working, &mut restored_ops);
         // 4. Tables of the snapshot: adopt working spans, fill holes, or add new.
         let region_of = |t: TableId| schema.region_count(t);
         let mut to_fill: Vec<(TableId, SchemaId)> = Vec::new();
-        for t in &tables {
+        for t in tables {
             let spans = working.remove(&t.table_id);
             hit(P::BootstrapAdoptWorkingTable);
             if spans.is_some() || self.pipe.sc.is_table_exists(t.table_id) {
@@ -241,7 +313,7 @@ impl Maintainer {
         }
         // 4b. Merges from the merge journals (§4.4), before leftovers are judged.
         let mut merges = Vec::new();
-        self.restore_merge_operators(ctx, &responses, &node_spans, &table_set, &mut restored_ops, &mut merges);
+        self.restore_merge_operators(ctx, responses, &node_spans, &table_set, &mut restored_ops, &mut merges);
         // 4c. Holes of the snapshot's tables, once the merge targets are tasks: TiCDC adopts a
         //    reported merge target with the working spans before it looks for holes, so an
         //    abortable target is coverage until its cleanup Remove repairs the range
@@ -315,18 +387,6 @@ impl Maintainer {
                 }
             }
         }
-        self.state = MaintainerState::Working;
-        self.bootstrapped = true;
-        self.trace(
-            ctx,
-            "maintainer bootstrap finished",
-            vec![
-                ("start_ts", start_ts.to_string()),
-                ("tables", tables.len().to_string()),
-                ("tasks", self.pipe.sc.tasks.len().to_string()),
-            ],
-        );
-        self.send_post_bootstrap(ctx, schema);
     }
 
     /// `restoreCurrentMergeOperators` (§4.4): rebuild each journaled merge. Sources
@@ -748,6 +808,20 @@ impl Maintainer {
 /// (source, target) pairs of every merge journal whose target is reported in a merge-target
 /// state and whose sources (two or more, distinct, WaitingMerge, of the target's table) are
 /// consecutive and exactly span the target.
+/// The responses with only `mode`'s spans, in-flight operators and merge journals
+/// (`buildWorkingTaskMap` and the restores skip other modes' entries).
+fn responses_of_mode(responses: &[(NodeId, Message)], mode: Mode) -> Vec<(NodeId, Message)> {
+    let mut out = responses.to_vec();
+    for (_, r) in &mut out {
+        if let Message::MaintainerBootstrapResponse { spans, operators, merge_operators, .. } = r {
+            spans.retain(|s| s.mode == mode);
+            operators.retain(|o| o.config.mode == mode);
+            merge_operators.retain(|m| m.mode == mode);
+        }
+    }
+    out
+}
+
 fn merge_evidence(
     responses: &[(NodeId, Message)],
     node_spans: &BTreeMap<NodeId, BTreeMap<DispatcherId, BootstrapTableSpan>>,

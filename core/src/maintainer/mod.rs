@@ -9,6 +9,11 @@
 //! [`Maintainer::run_balance_scheduler`] (checker-scheduler task: balance and split-group
 //! balance, [`split_balance`]), [`Maintainer::calc_checkpoint`]
 //! (checkpoint goroutine) and the API handlers (`api_move_table`, `api_split_table`).
+//!
+//! With redo (`consistent.level = "eventual"`) the per-mode state is twice, in
+//! [`Pipeline`]s, and [`Maintainer::in_mode`] runs the same code over the redo one; the
+//! redo entry points are [`Maintainer::run_redo_meta`] (1 s), [`Maintainer::execute_redo_operators`]
+//! and [`Maintainer::run_redo_basic_scheduler`].
 
 pub mod barrier;
 pub mod bootstrap;
@@ -76,6 +81,12 @@ pub struct Maintainer {
     pub pipe: Pipeline,
     /// The redo mode's controllers (redo on only), swapped with `pipe` by [`Self::in_mode`].
     pub redo_pipe: Option<Pipeline>,
+    /// `redoMetaTs`: the (checkpoint, resolved) last sent to the redo trigger's manager,
+    /// each raised only (both start at the changefeed checkpoint).
+    pub redo_meta_ts: (Ts, Ts),
+    /// `redoResolvedTs`: the highest flushed redo resolved ts a redo trigger reported,
+    /// forwarded to every node.
+    pub redo_resolved_ts: Ts,
     pub bootstrap_responses: BTreeMap<NodeId, Option<Message>>,
     /// The bootstrapper's `allNodesReady`: every tracked node has answered and the
     /// responses were handed to `FinishBootstrap` once. A failed `FinishBootstrap` keeps
@@ -155,6 +166,16 @@ impl Maintainer {
         let mut sc = SpanController::new(ddl_id, ctx.node, checkpoint, config.scheduler.clone());
         sc.ignore_pending_block_start_ts = ctx.bug(Bug::IgnorePendingBlockStartTs);
         let oc = OperatorController::with_batch_size(config.scheduler.add_table_batch_size);
+        // The redo table trigger: its own ID, drawn after the event trigger's and only
+        // with redo, Working on this node and never scheduled (maintainer.go:187-192).
+        let redo_pipe = config.redo_enabled().then(|| {
+            hit(P::MaintainerRedoPipeline);
+            let redo_ddl_id = ctx.new_dispatcher_id();
+            let mut sc = SpanController::new(redo_ddl_id, ctx.node, checkpoint, config.scheduler.clone());
+            sc.ignore_pending_block_start_ts = ctx.bug(Bug::IgnorePendingBlockStartTs);
+            let oc = OperatorController::with_batch_size(config.scheduler.add_table_batch_size);
+            Pipeline::new(Mode::Redo, sc, oc, checkpoint)
+        });
         let m = Maintainer {
             cf,
             node: ctx.node,
@@ -165,7 +186,9 @@ impl Maintainer {
             state: MaintainerState::Bootstrapping,
             alive: alive.clone(),
             pipe: Pipeline::new(Mode::Default, sc, oc, checkpoint),
-            redo_pipe: None,
+            redo_pipe,
+            redo_meta_ts: (checkpoint, checkpoint),
+            redo_resolved_ts: checkpoint,
             bootstrap_responses: BTreeMap::new(),
             all_nodes_ready: false,
             bootstrap_last_sent: BTreeMap::new(),
@@ -182,11 +205,11 @@ impl Maintainer {
             region_refresh_ms: ctx.now_ms,
             late_bootstrap: BTreeSet::new(),
         };
-        m.trace(
-            ctx,
-            "maintainer created",
-            vec![("checkpoint_ts", checkpoint.to_string()), ("table_trigger", ddl_id.to_string())],
-        );
+        let mut fields = vec![("checkpoint_ts", checkpoint.to_string()), ("table_trigger", ddl_id.to_string())];
+        if let Some(r) = &m.redo_pipe {
+            fields.push(("redo_table_trigger", r.sc.ddl_span_id.to_string()));
+        }
+        m.trace(ctx, "maintainer created", fields);
         m
     }
 
@@ -240,9 +263,11 @@ impl Maintainer {
     /// Move the failed assertions of the controllers and the barrier (which have no
     /// [`Ctx`]) into `ctx`; the caller runs it after each entry point.
     pub fn flush_assertions(&mut self, ctx: &mut Ctx) {
-        self.pipe.oc.failed.drain_into(ctx.out);
-        self.pipe.sc.failed.drain_into(ctx.out);
-        self.pipe.barrier.failed.drain_into(ctx.out);
+        for p in std::iter::once(&mut self.pipe).chain(self.redo_pipe.as_mut()) {
+            p.oc.failed.drain_into(ctx.out);
+            p.sc.failed.drain_into(ctx.out);
+            p.barrier.failed.drain_into(ctx.out);
+        }
     }
 
     pub fn trace(&self, ctx: &mut Ctx, kind: &'static str, mut fields: Vec<(&'static str, String)>) {
@@ -256,7 +281,11 @@ impl Maintainer {
         ctx.send(
             n,
             Message::MaintainerBootstrapRequest {
-                table_trigger_redo_dispatcher_id: None,
+                table_trigger_redo_dispatcher_id: if own {
+                    self.redo_pipe.as_ref().map(|r| r.sc.ddl_span_id)
+                } else {
+                    None
+                },
                 cf: self.cf.clone(),
                 config: self.config.clone(),
                 start_ts: self.start_checkpoint,
@@ -378,7 +407,7 @@ impl Maintainer {
                 self.maybe_stopped(ctx);
             }
             Message::MaintainerCloseResponse { .. } => {}
-            Message::HeartBeatRequest { watermark, statuses, err, complete_status, .. } => {
+            Message::HeartBeatRequest { watermark, redo_watermark, statuses, err, complete_status, .. } => {
                 // `onHeartbeatRequest` ignores heartbeats until the maintainer is
                 // bootstrapped (`initialized` is set when the bootstrap finishes, before the
                 // post-bootstrap response: that one only stops the resends).
@@ -426,6 +455,9 @@ impl Maintainer {
                 }
                 let after = *e;
                 self.assert_watermark_kept(ctx, from, before, after);
+                if let (Some(w), Some(r)) = (redo_watermark, self.redo_pipe.as_mut()) {
+                    store_redo_watermark(&mut r.node_watermarks, from, w);
+                }
                 hit(P::MaintainerHeartbeatFirstHalf);
                 ctx.observe(Observation::HeartbeatWatermarkStored {
                     cf: self.cf.clone(),
@@ -440,37 +472,72 @@ impl Maintainer {
                     self.drain_heartbeat_statuses(ctx);
                 }
             }
-            Message::BlockStatusRequest { statuses, .. } => {
+            Message::BlockStatusRequest { statuses, mode, .. } => {
                 if !self.initialized() || self.state == MaintainerState::Removing {
                     hit(P::MaintainerBlockStatusDropped);
                     return;
                 }
-                let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
-                let fixes = BarrierFixes::from_ctx(ctx);
-                let mut out = BarrierOut::default();
-                {
-                    let now = ctx.now_ms;
-                    let rng = &mut *ctx.rng;
-                    let mut new_id = || new_id_from(rng);
-                    let mut bc = BarrierCtx {
-                        sc: &mut self.pipe.sc,
-                        oc: &mut self.pipe.oc,
-                        schema,
-                        alive: &self.alive,
-                        now,
-                        accept_nonowner,
-                        fixes,
-                        new_id: &mut new_id,
-                    };
-                    self.pipe.barrier.handle_request(from, &statuses, &mut bc, &mut out);
+                // To the barrier of the request's mode (maintainer.go:1006-1022).
+                if mode == Mode::Default {
+                    self.handle_block_statuses(ctx, from, &statuses, schema);
+                } else if self.in_mode(mode, |m| m.handle_block_statuses(ctx, from, &statuses, schema)).is_none() {
+                    hit(P::MaintainerRedoWithoutRedo);
                 }
-                self.emit_barrier(ctx, out);
             }
-            // `onRedoPersisted` is not modelled yet; only a redo changefeed's trigger
-            // manager sends this, and the simulator runs no redo changefeed.
-            Message::RedoResolvedTsProgressMessage { .. } => hit(P::MaintainerRedoProgressIgnored),
+            Message::RedoResolvedTsProgressMessage { resolved_ts, .. } => self.on_redo_persisted(ctx, resolved_ts),
             _ => {}
         }
+    }
+
+    /// `onRedoPersisted` (maintainer.go:602-617): a higher flushed redo resolved ts is
+    /// forwarded to every node the bootstrapper tracks. No epoch or `initialized` check.
+    fn on_redo_persisted(&mut self, ctx: &mut Ctx, resolved_ts: Ts) {
+        if resolved_ts <= self.redo_resolved_ts {
+            hit(P::MaintainerRedoProgressStale);
+            return;
+        }
+        hit(P::MaintainerRedoProgressForwarded);
+        self.redo_resolved_ts = resolved_ts;
+        for n in self.alive.clone() {
+            ctx.send(
+                n,
+                Message::RedoResolvedTsForwardMessage {
+                    cf: self.cf.clone(),
+                    resolved_ts,
+                    maintainer_epoch: self.epoch,
+                },
+            );
+        }
+    }
+
+    /// The active pipeline's barrier takes a block-status request (`Barrier.HandleStatus`).
+    fn handle_block_statuses(
+        &mut self,
+        ctx: &mut Ctx,
+        from: NodeId,
+        statuses: &[TableSpanBlockStatus],
+        schema: &dyn SchemaView,
+    ) {
+        let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
+        let fixes = BarrierFixes::from_ctx(ctx);
+        let mut out = BarrierOut::default();
+        {
+            let now = ctx.now_ms;
+            let rng = &mut *ctx.rng;
+            let mut new_id = || new_id_from(rng);
+            let mut bc = BarrierCtx {
+                sc: &mut self.pipe.sc,
+                oc: &mut self.pipe.oc,
+                schema,
+                alive: &self.alive,
+                now,
+                accept_nonowner,
+                fixes,
+                new_id: &mut new_id,
+            };
+            self.pipe.barrier.handle_request(from, statuses, &mut bc, &mut out);
+        }
+        self.emit_barrier(ctx, out);
     }
 
     /// `maintainer.watermark_no_regress` over one update of `from`'s stored watermark.
@@ -498,7 +565,12 @@ impl Maintainer {
             from: hb.from,
         });
         for st in hb.statuses {
-            self.handle_status(ctx, hb.from, &st, hb.complete);
+            // `HandleStatus` routes by the status's mode (maintainer_controller.go:214-216).
+            if st.mode == Mode::Default {
+                self.handle_status(ctx, hb.from, &st, hb.complete);
+            } else if self.in_mode(st.mode, |m| m.handle_status(ctx, hb.from, &st, hb.complete)).is_none() {
+                hit(P::MaintainerRedoWithoutRedo);
+            }
         }
     }
 
@@ -647,27 +719,9 @@ impl Maintainer {
                     hit(P::MaintainerPostBootstrapResend);
                     self.send_post_bootstrap(ctx, schema);
                 }
-                let mut out = BarrierOut::default();
-                {
-                    let now = ctx.now_ms;
-                    let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
-                    let fixes = BarrierFixes::from_ctx(ctx);
-                    let rng = &mut *ctx.rng;
-                    let mut new_id = || new_id_from(rng);
-                    let mut bc = BarrierCtx {
-                        sc: &mut self.pipe.sc,
-                        oc: &mut self.pipe.oc,
-                        schema,
-                        alive: &self.alive,
-                        now,
-                        accept_nonowner,
-                        fixes,
-                        new_id: &mut new_id,
-                    };
-                    hit(P::MaintainerBarrierTick);
-                    self.pipe.barrier.resend(&mut bc, &mut out);
-                }
-                self.emit_barrier(ctx, out);
+                // The redo barrier resends first (maintainer.go:1205-1212).
+                self.in_mode(Mode::Redo, |m| m.resend_barrier(ctx, schema));
+                self.resend_barrier(ctx, schema);
             }
             MaintainerState::Removing => {
                 if self.cascade && ctx.now_ms >= self.close_last_sent + MAINTAINER_TICK_MS * 5 {
@@ -691,28 +745,93 @@ impl Maintainer {
         }
     }
 
+    /// The active pipeline's barrier resends its pending actions (`Barrier.Resend`).
+    fn resend_barrier(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
+        let mut out = BarrierOut::default();
+        {
+            let now = ctx.now_ms;
+            let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
+            let fixes = BarrierFixes::from_ctx(ctx);
+            let rng = &mut *ctx.rng;
+            let mut new_id = || new_id_from(rng);
+            let mut bc = BarrierCtx {
+                sc: &mut self.pipe.sc,
+                oc: &mut self.pipe.oc,
+                schema,
+                alive: &self.alive,
+                now,
+                accept_nonowner,
+                fixes,
+                new_id: &mut new_id,
+            };
+            hit(P::MaintainerBarrierTick);
+            self.pipe.barrier.resend(&mut bc, &mut out);
+        }
+        self.emit_barrier(ctx, out);
+    }
+
     fn send_post_bootstrap(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
         self.post_bootstrap_last_sent = ctx.now_ms;
-        let mut schemas: BTreeMap<SchemaId, SchemaInfo> = BTreeMap::new();
-        for t in schema.tables_at(self.pipe.sc.get(&self.pipe.sc.ddl_span_id).map(|r| r.checkpoint_ts).unwrap_or(0)) {
-            schemas
-                .entry(t.schema_id)
-                .or_insert_with(|| SchemaInfo {
-                    schema_id: t.schema_id,
-                    schema_name: t.schema_name.clone(),
-                    tables: vec![],
-                })
-                .tables
-                .push((t.table_id, t.name.clone()));
-        }
+        let schemas = schema_infos(&self.pipe, schema);
+        // The redo trigger's schemas, at its own start ts (`RedoSchemas`).
+        let redo_schemas = self.redo_pipe.as_ref().map(|r| schema_infos(r, schema)).unwrap_or_default();
         let me = self.node;
         ctx.send(
             me,
             Message::MaintainerPostBootstrapRequest {
-                redo_schemas: vec![],
+                redo_schemas,
                 cf: self.cf.clone(),
                 table_trigger_event_dispatcher_id: self.pipe.sc.ddl_span_id,
-                schemas: schemas.into_values().collect(),
+                schemas,
+                maintainer_epoch: self.epoch,
+            },
+        );
+    }
+
+    /// Operator controller task of the redo mode, a task of its own (§3): the redo
+    /// operators' [`Self::execute_operators`]. Nothing without redo.
+    pub fn execute_redo_operators(&mut self, ctx: &mut Ctx) {
+        self.in_mode(Mode::Redo, |m| m.execute_operators(ctx));
+    }
+
+    /// The redo basic scheduler, a task of its own. Nothing without redo.
+    pub fn run_redo_basic_scheduler(&mut self, ctx: &mut Ctx) {
+        self.in_mode(Mode::Redo, |m| m.run_basic_scheduler(ctx));
+    }
+
+    /// One round of `handleRedoMetaTsMessage` (maintainer.go:639-692, every 1 s): the redo
+    /// checkpoint R (the checkpoint round over the redo controllers and redo watermarks)
+    /// becomes the redo controllers' committed checkpoint, the meta's resolved ts is
+    /// raised to R and its checkpoint to the event checkpoint; if either moved, the meta
+    /// goes to this node's manager (the redo trigger's). Nothing without redo or before
+    /// the bootstrap.
+    pub fn run_redo_meta(&mut self, ctx: &mut Ctx) {
+        if self.redo_pipe.is_none() || self.state == MaintainerState::Stopped {
+            return;
+        }
+        if !self.initialized() {
+            hit(P::RedoMetaBeforeBootstrap);
+            return;
+        }
+        let redo_cp = self.in_mode(Mode::Redo, |m| m.checkpoint_round().0).flatten();
+        let (mut cp, mut rs) = self.redo_meta_ts;
+        if let Some(r) = redo_cp.filter(|r| *r > rs) {
+            rs = r;
+        }
+        cp = cp.max(self.pipe.committed_checkpoint);
+        if (cp, rs) == self.redo_meta_ts {
+            hit(P::RedoMetaUnchanged);
+            return;
+        }
+        hit(P::RedoMetaSent);
+        self.redo_meta_ts = (cp, rs);
+        let me = self.node;
+        ctx.send(
+            me,
+            Message::RedoMetaMessage {
+                cf: self.cf.clone(),
+                checkpoint_ts: cp,
+                resolved_ts: rs,
                 maintainer_epoch: self.epoch,
             },
         );
@@ -1346,6 +1465,9 @@ impl Maintainer {
         }
         for n in removed {
             self.pipe.node_watermarks.remove(&n);
+            if let Some(r) = self.redo_pipe.as_mut() {
+                r.node_watermarks.remove(&n);
+            }
             self.late_bootstrap.remove(&n);
             self.close_pending.remove(&n);
             match self.state {
@@ -1357,6 +1479,10 @@ impl Maintainer {
                     self.trace(ctx, "node removed", vec![("node", n.to_string())]);
                     hit(P::MaintainerNodeRemoved);
                     self.pipe.oc.on_node_removed(n, &mut self.pipe.sc);
+                    // `RemoveNode` tells both modes' controllers (maintainer_controller.go:346-366).
+                    if let Some(r) = self.redo_pipe.as_mut() {
+                        r.oc.on_node_removed(n, &mut r.sc);
+                    }
                 }
             }
         }
@@ -1371,6 +1497,9 @@ impl Maintainer {
             // incarnation (`onHeartbeatRequest` keeps the higher seq): the checkpoint would
             // stall at the old value, or pass rows the new incarnation has not written.
             self.pipe.node_watermarks.remove(&n);
+            if let Some(r) = self.redo_pipe.as_mut() {
+                r.node_watermarks.remove(&n);
+            }
             if self.state == MaintainerState::Bootstrapping {
                 hit(P::MaintainerNodeAddedBootstrapping);
                 self.bootstrap_responses.insert(n, None);
@@ -1411,7 +1540,14 @@ impl Maintainer {
         self.cascade = cascade;
         self.removed_feed = removed;
         let ddl = self.pipe.sc.ddl_span_id;
-        self.pipe.oc.quiesce_except = Some([ddl].into_iter().collect());
+        // Both modes' operator controllers freeze everything but the two triggers
+        // (`EnterRemovingMode`, maintainer.go:578-583).
+        let redo_ddl = self.redo_pipe.as_ref().map(|r| r.sc.ddl_span_id);
+        let allowed: BTreeSet<DispatcherId> = [ddl].into_iter().chain(redo_ddl).collect();
+        self.pipe.oc.quiesce_except = Some(allowed.clone());
+        if let Some(r) = self.redo_pipe.as_mut() {
+            r.oc.quiesce_except = Some(allowed);
+        }
         self.trace(ctx, "maintainer removing", vec![("cascade", cascade.to_string())]);
         if cascade {
             hit(P::MaintainerRemoveCascade);
@@ -1428,6 +1564,20 @@ impl Maintainer {
                 RemovePostFinish::None,
             ));
             let _ = self.pipe.oc.add_operator(op, &mut self.pipe.sc, &self.alive, ctx.now_ms);
+            // The redo trigger goes too (`tryCloseChangefeed`, maintainer.go:1215-1226).
+            let now = ctx.now_ms;
+            self.in_mode(Mode::Redo, |m| {
+                hit(P::MaintainerRemoveRedoTrigger);
+                let id = m.pipe.sc.ddl_span_id;
+                let op = Operator::Remove(RemoveDispatcherOperator::new(
+                    id,
+                    TableSpan::ddl_span(),
+                    me,
+                    OperatorType::Remove,
+                    RemovePostFinish::None,
+                ));
+                let _ = m.pipe.oc.add_operator(op, &mut m.pipe.sc, &m.alive, now);
+            });
         }
         self.on_tick(ctx, &NoSchema);
     }
@@ -1436,8 +1586,13 @@ impl Maintainer {
         if self.state != MaintainerState::Removing {
             return;
         }
-        let done =
-            if self.cascade { self.close_pending.is_empty() } else { !self.pipe.oc.has(&self.pipe.sc.ddl_span_id) };
+        // A non-cascade close is done when neither trigger is still being removed.
+        let removing_trigger = |p: &Pipeline| p.oc.has(&p.sc.ddl_span_id);
+        let done = if self.cascade {
+            self.close_pending.is_empty()
+        } else {
+            !removing_trigger(&self.pipe) && !self.redo_pipe.as_ref().is_some_and(removing_trigger)
+        };
         if done {
             self.state = MaintainerState::Stopped;
             self.trace(ctx, "maintainer stopped", vec![]);
@@ -1446,6 +1601,44 @@ impl Maintainer {
     }
 
     // ------------------------------------------------------------------ API handlers
+
+    /// [`Self::api_move_table`] on `mode`'s controllers. Redo mode on a changefeed
+    /// without redo does nothing and succeeds, as Go's helpers return nil
+    /// (maintainer_controller_helper.go:39-46).
+    pub fn api_move_table_in(
+        &mut self,
+        ctx: &mut Ctx,
+        mode: Mode,
+        table: TableId,
+        dest: NodeId,
+    ) -> Result<usize, String> {
+        self.in_mode(mode, |m| m.api_move_table(ctx, table, dest)).unwrap_or_else(|| {
+            hit(P::ApiRedoWithoutRedo);
+            Ok(0)
+        })
+    }
+
+    /// [`Self::api_split_table`] on `mode`'s controllers (redo without redo: a no-op).
+    pub fn api_split_table_in(
+        &mut self,
+        ctx: &mut Ctx,
+        mode: Mode,
+        table: TableId,
+        schema: &dyn SchemaView,
+    ) -> Result<usize, String> {
+        self.in_mode(mode, |m| m.api_split_table(ctx, table, schema)).unwrap_or_else(|| {
+            hit(P::ApiRedoWithoutRedo);
+            Ok(0)
+        })
+    }
+
+    /// [`Self::api_merge_table`] on `mode`'s controllers (redo without redo: a no-op).
+    pub fn api_merge_table_in(&mut self, ctx: &mut Ctx, mode: Mode, table: TableId) -> Result<String, String> {
+        self.in_mode(mode, |m| m.api_merge_table(ctx, table)).unwrap_or_else(|| {
+            hit(P::ApiRedoWithoutRedo);
+            Ok(String::new())
+        })
+    }
 
     /// `moveTable`: move every span of a table to `dest` (an absent span moves with an empty origin).
     pub fn api_move_table(&mut self, ctx: &mut Ctx, table: TableId, dest: NodeId) -> Result<usize, String> {
@@ -1559,6 +1752,37 @@ impl Maintainer {
 /// `MaintainerEpochMatches`: equal, or either side 0 (compatibility).
 pub fn epoch_matches(a: Epoch, b: Epoch) -> bool {
     a == b || a == 0 || b == 0
+}
+
+/// The schemas and tables of the snapshot at a pipeline's trigger start ts, for the
+/// post-bootstrap request.
+fn schema_infos(p: &Pipeline, schema: &dyn SchemaView) -> Vec<SchemaInfo> {
+    let mut schemas: BTreeMap<SchemaId, SchemaInfo> = BTreeMap::new();
+    for t in schema.tables_at(p.sc.get(&p.sc.ddl_span_id).map(|r| r.checkpoint_ts).unwrap_or(0)) {
+        schemas
+            .entry(t.schema_id)
+            .or_insert_with(|| SchemaInfo {
+                schema_id: t.schema_id,
+                schema_name: t.schema_name.clone(),
+                tables: vec![],
+            })
+            .tables
+            .push((t.table_id, t.name.clone()));
+    }
+    schemas.into_values().collect()
+}
+
+/// `redoTsByCapture.Set` (maintainer.go:931-937): a newer seq wins even if it regresses;
+/// the same seq only with a strictly higher checkpoint.
+fn store_redo_watermark(map: &mut BTreeMap<NodeId, Watermark>, from: NodeId, w: Watermark) {
+    let newer = match map.get(&from) {
+        None => true,
+        Some(old) => w.seq > old.seq || (w.seq == old.seq && w.checkpoint_ts > old.checkpoint_ts),
+    };
+    if newer {
+        hit(P::MaintainerRedoWatermarkStored);
+        map.insert(from, w);
+    }
 }
 
 pub fn new_id_from(rng: &mut dyn rand::RngCore) -> DispatcherId {

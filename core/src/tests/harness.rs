@@ -409,8 +409,11 @@ impl MH {
     pub fn new(alive: &[u32], schema: TestSchema) -> Self {
         Self::with_env(Env::new(0), alive, schema)
     }
-    pub fn with_env(mut env: Env, alive: &[u32], schema: TestSchema) -> Self {
-        let m = Maintainer::new(&mut env.ctx(), cf(), ChangefeedConfig::default(), START, EPOCH, false, nodes(alive));
+    pub fn with_env(env: Env, alive: &[u32], schema: TestSchema) -> Self {
+        Self::with_config(env, alive, schema, ChangefeedConfig::default())
+    }
+    pub fn with_config(mut env: Env, alive: &[u32], schema: TestSchema, config: ChangefeedConfig) -> Self {
+        let m = Maintainer::new(&mut env.ctx(), cf(), config, START, EPOCH, false, nodes(alive));
         env.take();
         MH { env, m, schema }
     }

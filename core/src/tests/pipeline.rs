@@ -132,6 +132,7 @@ fn barrier_responses_carry_its_mode() {
 #[test]
 fn orphan_remove_carries_the_status_mode() {
     let mut h = bootstrapped();
+    with_redo_pipe(&mut h, d(900));
     let mut s = st(d(950), ComponentState::Working, START);
     s.mode = Mode::Redo;
     let mut out = h.handle(1, heartbeat(START, 1, vec![s]));
