@@ -265,3 +265,48 @@ fn ticdc_maintainer_TestMaintainerCalCheckpointTsSkipsInvalidGlobalCheckpoint() 
     assert_eq!(h.m.pipe.sc.committed_checkpoint, 120);
     assert_eq!(h.m.status().checkpoint_ts, 120);
 }
+
+// maintainer_test.go:781 — with the event checkpoint at 100 and the maintainer node's
+// redo watermark at 40, one redo meta round advances the **redo** span controller's
+// committed checkpoint to 40. Shifted above the harness's start: event START + 100, redo
+// START + 40.
+#[test]
+fn ticdc_maintainer_TestMaintainerHandleRedoMetaTsMessageUsesRedoCheckpointForRedoController() {
+    let mut config = crate::config::ChangefeedConfig::default();
+    config.consistent.level = crate::config::ConsistentLevel::Eventual;
+    let mut h = MH::with_config(Env::new(0), &[0], TestSchema::with_tables(&[]), config);
+    let redo_ddl = h.m.redo_pipe.as_ref().unwrap().sc.ddl_span_id;
+    let spans = vec![
+        bspan(h.ddl(), TableSpan::ddl_span(), Working, START),
+        BootstrapTableSpan { mode: Mode::Redo, ..bspan(redo_ddl, TableSpan::ddl_span(), Working, START) },
+    ];
+    h.handle(
+        0,
+        Message::MaintainerBootstrapResponse {
+            cf: cf(),
+            spans,
+            checkpoint_ts: START,
+            redo_checkpoint_ts: START,
+            operators: vec![],
+            merge_operators: vec![],
+            err: None,
+            maintainer_epoch: EPOCH,
+        },
+    );
+    assert!(h.m.initialized());
+    h.handle(
+        0,
+        Message::HeartBeatRequest {
+            cf: cf(),
+            watermark: Watermark { checkpoint_ts: START + 100, resolved_ts: START + 100, seq: 1 },
+            redo_watermark: Some(Watermark { checkpoint_ts: START + 40, resolved_ts: START + 40, seq: 1 }),
+            statuses: vec![],
+            complete_status: false,
+            err: None,
+        },
+    );
+    assert_eq!(h.m.calc_checkpoint(), Some(START + 100));
+    h.m.run_redo_meta(&mut h.env.ctx());
+    assert_eq!(h.m.redo_pipe.as_ref().unwrap().sc.committed_checkpoint, START + 40);
+    assert_eq!(h.m.pipe.sc.committed_checkpoint, START + 100);
+}

@@ -75,6 +75,33 @@ fn ticdc_maintainer_controller_TestNewControllerInitializesMaintainerEpoch() {
     let reqs = schedule_reqs(&env.take());
     assert_eq!(reqs.len(), 1);
     assert_eq!(reqs[0].1.maintainer_epoch, 42);
+
+    // The redo operator controller gets the epoch too (`:177-186`).
+    let mut config = crate::config::ChangefeedConfig::default();
+    config.consistent.level = crate::config::ConsistentLevel::Eventual;
+    let mut m = crate::maintainer::Maintainer::new(&mut env.ctx(), cf(), config, START, 42, false, nodes(&[0]));
+    env.take();
+    let (trigger, redo_trigger) = (m.pipe.sc.ddl_span_id, m.redo_pipe.as_ref().unwrap().sc.ddl_span_id);
+    let resp = Message::MaintainerBootstrapResponse {
+        redo_checkpoint_ts: START,
+        cf: cf(),
+        spans: vec![
+            bspan(trigger, TableSpan::ddl_span(), Working, START),
+            BootstrapTableSpan { mode: Mode::Redo, ..bspan(redo_trigger, TableSpan::ddl_span(), Working, START) },
+        ],
+        checkpoint_ts: START,
+        operators: vec![],
+        merge_operators: vec![],
+        err: None,
+        maintainer_epoch: 42,
+    };
+    m.handle_message(&mut env.ctx(), n(0), resp, &schema);
+    assert!(m.initialized());
+    m.run_redo_basic_scheduler(&mut env.ctx());
+    env.take();
+    m.execute_redo_operators(&mut env.ctx());
+    let reqs = schedule_reqs(&env.take());
+    assert_eq!(reqs.iter().map(|(_, r)| (r.config.mode, r.maintainer_epoch)).collect::<Vec<_>>(), [(Mode::Redo, 42)]);
 }
 
 // maintainer_controller_test.go:1110 — a new node makes the balance scheduler move half of
