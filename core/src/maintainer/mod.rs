@@ -103,8 +103,6 @@ pub struct Maintainer {
     pub removed_feed: bool,
     pub close_pending: BTreeSet<NodeId>,
     close_last_sent: u64,
-    /// Admissions that passed the check and wait for their insert step (bug mode).
-    pub pending_admissions: Vec<Operator>,
     /// The time of the region count refresher's last full refresh.
     pub region_refresh_ms: u64,
     /// Nodes that joined after bootstrap and have not answered their bootstrap request
@@ -201,7 +199,6 @@ impl Maintainer {
             removed_feed: false,
             close_pending: BTreeSet::new(),
             close_last_sent: 0,
-            pending_admissions: Vec::new(),
             region_refresh_ms: ctx.now_ms,
             late_bootstrap: BTreeSet::new(),
         };
@@ -1313,7 +1310,7 @@ impl Maintainer {
         let d = op.describe();
         if ctx.bug(Bug::NonatomicOperatorAdmission) {
             if self.pipe.oc.admission_check(&op.id(), &self.pipe.sc).is_ok() {
-                self.pending_admissions.push(op);
+                self.pipe.pending_admissions.push(op);
                 hit(P::AdmitTwoStep);
                 return true;
             }
@@ -1333,9 +1330,14 @@ impl Maintainer {
         }
     }
 
+    /// [`Self::finish_pending_admissions`] of the redo mode. Nothing without redo.
+    pub fn finish_redo_pending_admissions(&mut self, ctx: &mut Ctx) {
+        self.in_mode(Mode::Redo, |m| m.finish_pending_admissions(ctx));
+    }
+
     /// Second step of the historical two-step admission.
     pub fn finish_pending_admissions(&mut self, ctx: &mut Ctx) {
-        for op in std::mem::take(&mut self.pending_admissions) {
+        for op in std::mem::take(&mut self.pipe.pending_admissions) {
             let d = op.describe();
             self.pipe.oc.admission_insert(op, &mut self.pipe.sc, &self.alive, ctx.now_ms);
             self.trace(ctx, "add operator", vec![("operator", d)]);

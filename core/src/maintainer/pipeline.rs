@@ -4,7 +4,7 @@
 //! `redoTsByCapture`); the model bundles them so one set of methods serves both modes.
 
 use super::barrier::Barrier;
-use super::operator::OperatorController;
+use super::operator::{Operator, OperatorController};
 use super::span_controller::SpanController;
 use super::DefaultSpanTraffic;
 use crate::messages::Watermark;
@@ -28,6 +28,8 @@ pub struct Pipeline {
     pub default_traffic: BTreeMap<DispatcherId, DefaultSpanTraffic>,
     /// `nextCheckTime` of this mode's balance scheduler.
     pub next_balance_check_ms: u64,
+    /// Admissions that passed the check and wait for their insert step (bug mode).
+    pub pending_admissions: Vec<Operator>,
 }
 
 impl Pipeline {
@@ -45,6 +47,7 @@ impl Pipeline {
             region_counts: BTreeMap::new(),
             default_traffic: BTreeMap::new(),
             next_balance_check_ms: 0,
+            pending_admissions: Vec::new(),
         }
     }
 }

@@ -404,3 +404,28 @@ fn table_api_acts_on_the_named_mode() {
     assert_eq!(off.m.api_split_table_in(&mut ctx, Mode::Redo, T, &off.schema), Ok(0));
     assert!(off.m.pipe.oc.get(&A).is_none());
 }
+
+/// Under `nonatomic-operator-admission`, the redo basic scheduler's checked admissions
+/// wait in the redo pipeline and its insert step puts them into the redo operator
+/// controller, never the default one.
+#[test]
+fn two_step_admission_stays_in_its_mode() {
+    let mut h = MH::with_config(
+        Env::new(0).with_bug(crate::bugs::Bug::NonatomicOperatorAdmission),
+        &[0, 1],
+        TestSchema::with_tables(&[T]),
+        redo_config(),
+    );
+    h.handle(1, bootstrap_resp(vec![], 0, vec![], vec![]));
+    respond_self(&mut h, START, vec![]);
+    let redo_task = redo(&h).sc.tasks_of_table(T)[0].id;
+    h.m.run_redo_basic_scheduler(&mut h.env.ctx());
+    assert_eq!(redo(&h).pending_admissions.len(), 1);
+    assert!(h.m.pipe.pending_admissions.is_empty());
+    h.m.finish_pending_admissions(&mut h.env.ctx());
+    assert!(redo(&h).oc.get(&redo_task).is_none(), "the default insert step leaves redo admissions alone");
+    h.m.finish_redo_pending_admissions(&mut h.env.ctx());
+    assert!(redo(&h).oc.get(&redo_task).is_some());
+    assert!(h.m.pipe.oc.get(&redo_task).is_none());
+    assert!(redo(&h).pending_admissions.is_empty());
+}
