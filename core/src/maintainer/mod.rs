@@ -933,7 +933,17 @@ impl Maintainer {
         if !self.initialized() || self.state == MaintainerState::Removing {
             return;
         }
-        self.refresh_region_counts(ctx.now_ms, schema);
+        // One region count refresher serves both modes: one full-refresh decision a round.
+        let full = self.region_refresh_due(ctx.now_ms);
+        self.balance_round(ctx, schema, full);
+        // The redo balance schedulers share the checker loop; they run after the default
+        // ones (the order row 22 fixes), each with its own next check time.
+        self.in_mode(Mode::Redo, |m| m.balance_round(ctx, schema, full));
+    }
+
+    /// One mode's balance and split-group balance schedulers (the active pipeline).
+    fn balance_round(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView, full_refresh: bool) {
+        self.refresh_region_counts(full_refresh, schema);
         if ctx.now_ms < self.pipe.next_balance_check_ms {
             return;
         }
@@ -1025,7 +1035,25 @@ impl Maintainer {
     ///
     /// Simplified: "first tracks" is observed at the next balance poll (at most a second
     /// later) rather than inside `AddReplica`.
-    fn refresh_region_counts(&mut self, now: u64, schema: &dyn SchemaView) {
+    /// Whether the region count refresher reloads every count this round (and if so, it
+    /// notes the time). The refresher only runs with table-across-nodes and a threshold.
+    fn region_refresh_due(&mut self, now: u64) -> bool {
+        if !self.config.scheduler.enable_table_across_nodes || self.config.scheduler.region_threshold == 0 {
+            return false;
+        }
+        // A zero interval falls back to the default, as in `NewRegionCountRefresher`.
+        let interval = match self.config.scheduler.region_count_refresh_interval_ms {
+            0 => REGION_REFRESH_INTERVAL_MS,
+            i => i,
+        };
+        let full = now >= self.region_refresh_ms + interval;
+        if full {
+            self.region_refresh_ms = now;
+        }
+        full
+    }
+
+    fn refresh_region_counts(&mut self, full: bool, schema: &dyn SchemaView) {
         if !self.config.scheduler.enable_table_across_nodes || self.config.scheduler.region_threshold == 0 {
             return; // the refresher only runs with table-across-nodes and a threshold
         }
@@ -1044,15 +1072,6 @@ impl Maintainer {
             .filter(|r| self.split_checked(r, &splitable) || split_group(r))
             .map(|r| (r.id, r.span))
             .collect();
-        // A zero interval falls back to the default, as in `NewRegionCountRefresher`.
-        let interval = match self.config.scheduler.region_count_refresh_interval_ms {
-            0 => REGION_REFRESH_INTERVAL_MS,
-            i => i,
-        };
-        let full = now >= self.region_refresh_ms + interval;
-        if full {
-            self.region_refresh_ms = now;
-        }
         let mut counts = BTreeMap::new();
         for (id, span) in tracked {
             let c = match self.pipe.region_counts.get(&id) {
