@@ -351,13 +351,13 @@ fn span_partition_fires_on_overlap_and_holes_and_is_quiet_on_a_partition() {
         block_state: None,
     };
     let halves = split_span_evenly(&TableSpan::full(7), 2);
-    m.sc.insert(task(1, halves[0]));
-    m.sc.insert(task(2, halves[1]));
+    m.pipe.sc.insert(task(1, halves[0]));
+    m.pipe.sc.insert(task(2, halves[1]));
     assert!(check_maintainer(&m).is_empty());
-    m.sc.insert(task(3, TableSpan::full(7)));
+    m.pipe.sc.insert(task(3, TableSpan::full(7)));
     assert!(check_maintainer(&m).iter().any(|(inv, d)| *inv == SPAN_PARTITION && d.contains("overlapping")));
-    m.sc.remove(&DispatcherId(3));
-    m.sc.remove(&DispatcherId(2));
+    m.pipe.sc.remove(&DispatcherId(3));
+    m.pipe.sc.remove(&DispatcherId(2));
     assert!(check_maintainer(&m).iter().any(|(inv, d)| *inv == SPAN_PARTITION && d.contains("holes")));
 }
 

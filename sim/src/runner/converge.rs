@@ -58,16 +58,16 @@ impl Driver {
         if !m.initialized() {
             return vec![format!("maintainer not bootstrapped{}", feed)];
         }
-        for op in m.oc.running() {
+        for op in m.pipe.oc.running() {
             reason!("operator still running: {}", op.describe());
         }
-        for r in m.sc.tasks.values() {
+        for r in m.pipe.sc.tasks.values() {
             if r.state != ReplicaState::Replicating {
                 reason!("span {} of table {} is {:?}", r.id, r.span.table_id, r.state);
             }
             // The scheduled table set is the upstream's, each table in its current
             // database (DROP/TRUNCATE/partition DDLs removed theirs, RENAMEs moved them).
-            if r.id == m.sc.ddl_span_id {
+            if r.id == m.pipe.sc.ddl_span_id {
                 continue;
             }
             match g.upstream.tables.get(&r.span.table_id).filter(|t| t.dropped_ts.is_none()) {
@@ -110,7 +110,7 @@ impl Driver {
                             );
                         }
                     }
-                    if !d.try_removing && !d.is_trigger && m.sc.get(&d.id).is_none() {
+                    if !d.try_removing && !d.is_trigger && m.pipe.sc.get(&d.id).is_none() {
                         reason!(
                             "dispatcher {} of table {} on {} is unknown to the maintainer",
                             d.id,
@@ -122,7 +122,7 @@ impl Driver {
             }
         }
         for t in g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()) {
-            if !m.sc.is_table_exists(t.id) {
+            if !m.pipe.sc.is_table_exists(t.id) {
                 reason!("table {} ({}) has no span", t.id, t.name);
             }
             let holes = find_holes(t.id, working.get(&t.id).map(|v| v.as_slice()).unwrap_or(&[]));
