@@ -78,16 +78,25 @@ impl UTable {
     /// Whether the table existed at `ts` (created at or before, dropped after), in its
     /// current life or an earlier one (RECOVER TABLE).
     pub fn alive_at(&self, ts: Ts) -> bool {
-        let live = |c: Ts, d: Option<Ts>| c <= ts && d.map(|d| d > ts).unwrap_or(true);
-        live(self.created_ts, self.dropped_ts) || self.past_lives.iter().any(|(c, d)| live(*c, Some(*d)))
+        self.lives().any(|(c, d)| c <= ts && d.map(|d| d > ts).unwrap_or(true))
+    }
+
+    /// Every life of the table: (created, dropped), the current one last.
+    fn lives(&self) -> impl Iterator<Item = (Ts, Option<Ts>)> + '_ {
+        self.past_lives.iter().map(|(c, d)| (*c, Some(*d))).chain(std::iter::once((self.created_ts, self.dropped_ts)))
+    }
+
+    /// A live table that is not a partition of a partitioned table (scenarios and the
+    /// workload name and pick only these).
+    pub fn is_live_normal(&self) -> bool {
+        self.dropped_ts.is_none() && self.logical.is_none()
     }
 
     /// Whether a DDL at `ts` sees the table (created before `ts`, dropped at or after it),
     /// in its current life or an earlier one: the tables a DB/All DDL's `ddl_ts` rows name,
     /// as the trigger's table schema store held them at `ts`.
     pub fn seen_by_ddl_at(&self, ts: Ts) -> bool {
-        let live = |c: Ts, d: Option<Ts>| c < ts && d.map(|d| d >= ts).unwrap_or(true);
-        live(self.created_ts, self.dropped_ts) || self.past_lives.iter().any(|(c, d)| live(*c, Some(*d)))
+        self.lives().any(|(c, d)| c < ts && d.map(|d| d >= ts).unwrap_or(true))
     }
 
     /// The first drop of the table at or after `ts` (its current life's or an earlier one's).
@@ -158,6 +167,11 @@ impl Upstream {
     /// Everything at or below this ts is committed and visible to the event service.
     pub fn resolved_ts(&self, now_ms: u64) -> Ts {
         ts_from_ms(now_ms).saturating_sub(1).max(self.last_ts)
+    }
+
+    /// The live normal tables (no partitions), in ID order: what the workload picks from.
+    pub fn live_normal_tables(&self) -> Vec<TableId> {
+        self.tables.values().filter(|t| t.is_live_normal()).map(|t| t.id).collect()
     }
 
     pub fn table_by_name(&self, name: &str) -> Option<&UTable> {
@@ -417,7 +431,7 @@ impl Upstream {
         p.map(|p| p.id).or_else(|| {
             self.tables
                 .values()
-                .find(|t| t.schema_id == schema_id && t.name == name && t.dropped_ts.is_none() && t.logical.is_none())
+                .find(|t| t.schema_id == schema_id && t.name == name && t.is_live_normal())
                 .map(|t| t.id)
         })
     }

@@ -515,11 +515,23 @@ impl Maintainer {
         statuses: &[TableSpanBlockStatus],
         schema: &dyn SchemaView,
     ) {
-        let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
-        let fixes = BarrierFixes::from_ctx(ctx);
+        self.run_barrier(ctx, schema, |barrier, bc, out| barrier.handle_request(from, statuses, bc, out));
+    }
+
+    /// Run one call of the active pipeline's barrier with its context (the pipeline's span
+    /// and operator controllers, the schema, liveness, the bug and fix switches), then emit
+    /// what it produced.
+    fn run_barrier(
+        &mut self,
+        ctx: &mut Ctx,
+        schema: &dyn SchemaView,
+        f: impl FnOnce(&mut barrier::Barrier, &mut BarrierCtx, &mut BarrierOut),
+    ) {
         let mut out = BarrierOut::default();
         {
             let now = ctx.now_ms;
+            let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
+            let fixes = BarrierFixes::from_ctx(ctx);
             let rng = &mut *ctx.rng;
             let mut new_id = || new_id_from(rng);
             let mut bc = BarrierCtx {
@@ -532,7 +544,7 @@ impl Maintainer {
                 fixes,
                 new_id: &mut new_id,
             };
-            self.pipe.barrier.handle_request(from, statuses, &mut bc, &mut out);
+            f(&mut self.pipe.barrier, &mut bc, &mut out);
         }
         self.emit_barrier(ctx, out);
     }
@@ -744,27 +756,10 @@ impl Maintainer {
 
     /// The active pipeline's barrier resends its pending actions (`Barrier.Resend`).
     fn resend_barrier(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
-        let mut out = BarrierOut::default();
-        {
-            let now = ctx.now_ms;
-            let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
-            let fixes = BarrierFixes::from_ctx(ctx);
-            let rng = &mut *ctx.rng;
-            let mut new_id = || new_id_from(rng);
-            let mut bc = BarrierCtx {
-                sc: &mut self.pipe.sc,
-                oc: &mut self.pipe.oc,
-                schema,
-                alive: &self.alive,
-                now,
-                accept_nonowner,
-                fixes,
-                new_id: &mut new_id,
-            };
+        self.run_barrier(ctx, schema, |barrier, bc, out| {
             hit(P::MaintainerBarrierTick);
-            self.pipe.barrier.resend(&mut bc, &mut out);
-        }
-        self.emit_barrier(ctx, out);
+            barrier.resend(bc, out);
+        });
     }
 
     fn send_post_bootstrap(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {

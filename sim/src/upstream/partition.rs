@@ -264,7 +264,7 @@ impl Upstream {
     ) -> Result<(), UpstreamError> {
         let mut p = self.live_partitioned(id)?;
         let part = Self::partition_at(&p, i)?;
-        let n = self.tables.get(&normal).filter(|t| t.dropped_ts.is_none() && t.logical.is_none()).cloned();
+        let n = self.tables.get(&normal).filter(|t| t.is_live_normal()).cloned();
         let Some(n) = n else { return Err(UpstreamError::NoSuchTable(format!("normal table {}", normal))) };
         let ts = self.tso(now_ms);
         let (nsid, nschema, nname) = (n.schema_id, n.schema_name.clone(), n.name.clone());
