@@ -223,6 +223,9 @@ pub const FP_STOP_BALANCE_SCHEDULER: &str = "StopBalanceScheduler";
 /// `dispatcher/BlockOrWaitBeforeWrite` (in `ExecuteBlockEventDDL`): holds the write of a
 /// block event (DDL or syncpoint) that a barrier's Write action asked for.
 pub const FP_BLOCK_OR_WAIT_BEFORE_WRITE: &str = "BlockOrWaitBeforeWrite";
+/// `dispatcher/BlockOrWaitReportAfterWrite` (in `ExecuteBlockEventDDL`, after the sink
+/// write): holds the DONE of a barrier write; the dispatcher's events go on meanwhile.
+pub const FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE: &str = "BlockOrWaitReportAfterWrite";
 /// `logservice/schemastore/getAllPhysicalTablesGCFastFail`: the node's schema store
 /// loads tables at snapshot 0, below its GC ts (`ErrSnapshotLostByGC`).
 pub const FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL: &str = "getAllPhysicalTablesGCFastFail";
@@ -245,6 +248,7 @@ pub const KNOWN_FAILPOINTS: &[&str] = &[
     FP_NOT_READY_TO_CLOSE_DISPATCHER,
     FP_STOP_BALANCE_SCHEDULER,
     FP_BLOCK_OR_WAIT_BEFORE_WRITE,
+    FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE,
     FP_GET_ALL_PHYSICAL_TABLES_GC_FAST_FAIL,
     FP_BLOCK_BEFORE_STOP_CHANGEFEED,
 ];

@@ -134,15 +134,15 @@ points! {
     BarrierBlockStateReplaced = "barrier.block_state_replaced", Must, "a block status replaced the span stored block state";
     BarrierDone = "barrier.done", Must, "a DONE block status reached the barrier";
     BarrierNonBlocking = "barrier.non_blocking", Must, "a non-blocking event (written first, reported after) reached the barrier";
-    BarrierNonBlockingNotHead = "barrier.non_blocking_not_head", Gap("two table-set DDLs pending in the barrier at once; the swarm's DDL bursts do not get there: the trigger writes table-set DDLs and reports to the maintainer on its own capture, in order, so a schedule event's DONE is never overtaken by the next report (a writer on another capture after a bootstrap rebuild might)"), "a non-blocking schedule event waits: an earlier schedule event is pending (ordered by commit ts)";
+    BarrierNonBlockingNotHead = "barrier.non_blocking_not_head", May("only from a unit test (tests/conformance/barrier/pending_order.rs): a schedule event is pending from its Write until its writer, the trigger, reports DONE, and the trigger sends that DONE before any later report through one ordered path (BlockStatusBuffer, the manager's collector, the node's request queue, the local message target); TiCDC reaches it only when a table route holds the writer's DONE (precheckRouteEvent, maintainer/barrier.go:390-395), and the model has no table routes (fidelity row 39)"), "a non-blocking schedule event waits: an earlier schedule event is pending (ordered by commit ts)";
     BarrierWaitingAfterSelected = "barrier.waiting_after_selected", Must, "a WAITING/WRITING status for an event whose writer is chosen is only ACKed";
-    BarrierDbAllDiscardedPending = "barrier.db_all_discarded_pending", Gap("a DB or All DDL reported while a table-set DDL is pending; the trigger holds a DB/All DDL until its non-blocking reports are ACKed and reports in order, so the swarm's DDL bursts (CREATE TABLE then ALTER/DROP DATABASE) do not get there"), "a trigger DB/All report was dropped while schedule events are pending";
+    BarrierDbAllDiscardedPending = "barrier.db_all_discarded_pending", May("only from unit tests (the port of TestDeferAllDBBlockEventFromDDLDispatcherWhilePendingSchedule, tests/db_ddl.rs): the trigger reports a DB/All DDL only after the DONE of the schedule event it wrote, in order (see barrier.non_blocking_not_head)"), "a trigger DB/All report was dropped while schedule events are pending";
     BarrierWaitingReported = "barrier.waiting_reported", Must, "a WAITING report was recorded for an event";
     BarrierWriterSelected = "barrier.writer_selected", Must, "every blocked dispatcher reported: a writer was chosen";
     BarrierWriterIsTrigger = "barrier.writer_is_trigger", Must, "the trigger was chosen as the writer (DB/All, or it reported)";
     BarrierDoneUntracked = "barrier.done_untracked", Must, "a DONE for an event the barrier does not track (finished, or never seen)";
     BarrierWriterDone = "barrier.writer_done", Must, "the writer reported DONE: the Pass is due at the next resend";
-    BarrierWriterDoneNotHead = "barrier.writer_done_not_head", Gap("two table-set DDLs pending in the barrier at once (see barrier.non_blocking_not_head)"), "a writer DONE of a schedule event waits: an earlier schedule event is pending";
+    BarrierWriterDoneNotHead = "barrier.writer_done_not_head", May("only from a unit test (tests/conformance/barrier/pending_order.rs): two schedule events pending at once need the trigger's DONE of the first overtaken (see barrier.non_blocking_not_head)"), "a writer DONE of a schedule event waits: an earlier schedule event is pending";
     BarrierFinishedCovered = "barrier.finished_covered", Gap("a DROP DATABASE whose schema has no tasks left when its Pass is due"), "an event finished because its blocked tables have no tasks left (dropped)";
     BarrierFinishWaitsEmptyTable = "barrier.finish_waits_empty_table", Must, "an event waits for a Pass round because a blocked table has no tasks";
     BarrierFinished = "barrier.finished", Must, "every related dispatcher is DONE or past the event: it finished";
@@ -312,6 +312,8 @@ points! {
     DispatcherAddTableBlocker = "dispatcher.add_table_blocker", Must, "the trigger capped its checkpoint below a table-adding DDL until the ACK";
     DispatcherBlockWrittenDone = "dispatcher.block_written_done", Must, "a barrier write became durable and DONE was reported";
     DispatcherAwaitedStatusReplayed = "dispatcher.awaited_status_replayed", Must, "a status that waited behind a barrier write was handled after DONE";
+    DispatcherDoneHeldAfterWrite = "dispatcher.done_held_after_write", Gap("failpoint BlockOrWaitReportAfterWrite on the writer's capture when a barrier write becomes durable"), "a barrier write became durable and its DONE was held by BlockOrWaitReportAfterWrite (the events went on)";
+    DispatcherHeldDoneReleased = "dispatcher.held_done_released", Gap("failpoint BlockOrWaitReportAfterWrite switched off after it held a DONE"), "a DONE held by BlockOrWaitReportAfterWrite was reported, then the status path woke";
     DispatcherNonBlockingReported = "dispatcher.non_blocking_reported", Must, "a written non-blocking DDL that changes tables was reported (stage NONE)";
     DispatcherStatusAwaitsWrite = "dispatcher.status_awaits_write", Must, "a status arriving during a barrier write waited for it";
     DispatcherActionOutdated = "dispatcher.action_outdated", Must, "an action for an earlier event was answered DONE";

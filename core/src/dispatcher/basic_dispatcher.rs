@@ -117,6 +117,11 @@ pub struct Dispatcher {
     /// the write (`HandleDispatcherStatus` returns `await = true`, basic_dispatcher.go:846-849)
     /// and handles the next statuses only after DONE is reported.
     pub awaiting_statuses: VecDeque<QueuedStatus>,
+    /// The DONE of a barrier write held by failpoint `BlockOrWaitReportAfterWrite`: the
+    /// write is durable and the event path goes on (TiCDC's post-flush callbacks clear the
+    /// block status and wake the event stream before `reportBlockedEventDone`,
+    /// basic_dispatcher.go:835-842, 894-903), while the DONE and the status path wait.
+    pub held_done: Option<BlockState>,
     /// `SetSeq`: the manager's dispatcher-map sequence right after this dispatcher was
     /// added. Its Working status carries it (`TableSpanStatusWithSeq`).
     pub seq: u64,
@@ -161,6 +166,7 @@ impl Dispatcher {
             nonblocking_written: None,
             traffic_since_ms: 0,
             awaiting_statuses: VecDeque::new(),
+            held_done: None,
             seq: 0,
             events_from_ms: 0,
         }
@@ -438,7 +444,17 @@ impl Dispatcher {
 
     /// The block event write this dispatcher issued (a DDL, or a syncpoint if
     /// `is_sync_point`) became durable.
-    pub fn on_block_written(&mut self, commit_ts: Ts, is_sync_point: bool, now_ms: u64, fx: &mut DispatcherEffects) {
+    ///
+    /// `hold_done`: failpoint `BlockOrWaitReportAfterWrite` is on, so the DONE of a barrier
+    /// write waits in [`Self::held_done`] until [`Self::release_held_done`].
+    pub fn on_block_written(
+        &mut self,
+        commit_ts: Ts,
+        is_sync_point: bool,
+        hold_done: bool,
+        now_ms: u64,
+        fx: &mut DispatcherEffects,
+    ) {
         if self.ddl_writing != Some(commit_ts) || self.writing_sync_point != is_sync_point {
             return;
         }
@@ -455,16 +471,16 @@ impl Dispatcher {
             .map(|b| (b.event.clone(), b.action_key));
         if let Some((ev, action_key)) = writing {
             let st = Self::done_state(&ev, action_key);
-            hit(P::DispatcherBlockWrittenDone);
             self.block = None;
-            fx.block_statuses.push(st);
             self.queue.pop_front();
-            // The status path wakes (`reportBlockedEventDone`): the statuses that waited
-            // behind the write are handled now, in arrival order.
-            while let Some(q) = self.awaiting_statuses.pop_front() {
-                hit(P::DispatcherAwaitedStatusReplayed);
-                self.handle_status(q, now_ms, fx);
+            if hold_done {
+                hit(P::DispatcherDoneHeldAfterWrite);
+                self.held_done = Some(st);
+                return;
             }
+            hit(P::DispatcherBlockWrittenDone);
+            fx.block_statuses.push(st);
+            self.wake_status_path(now_ms, fx);
             return;
         }
         if is_sync_point {
@@ -477,6 +493,25 @@ impl Dispatcher {
             fx.block_statuses.push(st.clone());
             self.pending_acks.insert(commit_ts, PendingNonBlocking { state: st, last_report_ms: now_ms });
         }
+    }
+
+    /// The status path wakes (`reportBlockedEventDone`): the statuses that waited behind
+    /// the write are handled now, in arrival order.
+    fn wake_status_path(&mut self, now_ms: u64, fx: &mut DispatcherEffects) {
+        while let Some(q) = self.awaiting_statuses.pop_front() {
+            hit(P::DispatcherAwaitedStatusReplayed);
+            self.handle_status(q, now_ms, fx);
+        }
+    }
+
+    /// `BlockOrWaitReportAfterWrite` is off again: the held DONE is reported, then the
+    /// status path wakes. Whether there was one.
+    pub fn release_held_done(&mut self, now_ms: u64, fx: &mut DispatcherEffects) -> bool {
+        let Some(st) = self.held_done.take() else { return false };
+        hit(P::DispatcherHeldDoneReleased);
+        fx.block_statuses.push(st);
+        self.wake_status_path(now_ms, fx);
+        true
     }
 
     /// The DONE status of a finished block event: TiCDC reports the key of the action it
@@ -500,7 +535,7 @@ impl Dispatcher {
     /// action is then not looked at), then the action. While a barrier Write is being
     /// executed the whole status waits (see `awaiting_statuses`).
     pub fn handle_status(&mut self, q: QueuedStatus, now_ms: u64, fx: &mut DispatcherEffects) {
-        if self.block.as_ref().is_some_and(|b| b.stage == BlockStage::Writing) {
+        if self.held_done.is_some() || self.block.as_ref().is_some_and(|b| b.stage == BlockStage::Writing) {
             hit(P::DispatcherStatusAwaitsWrite);
             self.awaiting_statuses.push_back(q);
             return;

@@ -146,6 +146,8 @@ pub struct DispatcherManager {
     pub fence_waiters: Vec<FenceWaiter>,
     /// Block event writes (DDLs, syncpoints) held by failpoint `BlockOrWaitBeforeWrite`.
     pub blocked_writes: Vec<(DispatcherId, BlockEvent)>,
+    /// Dispatchers whose barrier-write DONE `BlockOrWaitReportAfterWrite` holds.
+    pub held_dones: Vec<DispatcherId>,
     /// Latency range [min, max] in ms of the table trigger's first schema-store
     /// initialisation (`InitalizeTableTriggerEventDispatcher`) inside the post-bootstrap
     /// handler, drawn per request from the seeded rng; [0, 0] (the default) runs the
@@ -228,6 +230,7 @@ impl DispatcherManager {
             blocked_creates: Vec::new(),
             fence_waiters: Vec::new(),
             blocked_writes: Vec::new(),
+            held_dones: Vec::new(),
             schema_store_init_ms: [0, 0],
             post_bootstrap_in_flight: None,
             trigger_create_ms: [0, 0],
@@ -415,6 +418,17 @@ impl DispatcherManager {
                     }
                 }
             }
+        }
+        if !self.held_dones.is_empty() && !ctx.fp(FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE) {
+            for id in std::mem::take(&mut self.held_dones) {
+                // A dispatcher removed meanwhile reports nothing.
+                let mut fx = DispatcherEffects::default();
+                let released = self.dispatchers.get_mut(&id).map(|d| d.release_held_done(ctx.now_ms, &mut fx));
+                if released == Some(true) {
+                    self.apply_effects(ctx, id, fx);
+                }
+            }
+            self.collect_batches_if_inline(ctx);
         }
         if self.blocked_creates.is_empty() || ctx.fp(FP_BLOCK_CREATE_DISPATCHER) {
             return replies;
@@ -1170,6 +1184,7 @@ impl DispatcherManager {
         self.dispatchers.clear();
         self.merge_tasks.clear();
         self.blocked_writes.clear();
+        self.held_dones.clear();
         self.fenced_trigger = self.trigger_id.take();
         ctx.observe(Observation::DispatchersChanged);
         self.trace(ctx, "stopping dispatcher manager write path", vec![]);
@@ -1688,7 +1703,11 @@ impl DispatcherManager {
                 if kind != WriteKind::Rows {
                     hit(P::SinkDurableBlock);
                     let mut fx = DispatcherEffects::default();
-                    d.on_block_written(commit_ts[0], kind == WriteKind::SyncPoint, ctx.now_ms, &mut fx);
+                    let hold = ctx.fp(FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE);
+                    d.on_block_written(commit_ts[0], kind == WriteKind::SyncPoint, hold, ctx.now_ms, &mut fx);
+                    if d.held_done.is_some() && !self.held_dones.contains(&dispatcher) {
+                        self.held_dones.push(dispatcher);
+                    }
                     self.apply_effects(ctx, dispatcher, fx);
                 } else {
                     hit(P::SinkDurableRows);

@@ -358,6 +358,64 @@ fn the_failpoint_holds_only_a_barrier_write() {
         .any(|r| matches!(r, StorageRequest::Put { content: ObjectContent::SyncPoint(_), .. })));
 }
 
+#[test]
+fn report_after_write_holds_the_done_while_the_events_go_on() {
+    let (mut dm0, _, mut env) = managers();
+    env.fp_on(FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE);
+    dm_feed(&mut dm0, &mut env, TRIG, vec![UpstreamEvent::SyncPoint(S)], S + 1);
+    let (_, o) = dm_handle(
+        &mut dm0,
+        &mut env,
+        0,
+        action_msg(ActionKind::Write, S, true, InfluencedDispatchers::Normal(vec![TRIG])),
+    );
+    let put = o
+        .storage
+        .iter()
+        .find_map(|r| match r {
+            StorageRequest::Put { op_id, content: ObjectContent::SyncPoint(_), .. } => Some(*op_id),
+            _ => None,
+        })
+        .expect("the syncpoint is written");
+    // The sink's write completes in two steps (as for the CREATE below).
+    dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
+    dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
+    let o = env.take();
+    assert!(block_reports(&o).is_empty(), "the DONE is held: {:?}", block_reports(&o));
+    assert!(dm0.dispatchers[&TRIG].block.is_none(), "the block status is cleared (post-flush)");
+    // The events go on: a CREATE TABLE after the syncpoint is written and reported first.
+    let o = dm_feed(&mut dm0, &mut env, TRIG, vec![UpstreamEvent::Ddl(create_table_ddl(12, S + 3))], S + 5);
+    let create = o
+        .storage
+        .iter()
+        .find_map(|r| match r {
+            StorageRequest::Put { op_id, content: ObjectContent::Ddl(_), .. } => Some(*op_id),
+            _ => None,
+        })
+        .expect("the CREATE is written while the DONE is held");
+    dm0.on_storage_result(&mut env.ctx(), create, Ok(()));
+    dm0.on_storage_result(&mut env.ctx(), create, Ok(()));
+    dm0.process(&mut env.ctx());
+    let o = env.take();
+    assert_eq!(
+        block_reports(&o).into_iter().map(|(_, b)| (b.block_ts, b.stage)).collect::<Vec<_>>(),
+        vec![(S + 3, BlockStage::None)]
+    );
+    // The status path still awaits: a resent Write waits behind the held DONE.
+    dm_handle(&mut dm0, &mut env, 0, action_msg(ActionKind::Write, S, true, InfluencedDispatchers::Normal(vec![TRIG])));
+    assert_eq!(dm0.dispatchers[&TRIG].awaiting_statuses.len(), 1);
+    dm0.poll_failpoints(&mut env.ctx());
+    assert!(block_reports(&env.take()).is_empty(), "still held while the failpoint is on");
+    env.fp_off(FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE);
+    dm0.poll_failpoints(&mut env.ctx());
+    // The DONE, then the awaited (outdated) Write answered with DONE again.
+    let reports: Vec<_> =
+        block_reports(&env.take()).into_iter().map(|(_, b)| (b.block_ts, b.is_sync_point, b.stage)).collect();
+    assert_eq!(reports[0], (S, true, Done));
+    assert!(reports[1..].iter().all(|r| *r == (S, true, Done)), "{:?}", reports);
+    assert!(dm0.dispatchers[&TRIG].held_done.is_none() && dm0.dispatchers[&TRIG].awaiting_statuses.is_empty());
+}
+
 // ---------------------------------------------------------------- start ts of moved / merged dispatchers
 
 #[test]

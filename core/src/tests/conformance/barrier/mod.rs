@@ -10,3 +10,4 @@ mod barrier;
 mod barrier_event;
 mod barrier_helper;
 mod block_status_dedupe;
+mod pending_order;

@@ -64,7 +64,7 @@ impl Disp {
     /// The sink finished the block event write the dispatcher issued.
     pub fn written(&mut self, ts: Ts, sync_point: bool) -> DispatcherEffects {
         let mut fx = DispatcherEffects::default();
-        self.d.on_block_written(ts, sync_point, self.now, &mut fx);
+        self.d.on_block_written(ts, sync_point, false, self.now, &mut fx);
         fx
     }
     /// `HandleDispatcherStatus`.
