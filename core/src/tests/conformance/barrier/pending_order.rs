@@ -1,10 +1,11 @@
-//! Not ports: the barrier's schedule-order branches that no TiCDC test and no campaign
-//! reaches (`barrier.non_blocking_not_head`, `barrier.writer_done_not_head`). The trigger
-//! reports table-set DDLs in order on its own capture, so two schedule events are never
-//! pending at once in a run; these drive the barrier with statuses in the order TiCDC's
-//! own tests do (as `TestDeferAllDBBlockEventFromDDLDispatcherWhilePendingSchedule`
-//! reports a syncpoint before the TRUNCATE's DONE) and check that scheduling keeps
-//! commit-ts order (`pendingScheduleEventMap.popIfHead`, maintainer/barrier_helper.go:66-85;
+//! Not ports: the barrier's schedule-order branches (`barrier.non_blocking_not_head`,
+//! `barrier.writer_done_not_head`), which no TiCDC barrier test drives. Two schedule events
+//! are pending at once only when the trigger's DONE of the first is held after its write
+//! (`BlockOrWaitReportAfterWrite`, scenario `fail_over_ddl_report_after_write`); these feed
+//! the barrier statuses in that order, as TiCDC's own tests do
+//! (`TestDeferAllDBBlockEventFromDDLDispatcherWhilePendingSchedule` reports a syncpoint
+//! before the TRUNCATE's DONE), and check that scheduling keeps commit-ts order
+//! (`pendingScheduleEventMap.popIfHead`, maintainer/barrier_helper.go:66-85;
 //! `tryScheduleEvent`, maintainer/barrier.go:579-614).
 
 use super::support::*;
