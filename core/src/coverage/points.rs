@@ -75,6 +75,7 @@ points! {
     MaintainerNodeAddedBootstrapping = "maintainer.node_added_bootstrapping", Must, "a node joined while the maintainer was bootstrapping: it is waited for too";
     MaintainerNodeAddedWorking = "maintainer.node_added_working", Must, "a node joined a working maintainer: it gets a late bootstrap";
     MaintainerNodeAddedRemoving = "maintainer.node_added_removing", Must, "a node joined a removing maintainer and is ignored";
+    MaintainerNodeRemovedRemoving = "maintainer.node_removed_removing", Must, "a node left while the maintainer was removing: only the close flow drops it (the watermarks and operators stay)";
     MaintainerRemoveBeforeBootstrap = "maintainer.remove_before_bootstrap", Gap("a maintainer move whose non-cascade remove reaches the old maintainer before its bootstrap finished"), "a move non-cascade remove overtook the bootstrap and is ignored until it finishes";
     MaintainerRemoveCascade = "maintainer.remove_cascade", Must, "the maintainer is removed with cascade (changefeed stopped or removed)";
     MaintainerRemoveNonCascade = "maintainer.remove_non_cascade", Must, "the maintainer is removed without cascade (a move): only its trigger is removed";

@@ -1400,9 +1400,10 @@ impl Maintainer {
         }
         // `calculateNewCheckpointTs` reads the watermark of every node the bootstrapper
         // tracks (the alive nodes) that has tasks, and of the maintainer's own node. A
-        // task bound to a removed node is not consulted: normally `OnNodeRemoved` has
-        // marked it absent (then the absent-span bound above holds it), or an operator
-        // holds it (the operator bound).
+        // task bound to a removed node is not consulted: `OnNodeRemoved` has marked it
+        // absent (then the absent-span bound above holds it), or an operator holds it
+        // (the operator bound). A removing maintainer keeps its node set (see
+        // [`Self::on_node_change`]), so a departed node's last watermark still holds it.
         let mut nodes: BTreeSet<NodeId> =
             self.pipe.sc.nodes_with_tasks().into_iter().filter(|n| self.alive.contains(n)).collect();
         nodes.insert(self.node);
@@ -1472,6 +1473,26 @@ impl Maintainer {
     pub fn on_node_change(&mut self, ctx: &mut Ctx, alive: &BTreeSet<NodeId>, schema: &dyn SchemaView) {
         let removed: Vec<NodeId> = self.alive.difference(alive).copied().collect();
         let added: Vec<NodeId> = alive.difference(&self.alive).copied().collect();
+        if matches!(self.state, MaintainerState::Removing | MaintainerState::Stopped) {
+            // `checkNodeChanged` does nothing once the maintainer is removing
+            // (maintainer.go:361-364): the node set, the watermarks the checkpoint needs
+            // (`calculateNewCheckpointTs` keeps requiring a departed node's, :767-781) and
+            // the operators stay as they were. Only the close flow sees the live nodes
+            // (`trySendMaintainerCloseRequestToAllNode`, :1232-1256).
+            if !removed.is_empty() {
+                hit(P::MaintainerNodeRemovedRemoving);
+            }
+            if !added.is_empty() {
+                hit(P::MaintainerNodeAddedRemoving);
+            }
+            for n in &removed {
+                self.close_pending.remove(n);
+            }
+            if self.state == MaintainerState::Removing {
+                self.maybe_stopped(ctx);
+            }
+            return;
+        }
         self.alive = alive.clone();
         if (!removed.is_empty() || !added.is_empty())
             && matches!(self.state, MaintainerState::Bootstrapping | MaintainerState::Working)
@@ -1524,8 +1545,6 @@ impl Maintainer {
                 hit(P::MaintainerNodeAddedWorking);
                 self.late_bootstrap.insert(n);
             } else {
-                // `checkNodeChanged` does nothing once the maintainer is removing.
-                hit(P::MaintainerNodeAddedRemoving);
                 continue;
             }
             self.send_bootstrap(ctx, n);

@@ -206,6 +206,21 @@ fn checkpoint_keeps_advancing_while_removing() {
     assert_eq!(h.m.pipe.committed_checkpoint, 300);
 }
 
+#[test]
+fn a_node_lost_while_removing_keeps_holding_the_checkpoint() {
+    // `checkNodeChanged` returns while removing (maintainer/maintainer.go:361-364): node 2's
+    // last watermark stays required, so the checkpoint cannot jump to node 1's and pass
+    // rows node 2 never wrote; its span is not marked absent either.
+    let mut h = setup();
+    wm(&mut h, 0, 400, 1);
+    wm(&mut h, 1, 400, 1);
+    wm(&mut h, 2, 250, 1);
+    h.m.remove(&mut h.env.ctx(), true, false);
+    h.node_change(&[0, 1]);
+    assert_eq!(h.m.calc_checkpoint(), Some(250));
+    assert_eq!(h.m.pipe.sc.get(&Y).map(|r| (r.state, r.node)), Some((ReplicaState::Replicating, Some(n(2)))));
+}
+
 fn task(sc: &mut SpanController, id: u64, span: TableSpan, cp: Ts) {
     sc.insert(SpanReplication {
         id: d(id),
