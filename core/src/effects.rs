@@ -92,6 +92,15 @@ pub enum Observation {
     },
     /// The maintainer's barrier finished a block event (every dispatcher DONE).
     BarrierEventDone { cf: ChangefeedId, maintainer_epoch: Epoch, commit_ts: Ts, sync_point: bool },
+    /// The barrier's writer of an open event vanished (its span split or merged away) and
+    /// another dispatcher of the event was chosen (`resend`, maintainer/barrier_event.go:719-759).
+    BarrierWriterReselected {
+        cf: ChangefeedId,
+        maintainer_epoch: Epoch,
+        commit_ts: Ts,
+        sync_point: bool,
+        writer: DispatcherId,
+    },
     /// A dispatcher manager applied a control message of an older maintainer epoch.
     ControlFromOlderEpochApplied { cf: ChangefeedId, message: String, from: NodeId, epoch: Epoch, current_epoch: Epoch },
     /// The barrier took a block status from a node its task is not bound to (`owner`).

@@ -118,6 +118,8 @@ pub struct Barrier {
     pub pending_events: BTreeSet<EventKey>,
     /// Events finished since the last drain (for the trace).
     pub finished: Vec<EventKey>,
+    /// Events whose vanished writer was replaced since the last drain, with the new one.
+    pub reselected: Vec<(EventKey, DispatcherId)>,
     /// Failed assertions, moved out by the maintainer ([`crate::assertions`]).
     pub failed: crate::assertions::Failures,
     /// Stamped on its `HeartBeatResponse`s (`NewBarrier(.., mode)`).
@@ -762,6 +764,9 @@ impl Barrier {
                         self.related_tasks(ev, bc.sc).first().copied()
                     };
                     self.events.get_mut(&key).unwrap().writer = w;
+                    if let Some(w) = w {
+                        self.reselected.push((key, w));
+                    }
                 }
                 if let Some(w) = w {
                     if let Some(n) = bc.sc.get(&w).and_then(|r| r.node) {

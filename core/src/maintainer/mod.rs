@@ -594,6 +594,15 @@ impl Maintainer {
         for (k, v) in out.notes {
             self.trace(ctx, k, vec![("detail", v)]);
         }
+        for ((ts, sp), writer) in std::mem::take(&mut self.pipe.barrier.reselected) {
+            ctx.observe(Observation::BarrierWriterReselected {
+                cf: self.cf.clone(),
+                maintainer_epoch: self.epoch,
+                commit_ts: ts,
+                sync_point: sp,
+                writer,
+            });
+        }
         for (ts, sp) in std::mem::take(&mut self.pipe.barrier.finished) {
             ctx.observe(Observation::BarrierEventDone {
                 cf: self.cf.clone(),

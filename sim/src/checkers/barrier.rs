@@ -84,7 +84,10 @@ impl BarrierView {
 /// `barrier-writes-once`, writer half: the dispatcher that wrote each open barrier's block
 /// event, per (maintainer epoch, commit ts, is syncpoint). A finished barrier is forgotten:
 /// a span restarted from a checkpoint below the event may write it again (TiCDC's DDL
-/// writes are at-least-once across restarts, moves and merges).
+/// writes are at-least-once across restarts, moves and merges). So is the writer the
+/// barrier replaced because its span vanished (a merge or split after it wrote, its DONE
+/// ignored while its span was scheduling): TiCDC asks the new writer to write again
+/// (maintainer/barrier_event.go:719-759), and only that one may.
 #[derive(Debug, Default)]
 pub struct BarrierWriters(BTreeMap<(Epoch, Ts, bool), DispatcherId>);
 
@@ -110,6 +113,11 @@ impl BarrierWriters {
                 ),
             )
         })
+    }
+
+    /// The barrier replaced a vanished writer: the new one may write the event again.
+    pub fn reselect(&mut self, epoch: Epoch, commit_ts: Ts, sync_point: bool, writer: DispatcherId) {
+        self.0.insert((epoch, commit_ts, sync_point), writer);
     }
 
     /// The barrier finished: its next write (a replay) may come from anyone.
@@ -209,6 +217,19 @@ pub fn durable_block_events(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reselected_writer_may_write_again_a_third_may_not() {
+        let (a, b, c) = (DispatcherId(1), DispatcherId(2), DispatcherId(3));
+        let mut w = BarrierWriters::default();
+        assert!(w.write(7, 100, false, a).is_none());
+        assert!(w.write(7, 100, false, a).is_none(), "the same writer again");
+        assert!(w.write(7, 100, false, b).is_some(), "a second writer of an open barrier");
+        w.reselect(7, 100, false, b);
+        assert!(w.write(7, 100, false, b).is_none(), "the writer the barrier chose after a vanished one");
+        assert!(w.write(7, 100, false, c).is_some());
+        assert!(w.write(8, 100, false, c).is_none(), "another epoch");
+    }
 
     #[test]
     fn barrier_view_sees_an_admitted_status_and_ignores_events_finished_meanwhile() {

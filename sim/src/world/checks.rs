@@ -26,6 +26,10 @@ pub(crate) fn observe(wd: &mut World, n: NodeId, o: Observation) -> bool {
             wd.barrier_writers.done(maintainer_epoch, commit_ts, sync_point);
             None
         }
+        Observation::BarrierWriterReselected { maintainer_epoch, commit_ts, sync_point, writer, .. } => {
+            wd.barrier_writers.reselect(maintainer_epoch, commit_ts, sync_point, writer);
+            None
+        }
         Observation::BarrierWrite { maintainer_epoch, commit_ts, sync_point, dispatcher, .. } => {
             wd.barrier_writers.write(maintainer_epoch, commit_ts, sync_point, dispatcher)
         }
