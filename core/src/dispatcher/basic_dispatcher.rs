@@ -496,9 +496,10 @@ impl Dispatcher {
     }
 
     /// The status path wakes (`reportBlockedEventDone`): the statuses that waited behind
-    /// the write are handled now, in arrival order.
+    /// the write are handled now, in arrival order. One of them may start the next write
+    /// (a Write for the event pending after a held DONE): the rest wait behind that one.
     fn wake_status_path(&mut self, now_ms: u64, fx: &mut DispatcherEffects) {
-        while let Some(q) = self.awaiting_statuses.pop_front() {
+        for q in std::mem::take(&mut self.awaiting_statuses) {
             hit(P::DispatcherAwaitedStatusReplayed);
             self.handle_status(q, now_ms, fx);
         }

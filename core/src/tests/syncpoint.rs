@@ -416,6 +416,36 @@ fn report_after_write_holds_the_done_while_the_events_go_on() {
     assert!(dm0.dispatchers[&TRIG].held_done.is_none() && dm0.dispatchers[&TRIG].awaiting_statuses.is_empty());
 }
 
+#[test]
+fn a_write_replayed_after_a_held_done_makes_the_later_statuses_wait_again() {
+    let (mut dm0, _, mut env) = managers();
+    env.fp_on(FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE);
+    let write = |ts| action_msg(ActionKind::Write, ts, true, InfluencedDispatchers::Normal(vec![TRIG]));
+    let put_of = |o: &Out| {
+        o.storage.iter().find_map(|r| match r {
+            StorageRequest::Put { op_id, content: ObjectContent::SyncPoint(_), .. } => Some(*op_id),
+            _ => None,
+        })
+    };
+    dm_feed(&mut dm0, &mut env, TRIG, vec![UpstreamEvent::SyncPoint(S)], S + 1);
+    let (_, o) = dm_handle(&mut dm0, &mut env, 0, write(S));
+    let put = put_of(&o).unwrap();
+    dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
+    dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
+    // The next syncpoint is reported while the DONE is held; its Write and a later
+    // status wait behind the held DONE.
+    dm_feed(&mut dm0, &mut env, TRIG, vec![UpstreamEvent::SyncPoint(S + 10)], S + 11);
+    dm_handle(&mut dm0, &mut env, 0, write(S + 10));
+    dm_handle(&mut dm0, &mut env, 0, write(S));
+    assert_eq!(dm0.dispatchers[&TRIG].awaiting_statuses.len(), 2);
+    env.fp_off(FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE);
+    dm0.poll_failpoints(&mut env.ctx());
+    let o = env.take();
+    assert!(put_of(&o).is_some(), "the replayed Write starts the next syncpoint's write");
+    assert_eq!(dm0.dispatchers[&TRIG].block.as_ref().map(|b| b.stage), Some(BlockStage::Writing));
+    assert_eq!(dm0.dispatchers[&TRIG].awaiting_statuses.len(), 1, "the status after it waits for that write");
+}
+
 // ---------------------------------------------------------------- start ts of moved / merged dispatchers
 
 #[test]

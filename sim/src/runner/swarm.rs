@@ -103,6 +103,9 @@ pub fn plan(seed: u64) -> SwarmPlan {
     // Slow trigger creation and schema-store initialisation (as `swarm_slow_bootstrap`).
     let slow_bootstrap =
         on("slow_bootstrap", &mut r).then(|| [r.random_range(100..3000u64), r.random_range(100..3000u64)]);
+    // The trigger's DONE of a table-set DDL held while it reports the next DDLs
+    // (`BlockOrWaitReportAfterWrite` with a DDL burst): the barrier's schedule order.
+    on("ddl.report_after_write", &mut r);
     SwarmPlan {
         families,
         split_check,

@@ -1,6 +1,7 @@
 //! The random workload's coverage-driven ops: PD region splits and hot tables
 //! (`split.check`), DDL bursts (`ddl.burst`), partitioned tables (`ddl.partition`),
-//! failpoint pulses (`failpoint`), maintainer moves
+//! failpoint pulses (`failpoint`), DDL bursts behind a held DONE
+//! (`ddl.report_after_write`), maintainer moves
 //! and failovers with table operators in flight (`move_in_flight`) and coordinator
 //! session loss (`coordinator.loss`). Each is left out of a swarm seed's draw when its
 //! family is off, so those seeds keep their op streams.
@@ -43,6 +44,7 @@ pub(super) fn draw_family(op: WorkloadOp) -> Option<&'static str> {
         WorkloadOp::Failpoint => "failpoint",
         WorkloadOp::MoveInFlight => "move_in_flight",
         WorkloadOp::CoordinatorLoss => "coordinator.loss",
+        WorkloadOp::ReportAfterWrite => "ddl.report_after_write",
         _ => return None,
     })
 }
@@ -59,6 +61,7 @@ pub(super) fn is_coverage_op(op: WorkloadOp) -> bool {
             | WorkloadOp::Failpoint
             | WorkloadOp::MoveInFlight
             | WorkloadOp::CoordinatorLoss
+            | WorkloadOp::ReportAfterWrite
     )
 }
 
@@ -129,6 +132,7 @@ impl Driver {
             WorkloadOp::Failpoint => self.pulse_failpoint(c),
             WorkloadOp::MoveInFlight => ran.moved = self.move_in_flight(c).await,
             WorkloadOp::CoordinatorLoss => ran.moved = self.coordinator_loss(c),
+            WorkloadOp::ReportAfterWrite => ran.created = self.report_after_write(c, created),
             _ => {}
         }
         Ok(ran)
@@ -279,12 +283,25 @@ impl Driver {
         done && adds
     }
 
+    /// `BlockOrWaitReportAfterWrite` on at the maintainer's capture (the trigger's), a DDL
+    /// burst, and the failpoint off 1-5 s later. Returns whether a table-adding DDL ran.
+    fn report_after_write(&mut self, c: &OpCtx, created: &mut u32) -> bool {
+        let Some(n) = self.w.lock().unwrap().maintainer().map(|(n, _)| n) else { return false };
+        self.pulse(core_sched::effects::FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE.to_string(), n, c.n);
+        self.ddl_burst(c, created)
+    }
+
     /// A failpoint on at the op's capture, off again 1-5 s later.
     fn pulse_failpoint(&mut self, c: &OpCtx) {
-        let (name, n) = {
+        let name = {
             let mut g = self.w.lock().unwrap();
-            (PULSED_FAILPOINTS[g.sim_rng.random_range(0..PULSED_FAILPOINTS.len())].to_string(), c.node)
+            PULSED_FAILPOINTS[g.sim_rng.random_range(0..PULSED_FAILPOINTS.len())].to_string()
         };
+        self.pulse(name, c.node, c.n);
+    }
+
+    /// Failpoint `name` on at capture `n` now, off `secs` s later.
+    fn pulse(&mut self, name: String, n: NodeId, secs: u64) {
         let set = move |g: &mut crate::world::World, on: bool| {
             if on {
                 g.failpoints[n.0 as usize].0.insert(name.clone());
@@ -297,7 +314,7 @@ impl Driver {
         set(&mut self.w.lock().unwrap(), true);
         let w = self.w.clone();
         let net = self.w.lock().unwrap().net_handle.clone().unwrap();
-        let off_after = 1_000 * c.n;
+        let off_after = 1_000 * secs;
         net.spawn(async move {
             madsim::time::sleep(Duration::from_millis(off_after)).await;
             set(&mut w.lock().unwrap(), false);
@@ -390,6 +407,7 @@ mod tests {
             WorkloadOp::Failpoint,
             WorkloadOp::MoveInFlight,
             WorkloadOp::CoordinatorLoss,
+            WorkloadOp::ReportAfterWrite,
         ];
         for op in ops {
             assert!(is_coverage_op(op), "{:?}", op);
