@@ -65,37 +65,47 @@ pub fn step(
 pub(crate) fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: &mut Out) {
     let node_name = if out.trace.is_empty() { String::new() } else { n.to_string() };
     let mut dispatchers_changed = kind == StepKind::Membership;
-    let mut observations = out.observations.drain(..).peekable();
-    for (i, t) in out.trace.drain(..).enumerate() {
-        while let Some(o) = observations.next_if(|o| o.before_trace <= i) {
+    // Each buffer is drained only when it holds something: most steps fill one or two of
+    // the five, and a `Drain` of nothing still costs its drop.
+    if !out.trace.is_empty() || !out.observations.is_empty() {
+        let mut observations = out.observations.drain(..).peekable();
+        for (i, t) in out.trace.drain(..).enumerate() {
+            while let Some(o) = observations.next_if(|o| o.before_trace <= i) {
+                dispatchers_changed |= observe(wd, n, o.what);
+            }
+            let fields = t.fields.into_iter().map(|(k, v)| (k.into(), v)).collect();
+            wd.record(&node_name, role_name(t.role), t.epoch, t.kind, fields);
+        }
+        for o in observations {
             dispatchers_changed |= observe(wd, n, o.what);
         }
-        let fields = t.fields.into_iter().map(|(k, v)| (k.into(), v)).collect();
-        wd.record(&node_name, role_name(t.role), t.epoch, t.kind, fields);
     }
-    for o in observations {
-        dispatchers_changed |= observe(wd, n, o.what);
-    }
-    for env in out.msgs.drain(..) {
-        // Every TiCDC path that answers a bootstrap with an error logs it at Error level
-        // first (`ensureBootstrapTableTriggerDispatcher`, the trigger-ID checks, "create
-        // new dispatcher manager failed"), before the maintainer sees it.
-        if let Message::MaintainerBootstrapResponse { err: Some(e), .. }
-        | Message::MaintainerPostBootstrapResponse { err: Some(e), .. } = &env.msg
-        {
-            wd.errors_logged.push((wd.now_ms, format!("node={} bootstrap answered with error: {}", n, e.message)));
+    if !out.msgs.is_empty() {
+        for env in out.msgs.drain(..) {
+            // Every TiCDC path that answers a bootstrap with an error logs it at Error level
+            // first (`ensureBootstrapTableTriggerDispatcher`, the trigger-ID checks, "create
+            // new dispatcher manager failed"), before the maintainer sees it.
+            if let Message::MaintainerBootstrapResponse { err: Some(e), .. }
+            | Message::MaintainerPostBootstrapResponse { err: Some(e), .. } = &env.msg
+            {
+                wd.errors_logged.push((wd.now_ms, format!("node={} bootstrap answered with error: {}", n, e.message)));
+            }
+            send(w, wd, env);
         }
-        send(w, wd, env);
     }
     let fenced = wd.node_state(n).map(|st| st.orch.fenced).unwrap_or(false);
     for (inv, d) in checkers::check_no_write_after_fence(n, fenced, &out.storage) {
         wd.violate(inv, d);
     }
-    for req in out.storage.drain(..) {
-        storage_request(w, wd, n, req);
+    if !out.storage.is_empty() {
+        for req in out.storage.drain(..) {
+            storage_request(w, wd, n, req);
+        }
     }
-    for wk in out.wakeups.drain(..) {
-        spawn_continuation(w, wd, n, wk);
+    if !out.wakeups.is_empty() {
+        for wk in out.wakeups.drain(..) {
+            spawn_continuation(w, wd, n, wk);
+        }
     }
     if dispatchers_changed {
         if let Some(st) = wd.nodes[n.0 as usize].state.as_ref() {
