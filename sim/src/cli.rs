@@ -524,7 +524,7 @@ mod tests {
             node: "n0".into(),
             role: "maintainer".into(),
             epoch: 1,
-            event: event.into(),
+            event: event.to_string().into(),
             fields: vec![],
         }
     }

@@ -1,6 +1,7 @@
 //! What one seed's run produces.
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -121,10 +122,11 @@ pub struct CheckResult {
 pub struct TraceRecord {
     pub at_ms: u64,
     pub node: String,
-    pub role: String,
+    /// Role, event and field names are literals but for a few tools' records: no copy.
+    pub role: Cow<'static, str>,
     pub epoch: u64,
-    pub event: String,
-    pub fields: Vec<(String, String)>,
+    pub event: Cow<'static, str>,
+    pub fields: Vec<(Cow<'static, str>, String)>,
 }
 
 impl TraceRecord {

@@ -70,7 +70,7 @@ pub fn record_entities(r: &TraceRecord) -> BTreeSet<Entity> {
         if !ENTITY_KEYS.iter().any(|h| k.contains(h)) {
             continue;
         }
-        match (k.as_str(), v.parse::<i64>()) {
+        match (&**k, v.parse::<i64>()) {
             ("table", Ok(id)) => {
                 out.insert(Entity::Table(id));
             }

@@ -111,7 +111,7 @@ impl<'a> Namer<'a> {
             .fields
             .iter()
             .filter(|(k, _)| k != "changefeed")
-            .map(|(k, v)| match (k.as_str(), v.parse::<TableId>()) {
+            .map(|(k, v)| match (&**k, v.parse::<TableId>()) {
                 ("table", Ok(id)) => format!("table={}", self.names.table(id)),
                 ("epoch", Ok(e)) => format!("epoch={}", self.epoch(e as Epoch)),
                 _ => format!("{}={}", k, self.text(v)),

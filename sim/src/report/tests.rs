@@ -11,8 +11,8 @@ fn rec(at_ms: u64, event: &str, fields: &[(&str, &str)]) -> TraceRecord {
         node: "8301".into(),
         role: "DispatcherManager".into(),
         epoch: 7,
-        event: event.into(),
-        fields: fields.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        event: event.to_string().into(),
+        fields: fields.iter().map(|(k, v)| (k.to_string().into(), v.to_string())).collect(),
     }
 }
 

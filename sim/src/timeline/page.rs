@@ -157,7 +157,7 @@ pub fn build(r: &RunResult, rec: Option<&Recorded>, reproduce: &str) -> Page {
             Record {
                 at: t.at_ms,
                 lane: lane_of(&t.node),
-                event: t.event.clone(),
+                event: t.event.to_string(),
                 line: t.line(),
                 ents: ents(d, tb, &owner),
             }

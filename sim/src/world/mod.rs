@@ -28,6 +28,7 @@ use core_sched::maintainer::manager::MaintainerManager;
 use core_sched::types::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
@@ -152,6 +153,8 @@ pub struct World {
     pub timeline: Option<Box<crate::timeline::Recorder>>,
     /// Typed cause records for the report's causal slice (never hashed).
     pub causes: crate::causes::CauseLog,
+    /// The effect buffers [`step::step`] lends each step (empty between steps).
+    pub(crate) out_buf: Out,
 }
 
 impl World {
@@ -217,6 +220,7 @@ impl World {
             interleavings: Default::default(),
             timeline: None,
             causes: Default::default(),
+            out_buf: Out::default(),
         }
     }
 
@@ -247,24 +251,27 @@ impl World {
         }
     }
 
-    pub fn record(&mut self, node: &str, role: &str, epoch: u64, event: &str, fields: Vec<(String, String)>) {
+    /// Append a trace record (and hash it). Role, event and field names are mostly
+    /// literals: `Cow` keeps those without a copy.
+    pub fn record(
+        &mut self,
+        node: &str,
+        role: impl Into<Cow<'static, str>>,
+        epoch: u64,
+        event: impl Into<Cow<'static, str>>,
+        fields: Vec<(Cow<'static, str>, String)>,
+    ) {
+        let (role, event) = (role.into(), event.into());
         self.hash.u64(self.now_ms);
         self.hash.str(node);
-        self.hash.str(role);
+        self.hash.str(&role);
         self.hash.u64(epoch);
-        self.hash.str(event);
+        self.hash.str(&event);
         for (k, v) in &fields {
             self.hash.str(k);
             self.hash.str(v);
         }
-        let r = TraceRecord {
-            at_ms: self.now_ms,
-            node: node.to_string(),
-            role: role.to_string(),
-            epoch,
-            event: event.to_string(),
-            fields,
-        };
+        let r = TraceRecord { at_ms: self.now_ms, node: node.to_string(), role, epoch, event, fields };
         if self.verbose {
             eprintln!("{}", r.line());
         } else if tracing::enabled!(tracing::Level::DEBUG) {
@@ -334,15 +341,29 @@ pub enum StepKind {
     Api,
 }
 
-// madsim's `Instant` is std's, with `now` answered by the simulated clock inside a runtime.
+/// Simulated milliseconds since this thread's first call (see [`init_clock`]). Inside a
+/// runtime it reads madsim's clock directly: the same value as `Instant::now()` there
+/// (madsim's instants are its elapsed time over a zero base), without the interposed
+/// `clock_gettime` round trip, which every step pays.
 #[allow(clippy::disallowed_types, clippy::disallowed_methods)]
 pub fn now_ms() -> u64 {
-    madsim::time::Instant::now().duration_since(START.with(|s| *s)).as_millis() as u64
+    let now = match madsim::time::TimeHandle::try_current() {
+        Some(t) => t.elapsed(),
+        None => madsim::time::Instant::now().duration_since(ZERO_INSTANT.with(|z| *z)),
+    };
+    now.saturating_sub(START.with(|s| *s)).as_millis() as u64
 }
 
 thread_local! {
+    /// The clock at this thread's first [`now_ms`], as time since madsim's zero instant.
     #[allow(clippy::disallowed_types, clippy::disallowed_methods)]
-    static START: madsim::time::Instant = madsim::time::Instant::now();
+    static START: std::time::Duration = match madsim::time::TimeHandle::try_current() {
+        Some(t) => t.elapsed(),
+        None => madsim::time::Instant::now().duration_since(ZERO_INSTANT.with(|z| *z)),
+    };
+    /// Outside a runtime (never in a run): the thread's first instant stands in for zero.
+    #[allow(clippy::disallowed_types, clippy::disallowed_methods)]
+    static ZERO_INSTANT: madsim::time::Instant = madsim::time::Instant::now();
 }
 
 pub fn init_clock() {

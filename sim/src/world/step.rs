@@ -30,7 +30,9 @@ pub fn step(
         return false;
     }
     let Some(ns) = slot.state.as_mut() else { return false };
-    let mut out = Out::default();
+    // The step's effects go into the world's reused buffers (taken empty, put back
+    // drained): most steps emit a few items, and fresh vectors cost an allocation each.
+    let mut out = std::mem::take(&mut wd.out_buf);
     {
         let mut ctx = Ctx {
             now_ms: wd.now_ms,
@@ -54,44 +56,56 @@ pub fn step(
         p.sim_ms.store(wd.now_ms, std::sync::atomic::Ordering::Relaxed);
         p.events.store(wd.events, std::sync::atomic::Ordering::Relaxed);
     }
-    apply_out(w, wd, n, kind, out);
+    apply_out(w, wd, n, kind, &mut out);
+    wd.out_buf = out;
     true
 }
 
-pub(crate) fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: Out) {
+/// Apply a step's effects, leaving `out` empty (its buffers keep their capacity).
+pub(crate) fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: &mut Out) {
     let node_name = if out.trace.is_empty() { String::new() } else { n.to_string() };
     let mut dispatchers_changed = kind == StepKind::Membership;
-    let mut observations = out.observations.into_iter().peekable();
-    for (i, t) in out.trace.into_iter().enumerate() {
-        while let Some(o) = observations.next_if(|o| o.before_trace <= i) {
+    // Each buffer is drained only when it holds something: most steps fill one or two of
+    // the five, and a `Drain` of nothing still costs its drop.
+    if !out.trace.is_empty() || !out.observations.is_empty() {
+        let mut observations = out.observations.drain(..).peekable();
+        for (i, t) in out.trace.drain(..).enumerate() {
+            while let Some(o) = observations.next_if(|o| o.before_trace <= i) {
+                dispatchers_changed |= observe(wd, n, o.what);
+            }
+            let fields = t.fields.into_iter().map(|(k, v)| (k.into(), v)).collect();
+            wd.record(&node_name, role_name(t.role), t.epoch, t.kind, fields);
+        }
+        for o in observations {
             dispatchers_changed |= observe(wd, n, o.what);
         }
-        let fields = t.fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        wd.record(&node_name, &format!("{:?}", t.role), t.epoch, t.kind, fields);
     }
-    for o in observations {
-        dispatchers_changed |= observe(wd, n, o.what);
-    }
-    for env in out.msgs {
-        // Every TiCDC path that answers a bootstrap with an error logs it at Error level
-        // first (`ensureBootstrapTableTriggerDispatcher`, the trigger-ID checks, "create
-        // new dispatcher manager failed"), before the maintainer sees it.
-        if let Message::MaintainerBootstrapResponse { err: Some(e), .. }
-        | Message::MaintainerPostBootstrapResponse { err: Some(e), .. } = &env.msg
-        {
-            wd.errors_logged.push((wd.now_ms, format!("node={} bootstrap answered with error: {}", n, e.message)));
+    if !out.msgs.is_empty() {
+        for env in out.msgs.drain(..) {
+            // Every TiCDC path that answers a bootstrap with an error logs it at Error level
+            // first (`ensureBootstrapTableTriggerDispatcher`, the trigger-ID checks, "create
+            // new dispatcher manager failed"), before the maintainer sees it.
+            if let Message::MaintainerBootstrapResponse { err: Some(e), .. }
+            | Message::MaintainerPostBootstrapResponse { err: Some(e), .. } = &env.msg
+            {
+                wd.errors_logged.push((wd.now_ms, format!("node={} bootstrap answered with error: {}", n, e.message)));
+            }
+            send(w, wd, env);
         }
-        send(w, wd, env);
     }
     let fenced = wd.node_state(n).map(|st| st.orch.fenced).unwrap_or(false);
     for (inv, d) in checkers::check_no_write_after_fence(n, fenced, &out.storage) {
         wd.violate(inv, d);
     }
-    for req in out.storage {
-        storage_request(w, wd, n, req);
+    if !out.storage.is_empty() {
+        for req in out.storage.drain(..) {
+            storage_request(w, wd, n, req);
+        }
     }
-    for wk in out.wakeups {
-        spawn_continuation(w, wd, n, wk);
+    if !out.wakeups.is_empty() {
+        for wk in out.wakeups.drain(..) {
+            spawn_continuation(w, wd, n, wk);
+        }
     }
     if dispatchers_changed {
         if let Some(st) = wd.nodes[n.0 as usize].state.as_ref() {
@@ -102,6 +116,18 @@ pub(crate) fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: O
     }
     check(wd, n, kind, dispatchers_changed);
     observe_timeline(wd, n);
+}
+
+/// A role's name in the trace (its variant name, as `{:?}` prints it).
+pub(crate) fn role_name(r: Role) -> &'static str {
+    match r {
+        Role::Coordinator => "Coordinator",
+        Role::Maintainer => "Maintainer",
+        Role::Orchestrator => "Orchestrator",
+        Role::DispatcherManager => "DispatcherManager",
+        Role::Dispatcher => "Dispatcher",
+        Role::Sink => "Sink",
+    }
 }
 
 /// Bring the timeline's bars up to date after a step of `n` (and close those of captures
@@ -174,5 +200,26 @@ pub(crate) fn handle_message(
             ns.mm.handle_message(ctx, from, msg, &schema)
         }
         Topic::DispatcherManagerManager | Topic::HeartbeatCollector => ns.orch.handle_message(ctx, from, msg),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The trace (and its hash) names roles as their `Debug` form always did.
+    #[test]
+    fn role_names_are_the_debug_names() {
+        let all = [
+            Role::Coordinator,
+            Role::Maintainer,
+            Role::Orchestrator,
+            Role::DispatcherManager,
+            Role::Dispatcher,
+            Role::Sink,
+        ];
+        for r in all {
+            assert_eq!(role_name(r), format!("{:?}", r));
+        }
     }
 }
