@@ -9,6 +9,7 @@ mod config;
 mod converge;
 mod end_checks;
 mod error;
+mod pinned_plan;
 mod predicates;
 mod refs;
 mod steps;

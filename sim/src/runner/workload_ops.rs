@@ -47,6 +47,21 @@ pub(super) fn draw_family(op: WorkloadOp) -> Option<&'static str> {
     })
 }
 
+/// The swarm family of an op that is drawn and skipped when the family is off: only the
+/// swarm's first families, whose ops were in the op list from the start (a family that
+/// joins later must use [`draw_family`], so that off it changes no seed's op stream).
+pub(super) fn skip_family(op: WorkloadOp) -> Option<&'static str> {
+    Some(match op {
+        WorkloadOp::KillRestart => "kill_restart",
+        WorkloadOp::MoveMaintainer => "move_maintainer",
+        WorkloadOp::MoveTable => "move_table",
+        WorkloadOp::SplitTable | WorkloadOp::MergeTable | WorkloadOp::MergeTableRegions => "split_merge",
+        WorkloadOp::Partition => "partition",
+        WorkloadOp::SessionLoss => "session_loss",
+        _ => return None,
+    })
+}
+
 /// Whether the op is one of this module's.
 pub(super) fn is_coverage_op(op: WorkloadOp) -> bool {
     matches!(
