@@ -141,7 +141,7 @@ pub fn cli_shrink(a: &ShrinkArgs) -> Result<(String, i32), CliError> {
         };
         serde_json::to_string(&s).map_err(CliError::serialize("summary"))? + "\n"
     } else {
-        human(a, &t, &shrunk, &before, &after, &toml_path, &json_path, &reproduce)
+        human(a.max_runs, &t, &shrunk, &toml_path, &json_path, &reproduce)
     };
     Ok((out, code))
 }
@@ -174,16 +174,8 @@ fn files(a: &ShrinkArgs, t: &RunTarget, s: &Shrunk, toml_path: &Path) -> (String
     (format!("{}\n{}", head, s.best_text), f, reproduce)
 }
 
-fn human(
-    a: &ShrinkArgs,
-    t: &RunTarget,
-    s: &Shrunk,
-    before: &Size,
-    after: &Size,
-    toml_path: &Path,
-    json_path: &Path,
-    reproduce: &str,
-) -> String {
+fn human(max_runs: usize, t: &RunTarget, s: &Shrunk, toml_path: &Path, json_path: &Path, reproduce: &str) -> String {
+    let (before, after) = (&Size::of(&s.start, &s.start_run), &Size::of(&s.best, &s.best_run));
     let mut o = String::new();
     let bugs = if t.bug_names.is_empty() { "none".to_string() } else { t.bug_names.join(",") };
     let what = match crate::fuzz::first_invariant(&s.best_run) {
@@ -193,7 +185,7 @@ fn human(
     let _ = writeln!(o, "shrink {} seed {} bugs {}: fails as {}", t.scenario_ref, t.seed, bugs, what);
     let stop = match s.stop {
         None => "no smaller candidate fails the same way".to_string(),
-        Some(Stop::Budget) => format!("stopped at the run budget (--max-runs {})", a.max_runs),
+        Some(Stop::Budget) => format!("stopped at the run budget (--max-runs {})", max_runs),
         Some(Stop::Interrupted) => "interrupted: the best scenario so far is written".to_string(),
     };
     let _ = writeln!(o, "runs: {} ({} invalid candidates skipped); {}", s.runs, s.invalid, stop);
