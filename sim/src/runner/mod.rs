@@ -9,11 +9,13 @@ mod config;
 mod converge;
 mod end_checks;
 mod error;
+mod lifecycle;
 mod predicates;
 mod refs;
 mod steps;
 pub mod swarm;
 mod workload;
+mod workload_held;
 mod workload_ops;
 
 pub use error::StepError;
