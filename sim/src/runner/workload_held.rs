@@ -54,11 +54,7 @@ impl Driver {
             return false;
         }
         let other = |not: &[NodeId]| alive.iter().copied().find(|x| !not.contains(x));
-        self.failpoint_for(
-            origin,
-            core_sched::effects::FP_NOT_READY_TO_CLOSE_DISPATCHER,
-            wait + 2_000 + 1_000 * c.n,
-        );
+        self.failpoint_for(origin, core_sched::effects::FP_NOT_READY_TO_CLOSE_DISPATCHER, wait + 2_000 + 1_000 * c.n);
         match c.kind {
             0 => {
                 let Some(dest) = other(&[origin]) else { return false };
