@@ -69,3 +69,47 @@ impl Driver {
         });
     }
 }
+
+#[cfg(test)]
+pub(super) mod tests {
+    use crate::result::Outcome;
+
+    /// A workload of one op (and rows), on a quiet 3-capture cluster.
+    pub(crate) fn workload_of(op: &str) -> crate::scenario::Scenario {
+        let src = format!(
+            r#"name = "t"
+description = "one workload op"
+[cluster]
+nodes = 3
+[[tables]]
+name = "t1"
+rows = 10
+[[tables]]
+name = "t2"
+rows = 10
+[[steps]]
+action = "wait"
+until = {{ kind = "table_scheduled", table = "t2" }}
+timeout_ms = 60000
+[[steps]]
+action = "random_workload"
+duration_ms = 8000
+interval_ms = 1000
+ops = ["{op}", "dml"]
+[[checks]]
+kind = "sync_diff"
+"#
+        );
+        crate::scenario::load::parse(std::path::Path::new("t.toml"), src).unwrap().scenario
+    }
+
+    #[test]
+    fn every_workload_pause_is_resumed_and_the_run_converges() {
+        let scn = workload_of("pause_resume");
+        let r = crate::runner::run_on_fresh_thread(&scn, 3, &Default::default(), &Default::default());
+        let count = |ev: &str| r.trace.iter().filter(|t| t.event == ev && t.role == "Coordinator").count();
+        assert!(count("pause changefeed") > 0, "no pause in the run");
+        assert_eq!(count("pause changefeed"), count("resume changefeed"));
+        assert_eq!(r.outcome, Outcome::Pass, "{:?}", r.violations);
+    }
+}

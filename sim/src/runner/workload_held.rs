@@ -100,3 +100,37 @@ impl Driver {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::result::Outcome;
+
+    #[test]
+    fn held_failover_holds_removals_at_failovers_and_the_run_converges() {
+        let scn = super::super::lifecycle::tests::workload_of("held_failover");
+        let (mut held, mut failovers, mut restored) = (0, 0, 0);
+        for seed in 0..4 {
+            let r = crate::runner::run_on_fresh_thread(&scn, seed, &Default::default(), &Default::default());
+            let fp = |ev: &str| {
+                r.trace
+                    .iter()
+                    .filter(|t| t.event == ev && t.fields.iter().any(|(_, v)| v == "NotReadyToCloseDispatcher"))
+                    .count()
+            };
+            // A failpoint still on at the end held nothing the run waited for.
+            assert!(fp("disable failpoint") <= fp("enable failpoint"));
+            held += fp("enable failpoint");
+            restored += r.trace.iter().filter(|t| t.event == "restore remove operator").count();
+            failovers += r.trace.iter().filter(|t| t.event == "move maintainer" || t.event == "capture killed").count();
+            assert_eq!(r.outcome, Outcome::Pass, "seed {}: {:?}", seed, r.violations);
+        }
+        // The point of the op: a bootstrap restores a held removal.
+        assert!(
+            held > 0 && failovers > 0 && restored > 0,
+            "held {} failovers {} restored {}",
+            held,
+            failovers,
+            restored
+        );
+    }
+}
