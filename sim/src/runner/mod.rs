@@ -16,6 +16,7 @@ mod steps;
 pub mod swarm;
 mod workload;
 mod workload_held;
+mod workload_inflight;
 mod workload_ops;
 
 pub use error::StepError;

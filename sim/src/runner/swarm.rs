@@ -107,6 +107,8 @@ pub fn plan(seed: u64) -> SwarmPlan {
     // maintainer failover (their workload ops; drawn last as well).
     on("changefeed.pause", &mut r);
     on("failover.held_removal", &mut r);
+    // DDLs held at their writer while their table's spans are merged or moved.
+    on("ddl.in_flight_scheduling", &mut r);
     SwarmPlan {
         families,
         split_check,

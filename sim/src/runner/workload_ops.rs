@@ -4,7 +4,8 @@
 //! and failovers with table operators in flight (`move_in_flight`) and coordinator
 //! session loss (`coordinator.loss`), changefeed pause/resume (`changefeed.pause`,
 //! `lifecycle.rs`) and held removals at a failover (`failover.held_removal`,
-//! `workload_held.rs`). Each is left out of a swarm seed's draw when its
+//! `workload_held.rs`) and DDLs held at their writer while their table's spans are
+//! merged or moved (`ddl.in_flight_scheduling`, `workload_inflight.rs`). Each is left out of a swarm seed's draw when its
 //! family is off, so those seeds keep their op streams.
 
 use super::{Driver, StepError};
@@ -47,6 +48,7 @@ pub(super) fn draw_family(op: WorkloadOp) -> Option<&'static str> {
         WorkloadOp::CoordinatorLoss => "coordinator.loss",
         WorkloadOp::PauseResume => "changefeed.pause",
         WorkloadOp::HeldFailover => "failover.held_removal",
+        WorkloadOp::DdlInFlight => "ddl.in_flight_scheduling",
         _ => return None,
     })
 }
@@ -65,6 +67,7 @@ pub(super) fn is_coverage_op(op: WorkloadOp) -> bool {
             | WorkloadOp::CoordinatorLoss
             | WorkloadOp::PauseResume
             | WorkloadOp::HeldFailover
+            | WorkloadOp::DdlInFlight
     )
 }
 
@@ -137,6 +140,7 @@ impl Driver {
             WorkloadOp::CoordinatorLoss => ran.moved = self.coordinator_loss(c),
             WorkloadOp::PauseResume => self.pause_resume(1_000 * c.n),
             WorkloadOp::HeldFailover => ran.moved = self.held_failover(c).await,
+            WorkloadOp::DdlInFlight => self.ddl_in_flight(c).await,
             _ => {}
         }
         Ok(ran)
@@ -395,6 +399,7 @@ mod tests {
             WorkloadOp::CoordinatorLoss,
             WorkloadOp::PauseResume,
             WorkloadOp::HeldFailover,
+            WorkloadOp::DdlInFlight,
         ];
         for op in ops {
             assert!(is_coverage_op(op), "{:?}", op);

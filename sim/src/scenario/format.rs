@@ -547,6 +547,11 @@ pub enum WorkloadOp {
     /// while that removal is held; the failpoint goes off 2-6 s later. In the
     /// `failover.held_removal` swarm family.
     HeldFailover,
+    /// ADD COLUMN on a random table of two or more spans while `BlockOrWaitBeforeWrite`
+    /// holds barrier writes on every capture, then a merge or move of that table 0.5-3 s
+    /// later; the failpoint goes off 1-5 s after that. In the `ddl.in_flight_scheduling`
+    /// swarm family.
+    DdlInFlight,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -856,6 +861,7 @@ pub const SWARM_FAMILIES: &[&str] = &[
     "slow_bootstrap",
     "changefeed.pause",
     "failover.held_removal",
+    "ddl.in_flight_scheduling",
 ];
 impl Default for FaultConfig {
     fn default() -> Self {
