@@ -60,3 +60,48 @@ impl Driver {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::result::Outcome;
+
+    #[test]
+    fn ddl_in_flight_holds_the_ddl_of_a_split_table_and_the_run_converges() {
+        let src = r#"name = "t"
+description = "ddl_in_flight on a split table"
+[cluster]
+nodes = 3
+[changefeed]
+enable-table-across-nodes = true
+region-threshold = 10
+region-count-per-span = 10
+[[tables]]
+name = "t1"
+rows = 10
+regions = 20
+# 20 regions: two spans from the start.
+[[steps]]
+action = "wait"
+until = { kind = "replication_count", table = "t1", op = "eq", count = 2 }
+timeout_ms = 60000
+[[steps]]
+action = "wait"
+until = { kind = "table_scheduled", table = "t1" }
+timeout_ms = 60000
+[[steps]]
+action = "random_workload"
+duration_ms = 6000
+interval_ms = 2000
+ops = ["ddl_in_flight"]
+[[checks]]
+kind = "sync_diff"
+"#;
+        let scn = crate::scenario::load::parse(std::path::Path::new("t.toml"), src.to_string()).unwrap().scenario;
+        let r = crate::runner::run_on_fresh_thread(&scn, 1, &Default::default(), &Default::default());
+        let held = r.trace.iter().filter(|t| t.event == "block before write ddl").count();
+        let asked = r.trace.iter().filter(|t| t.event == "merge table" || t.event == "move table").count();
+        assert!(held > 0, "no DDL write held");
+        assert!(asked > 0, "no merge or move of the split table");
+        assert_eq!(r.outcome, Outcome::Pass, "{:?}", r.violations);
+    }
+}
