@@ -97,11 +97,107 @@ pub const DEFAULT_SYNC_POINT_RETENTION_MS: u64 = 24 * 60 * 60 * 1000;
 /// see many syncpoints; the protocol does not depend on the interval's length.
 pub const TICDC_MIN_SYNC_POINT_INTERVAL_MS: u64 = 30_000;
 
+/// `consistent.level` values (`pkg/redo/config.go`: `ConsistentLevelNone`,
+/// `ConsistentLevelEventual`).
+pub const CONSISTENT_LEVEL_NONE: &str = "none";
+pub const CONSISTENT_LEVEL_EVENTUAL: &str = "eventual";
+/// `DefaultFlushIntervalInMs`: the redo log flush interval.
+pub const DEFAULT_REDO_FLUSH_INTERVAL_MS: u64 = 2000;
+/// `DefaultMetaFlushIntervalInMs`: the redo meta flush interval.
+pub const DEFAULT_REDO_META_FLUSH_INTERVAL_MS: u64 = 200;
+/// `MinFlushIntervalInMs`: the smallest accepted value of both flush intervals.
+pub const MIN_REDO_FLUSH_INTERVAL_MS: u64 = 50;
+/// `DefaultGCIntervalInMs`: the redo meta's log GC period.
+pub const REDO_GC_INTERVAL_MS: u64 = 5000;
+
+/// `consistent.level`, typed. TiCDC keeps the string and takes any value but `eventual`
+/// as off; the scenario loader refuses unknown strings, so the core needs only these two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConsistentLevel {
+    #[default]
+    None,
+    Eventual,
+}
+impl ConsistentLevel {
+    /// The level a valid `consistent.level` string names ([`is_valid_consistent_level`]).
+    pub fn from_name(s: &str) -> Option<Self> {
+        match s {
+            CONSISTENT_LEVEL_NONE => Some(ConsistentLevel::None),
+            CONSISTENT_LEVEL_EVENTUAL => Some(ConsistentLevel::Eventual),
+            _ => None,
+        }
+    }
+}
+
+/// `consistent` (`pkg/config/consistent.go`): the redo log. Only the keys the scheduling
+/// protocol depends on; storage, encoding, workers and compression are not modelled.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+pub struct ConsistentConfig {
+    /// `none` or `eventual` (redo on).
+    pub level: ConsistentLevel,
+    /// `flush-interval`: how often buffered redo rows are written.
+    pub flush_interval_ms: u64,
+    /// `meta-flush-interval`: how often the redo meta is written.
+    pub meta_flush_interval_ms: u64,
+}
+impl Default for ConsistentConfig {
+    fn default() -> Self {
+        ConsistentConfig {
+            level: ConsistentLevel::None,
+            flush_interval_ms: DEFAULT_REDO_FLUSH_INTERVAL_MS,
+            meta_flush_interval_ms: DEFAULT_REDO_META_FLUSH_INTERVAL_MS,
+        }
+    }
+}
+
+/// `IsValidConsistentLevel`: exactly `none` or `eventual` (case-sensitive).
+pub fn is_valid_consistent_level(level: &str) -> bool {
+    level == CONSISTENT_LEVEL_NONE || level == CONSISTENT_LEVEL_EVENTUAL
+}
+/// `IsConsistentEnabled`: a valid level other than `none`.
+pub fn is_consistent_enabled(level: &str) -> bool {
+    is_valid_consistent_level(level) && level != CONSISTENT_LEVEL_NONE
+}
+
+impl ConsistentConfig {
+    pub fn redo_enabled(&self) -> bool {
+        self.level == ConsistentLevel::Eventual
+    }
+
+    /// `ValidateAndAdjust` for the modelled keys: nothing is checked with redo off; with
+    /// it on, a 0 interval takes its default and one below
+    /// [`MIN_REDO_FLUSH_INTERVAL_MS`] is refused with TiCDC's message.
+    pub fn validate_and_adjust(&mut self) -> Result<(), String> {
+        if !self.redo_enabled() {
+            return Ok(());
+        }
+        for (key, v, default) in [
+            ("flush-interval", &mut self.flush_interval_ms, DEFAULT_REDO_FLUSH_INTERVAL_MS),
+            ("meta-flush-interval", &mut self.meta_flush_interval_ms, DEFAULT_REDO_META_FLUSH_INTERVAL_MS),
+        ] {
+            if *v == 0 {
+                *v = default;
+            }
+            if *v < MIN_REDO_FLUSH_INTERVAL_MS {
+                return Err(format!(
+                    "The consistent.{}:{} must be equal or greater than {}",
+                    key, v, MIN_REDO_FLUSH_INTERVAL_MS
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "kebab-case")]
 pub struct ChangefeedConfig {
     pub scheduler: SchedulerConfig,
     pub sink: SinkConfig,
+    /// `consistent`: redo log settings (default `level = "none"`: no redo).
+    pub consistent: ConsistentConfig,
     /// `enable-sync-point`: every dispatcher receives a syncpoint event at each multiple
     /// of `sync-point-interval` (aligned on the physical time of the TSO), a block event
     /// influencing all tables; the table trigger writes a syncpoint record downstream.
@@ -120,6 +216,7 @@ impl Default for ChangefeedConfig {
         ChangefeedConfig {
             scheduler: SchedulerConfig::default(),
             sink: SinkConfig::default(),
+            consistent: ConsistentConfig::default(),
             enable_sync_point: false,
             sync_point_interval_ms: DEFAULT_SYNC_POINT_INTERVAL_MS,
             sync_point_retention_ms: DEFAULT_SYNC_POINT_RETENTION_MS,
@@ -131,5 +228,72 @@ impl ChangefeedConfig {
     /// The syncpoint interval when syncpoints are on.
     pub fn sync_point_interval(&self) -> Option<u64> {
         (self.enable_sync_point && self.sync_point_interval_ms > 0).then_some(self.sync_point_interval_ms)
+    }
+
+    /// Redo (consistent) mode is on.
+    pub fn redo_enabled(&self) -> bool {
+        self.consistent.redo_enabled()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eventual(flush: u64, meta: u64) -> ConsistentConfig {
+        ConsistentConfig { level: ConsistentLevel::Eventual, flush_interval_ms: flush, meta_flush_interval_ms: meta }
+    }
+
+    /// `sink_test.go` TestConsistentConfig, the level half (storage is not modelled).
+    #[test]
+    fn consistent_levels_and_enablement() {
+        for (level, valid) in [("none", true), ("eventual", true), ("NONE", false), ("", false)] {
+            assert_eq!(is_valid_consistent_level(level), valid, "{level:?}");
+        }
+        for (level, on) in [("invalid-level", false), ("none", false), ("eventual", true)] {
+            assert_eq!(is_consistent_enabled(level), on, "{level:?}");
+        }
+        for level in ["none", "eventual", "NONE", "", "invalid-level"] {
+            assert_eq!(ConsistentLevel::from_name(level).is_some(), is_valid_consistent_level(level), "{level:?}");
+            let on = ConsistentLevel::from_name(level)
+                .is_some_and(|l| ConsistentConfig { level: l, ..Default::default() }.redo_enabled());
+            assert_eq!(on, is_consistent_enabled(level), "{level:?}");
+        }
+        assert!(!ChangefeedConfig::default().redo_enabled());
+        let d = ConsistentConfig::default();
+        assert_eq!((d.level, d.flush_interval_ms, d.meta_flush_interval_ms), (ConsistentLevel::None, 2000, 200));
+    }
+
+    /// `consistent.go` `validateAndAdjust`: zero takes the default, the minimum is 50 ms
+    /// for both intervals, and nothing is checked with redo off.
+    #[test]
+    fn consistent_validate_and_adjust() {
+        let mut c = eventual(0, 0);
+        c.validate_and_adjust().unwrap();
+        assert_eq!((c.flush_interval_ms, c.meta_flush_interval_ms), (2000, 200));
+        let mut c = eventual(50, 50);
+        c.validate_and_adjust().unwrap();
+        assert_eq!((c.flush_interval_ms, c.meta_flush_interval_ms), (50, 50));
+        assert_eq!(
+            eventual(49, 200).validate_and_adjust().unwrap_err(),
+            "The consistent.flush-interval:49 must be equal or greater than 50"
+        );
+        assert_eq!(
+            eventual(2000, 10).validate_and_adjust().unwrap_err(),
+            "The consistent.meta-flush-interval:10 must be equal or greater than 50"
+        );
+        let mut off =
+            ConsistentConfig { level: ConsistentLevel::None, flush_interval_ms: 1, meta_flush_interval_ms: 0 };
+        off.validate_and_adjust().unwrap();
+        assert_eq!((off.flush_interval_ms, off.meta_flush_interval_ms), (1, 0));
+    }
+
+    /// A config serialized before `consistent` existed still parses, with redo off.
+    #[test]
+    fn consistent_defaults_when_absent() {
+        let c: ChangefeedConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(c.consistent, ConsistentConfig::default());
+        let c: ConsistentConfig = serde_json::from_str(r#"{"level": "eventual"}"#).unwrap();
+        assert!(c.redo_enabled());
     }
 }

@@ -40,6 +40,8 @@ pub struct DispatcherConfig {
     pub dispatcher_id: DispatcherId,
     pub schema_id: SchemaId,
     pub skip_dml_as_start_ts: bool,
+    #[serde(default, skip_serializing_if = "Mode::is_default")]
+    pub mode: Mode,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,6 +56,8 @@ pub struct ScheduleDispatcherRequest {
 pub struct MergeDispatcherRequest {
     pub dispatcher_ids: Vec<DispatcherId>,
     pub merged_dispatcher_id: DispatcherId,
+    #[serde(default, skip_serializing_if = "Mode::is_default")]
+    pub mode: Mode,
     pub maintainer_epoch: Epoch,
 }
 
@@ -120,12 +124,16 @@ pub struct TableSpanStatus {
     /// per second (TiCDC: a float32); see [`crate::upstream::TrafficView`].
     #[serde(default)]
     pub event_size_per_second: u64,
+    #[serde(default, skip_serializing_if = "Mode::is_default")]
+    pub mode: Mode,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableSpanBlockStatus {
     pub id: DispatcherId,
     pub state: BlockState,
+    #[serde(default, skip_serializing_if = "Mode::is_default")]
+    pub mode: Mode,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -220,6 +228,8 @@ pub struct BootstrapTableSpan {
     pub state: ComponentState,
     pub checkpoint_ts: Ts,
     pub block_state: Option<BlockState>,
+    #[serde(default, skip_serializing_if = "Mode::is_default")]
+    pub mode: Mode,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -281,12 +291,18 @@ pub enum Message {
         start_ts: Ts,
         table_trigger_event_dispatcher_id: Option<DispatcherId>,
         is_new_changefeed: bool,
+        /// Only for redo, and only to the maintainer's own node.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        table_trigger_redo_dispatcher_id: Option<DispatcherId>,
         maintainer_epoch: Epoch,
     },
     MaintainerPostBootstrapRequest {
         cf: ChangefeedId,
         table_trigger_event_dispatcher_id: DispatcherId,
         schemas: Vec<SchemaInfo>,
+        /// The schemas for the redo table trigger (redo only).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        redo_schemas: Vec<SchemaInfo>,
         maintainer_epoch: Epoch,
     },
     MaintainerCloseRequest {
@@ -307,12 +323,17 @@ pub enum Message {
         cf: ChangefeedId,
         statuses: Vec<DispatcherStatus>,
         maintainer_epoch: Epoch,
+        #[serde(default, skip_serializing_if = "Mode::is_default")]
+        mode: Mode,
     },
     // dispatcher manager -> maintainer
     MaintainerBootstrapResponse {
         cf: ChangefeedId,
         spans: Vec<BootstrapTableSpan>,
         checkpoint_ts: Ts,
+        /// The redo table trigger's start ts on its node; 0 elsewhere and without redo.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        redo_checkpoint_ts: Ts,
         operators: Vec<ScheduleDispatcherRequest>,
         merge_operators: Vec<MergeDispatcherRequest>,
         err: Option<RunningError>,
@@ -333,6 +354,10 @@ pub enum Message {
     HeartBeatRequest {
         cf: ChangefeedId,
         watermark: Watermark,
+        /// `redoWatermark`: `None` when the changefeed has no redo (Go always sends one;
+        /// nothing reads it then).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        redo_watermark: Option<Watermark>,
         statuses: Vec<TableSpanStatus>,
         complete_status: bool,
         err: Option<RunningError>,
@@ -341,6 +366,29 @@ pub enum Message {
     BlockStatusRequest {
         cf: ChangefeedId,
         statuses: Vec<TableSpanBlockStatus>,
+        #[serde(default, skip_serializing_if = "Mode::is_default")]
+        mode: Mode,
+    },
+    // redo (consistent) messages, `heartbeat.proto:84-108`
+    /// Maintainer -> its own node's dispatcher manager: the unflushed redo meta.
+    RedoMetaMessage {
+        cf: ChangefeedId,
+        checkpoint_ts: Ts,
+        resolved_ts: Ts,
+        maintainer_epoch: Epoch,
+    },
+    /// Redo-trigger manager -> maintainer: the flushed redo resolved ts. No epoch field,
+    /// as in TiCDC.
+    RedoResolvedTsProgressMessage {
+        cf: ChangefeedId,
+        resolved_ts: Ts,
+    },
+    /// Maintainer -> every dispatcher manager: the redo resolved ts event dispatchers may
+    /// write up to.
+    RedoResolvedTsForwardMessage {
+        cf: ChangefeedId,
+        resolved_ts: Ts,
+        maintainer_epoch: Epoch,
     },
 }
 
@@ -387,6 +435,9 @@ impl Message {
             MaintainerCloseResponse { .. } => "MaintainerCloseResponse",
             HeartBeatRequest { .. } => "HeartBeatRequest",
             BlockStatusRequest { .. } => "BlockStatusRequest",
+            RedoMetaMessage { .. } => "RedoMetaMessage",
+            RedoResolvedTsProgressMessage { .. } => "RedoResolvedTsProgressMessage",
+            RedoResolvedTsForwardMessage { .. } => "RedoResolvedTsForwardMessage",
         }
     }
 
@@ -402,12 +453,16 @@ impl Message {
             | MaintainerCloseResponse { .. }
             | HeartBeatRequest { .. }
             | BlockStatusRequest { .. } => Topic::MaintainerManager,
+            // `maintainer_manager.go:120-122`.
+            RedoResolvedTsProgressMessage { .. } => Topic::MaintainerManager,
             MaintainerBootstrapRequest { .. }
             | MaintainerPostBootstrapRequest { .. }
             | MaintainerCloseRequest { .. } => Topic::DispatcherManagerManager,
             ScheduleDispatcherRequest { .. } | MergeDispatcherRequest { .. } | HeartBeatResponse { .. } => {
                 Topic::HeartbeatCollector
             }
+            // `heartbeat_collector.go:279-288`.
+            RedoMetaMessage { .. } | RedoResolvedTsForwardMessage { .. } => Topic::HeartbeatCollector,
         }
     }
 
@@ -439,6 +494,10 @@ impl Message {
             // `downstreamadapter/dispatchermanager/heartbeat_collector.go:221` (heartbeats)
             // and `:245` (block statuses).
             HeartBeatRequest { .. } | BlockStatusRequest { .. } => Stream::Command,
+            // `maintainer.go:615, 681` and `dispatcher_manager_redo.go:396`.
+            RedoMetaMessage { .. } | RedoResolvedTsProgressMessage { .. } | RedoResolvedTsForwardMessage { .. } => {
+                Stream::Command
+            }
         }
     }
 
@@ -449,12 +508,18 @@ impl Message {
             MaintainerBootstrapRequest { maintainer_epoch, .. }
             | MaintainerPostBootstrapRequest { maintainer_epoch, .. }
             | MaintainerCloseRequest { maintainer_epoch, .. }
-            | HeartBeatResponse { maintainer_epoch, .. } => Some(*maintainer_epoch),
+            | HeartBeatResponse { maintainer_epoch, .. }
+            | RedoMetaMessage { maintainer_epoch, .. }
+            | RedoResolvedTsForwardMessage { maintainer_epoch, .. } => Some(*maintainer_epoch),
             ScheduleDispatcherRequest { req, .. } => Some(req.maintainer_epoch),
             MergeDispatcherRequest { req, .. } => Some(req.maintainer_epoch),
             _ => None,
         }
     }
+}
+
+fn is_zero(ts: &Ts) -> bool {
+    *ts == 0
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -72,6 +72,33 @@ impl fmt::Display for ChangefeedId {
     }
 }
 
+/// Which pipeline a span, dispatcher or message belongs to (`pkg/common/types.go`:
+/// `DefaultMode = 0`, `RedoMode = 1`). Redo mode exists only with
+/// `consistent.level = "eventual"`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Debug, Default)]
+pub enum Mode {
+    #[default]
+    Default,
+    Redo,
+}
+impl Mode {
+    /// For `skip_serializing_if`: default-mode messages serialize as before redo existed.
+    pub fn is_default(&self) -> bool {
+        *self == Mode::Default
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Default => "default",
+            Mode::Redo => "redo",
+        }
+    }
+}
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// `[start, end)` of one table's key space.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
 pub struct TableSpan {

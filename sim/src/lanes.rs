@@ -89,7 +89,8 @@ impl<K> Default for LagQueues<K> {
 /// What [`LagQueues::admit`] did with a message.
 pub enum Admission {
     /// Nothing lags it: the caller sends it on at once.
-    PassNow(Envelope),
+    /// Boxed: a message is large and most pass at once.
+    PassNow(Box<Envelope>),
     /// Queued; the caller pops the queue at `release`.
     Queued { release: u64 },
 }
@@ -101,7 +102,7 @@ impl<K: Ord + Copy> LagQueues<K> {
     pub fn admit(&mut self, rng: &mut ChaCha8Rng, key: K, now: u64, gen: u64, env: Envelope) -> Admission {
         let backlog = self.queues.get(&key).is_some_and(|q| !q.is_empty());
         if self.prob <= 0.0 && !backlog {
-            return Admission::PassNow(env);
+            return Admission::PassNow(Box::new(env));
         }
         let lag = if self.prob > 0.0 && rng.random_bool(self.prob) {
             let [lo, hi] = self.range_ms;
@@ -112,7 +113,7 @@ impl<K: Ord + Copy> LagQueues<K> {
         };
         let release = (now + lag).max(*self.last.get(&key).unwrap_or(&0));
         if release <= now && !backlog {
-            return Admission::PassNow(env);
+            return Admission::PassNow(Box::new(env));
         }
         self.last.insert(key, release);
         self.queues.entry(key).or_default().push_back((release, gen, env));
@@ -154,6 +155,7 @@ mod tests {
 
     fn boot(epoch: u64, trigger: u64) -> Envelope {
         let msg = Message::MaintainerBootstrapRequest {
+            table_trigger_redo_dispatcher_id: None,
             cf: ChangefeedId("cf".into()),
             config: Default::default(),
             start_ts: 1,

@@ -9,6 +9,8 @@ use core_sched::types::*;
 use core_sched::upstream::*;
 use std::collections::BTreeMap;
 
+#[cfg(test)]
+mod conformance;
 mod partition;
 pub use partition::PTable;
 
@@ -48,6 +50,9 @@ pub struct UTable {
     pub row_bytes: u64,
     /// RENAMEs across databases, in ts order: (ts, the database before it).
     pub moves: Vec<(Ts, SchemaId)>,
+    /// Every name change (RENAME, EXCHANGE PARTITION), in ts order: (ts, the database and
+    /// table names before it).
+    pub renames: Vec<(Ts, String, String)>,
     /// Earlier lives of a recovered table: (created, dropped).
     pub past_lives: Vec<(Ts, Ts)>,
     /// The partitioned table this physical table is a partition of (its name is the
@@ -61,11 +66,37 @@ impl UTable {
         self.moves.iter().find(|(at, _)| *at > ts).map(|(_, old)| *old).unwrap_or(self.schema_id)
     }
 
+    /// The table's database and table names at `ts` (the schema store's table info as of
+    /// that ts, `getTableInfo`).
+    pub fn names_at(&self, ts: Ts) -> (&str, &str) {
+        match self.renames.iter().find(|(at, _, _)| *at > ts) {
+            Some((_, schema, name)) => (schema, name),
+            None => (&self.schema_name, &self.name),
+        }
+    }
+
     /// Whether the table existed at `ts` (created at or before, dropped after), in its
     /// current life or an earlier one (RECOVER TABLE).
     pub fn alive_at(&self, ts: Ts) -> bool {
-        let live = |c: Ts, d: Option<Ts>| c <= ts && d.map(|d| d > ts).unwrap_or(true);
-        live(self.created_ts, self.dropped_ts) || self.past_lives.iter().any(|(c, d)| live(*c, Some(*d)))
+        self.lives().any(|(c, d)| c <= ts && d.map(|d| d > ts).unwrap_or(true))
+    }
+
+    /// Every life of the table: (created, dropped), the current one last.
+    fn lives(&self) -> impl Iterator<Item = (Ts, Option<Ts>)> + '_ {
+        self.past_lives.iter().map(|(c, d)| (*c, Some(*d))).chain(std::iter::once((self.created_ts, self.dropped_ts)))
+    }
+
+    /// A live table that is not a partition of a partitioned table (scenarios and the
+    /// workload name and pick only these).
+    pub fn is_live_normal(&self) -> bool {
+        self.dropped_ts.is_none() && self.logical.is_none()
+    }
+
+    /// Whether a DDL at `ts` sees the table (created before `ts`, dropped at or after it),
+    /// in its current life or an earlier one: the tables a DB/All DDL's `ddl_ts` rows name,
+    /// as the trigger's table schema store held them at `ts`.
+    pub fn seen_by_ddl_at(&self, ts: Ts) -> bool {
+        self.lives().any(|(c, d)| c < ts && d.map(|d| d >= ts).unwrap_or(true))
     }
 
     /// The first drop of the table at or after `ts` (its current life's or an earlier one's).
@@ -87,6 +118,7 @@ impl UTable {
             write_rate: Vec::new(),
             row_bytes: 0,
             moves: Vec::new(),
+            renames: Vec::new(),
             past_lives: Vec::new(),
             logical: None,
         }
@@ -135,6 +167,11 @@ impl Upstream {
     /// Everything at or below this ts is committed and visible to the event service.
     pub fn resolved_ts(&self, now_ms: u64) -> Ts {
         ts_from_ms(now_ms).saturating_sub(1).max(self.last_ts)
+    }
+
+    /// The live normal tables (no partitions), in ID order: what the workload picks from.
+    pub fn live_normal_tables(&self) -> Vec<TableId> {
+        self.tables.values().filter(|t| t.is_live_normal()).map(|t| t.id).collect()
     }
 
     pub fn table_by_name(&self, name: &str) -> Option<&UTable> {
@@ -205,6 +242,11 @@ impl Upstream {
         for t in self.tables.values_mut().filter(|t| t.schema_id == sid && t.dropped_ts.is_none()) {
             t.dropped_ts = Some(ts);
             dropped.push(t.id);
+        }
+        // Its partitioned tables go too (`updateSchemaMetadataForDropSchema` clears their
+        // partition map, persist_storage_ddl_handlers.go:1462-1469): no partition DDL after.
+        for p in self.partitioned.values_mut().filter(|p| p.schema_id == sid && p.dropped_ts.is_none()) {
+            p.dropped_ts = Some(ts);
         }
         let db = InfluencedTables { influence_type: InfluenceType::Db, table_ids: vec![], schema_id: sid };
         self.ddls.push(DdlEvent {
@@ -389,7 +431,7 @@ impl Upstream {
         p.map(|p| p.id).or_else(|| {
             self.tables
                 .values()
-                .find(|t| t.schema_id == schema_id && t.name == name && t.dropped_ts.is_none() && t.logical.is_none())
+                .find(|t| t.schema_id == schema_id && t.name == name && t.is_live_normal())
                 .map(|t| t.id)
         })
     }
@@ -415,6 +457,7 @@ impl Upstream {
                 t.moves.push((ts, old));
                 changes.push(SchemaIdChange { table_id: pid, old_schema_id: old, new_schema_id: sid });
             }
+            t.renames.push((ts, std::mem::take(&mut t.schema_name), std::mem::take(&mut t.name)));
             t.schema_id = sid;
             t.schema_name = schema.into();
             t.name = name.into();
@@ -744,7 +787,10 @@ impl SchemaView for Upstream {
         self.tables
             .values()
             .filter(|t| t.alive_at(ts))
-            .map(|t| TableInfo { schema_id: t.schema_at(ts), ..self.info(t) })
+            .map(|t| {
+                let (schema, name) = t.names_at(ts);
+                TableInfo { schema_id: t.schema_at(ts), schema_name: schema.into(), name: name.into(), ..self.info(t) }
+            })
             .collect()
     }
     fn ddl_history(&self, from: Ts, to: Ts) -> Vec<DdlEvent> {

@@ -191,6 +191,14 @@ fn a_fix_is_shown_in_the_report_and_json() {
 }
 
 #[test]
+fn redo_mode_is_refused_as_bad_input() {
+    let d = temp_dir();
+    let p = write(&d, "redo.toml", &format!("{MINIMAL}[changefeed]\nconsistent-level = \"eventual\"\n"));
+    let err = assert_bad_input(&run(&["scenario", p.to_str().unwrap(), "--seed", "1"]));
+    assert!(err.contains("redo.toml:10: changefeed.consistent-level") && err.contains("not yet supported"), "{err}");
+}
+
+#[test]
 fn missing_scenario_file() {
     let p = temp_dir().join("does_not_exist.toml");
     let err = assert_bad_input(&run(&["scenario", p.to_str().unwrap(), "--seed", "1"]));

@@ -348,15 +348,20 @@ fn swarm_draws_session_loss_as_a_family_and_a_seed_without_it_keeps_its_workload
     assert!(text.contains(r#", "session_loss","#), "swarm lists the op");
     let s: Scenario = toml::from_str(&text).unwrap();
     let without: Scenario = toml::from_str(&text.replace(r#", "session_loss","#, ",")).unwrap();
-    let family = |r: &RunResult, v: bool| {
-        r.config.iter().any(|l| l.starts_with("swarm families") && l.contains(&format!("\"session_loss\": {}", v)))
+    let has = |r: &RunResult, name: &str, v: bool| {
+        r.config.iter().any(|l| l.starts_with("swarm families") && l.contains(&format!("\"{}\": {}", name, v)))
     };
+    let family = |r: &RunResult, v: bool| has(r, "session_loss", v);
     let lost = |r: &RunResult| r.trace.iter().filter(|t| t.event == "capture session lost").count();
     let runs: Vec<(u64, RunResult)> = (0..12).map(|seed| (seed, run(&s, seed, Bugs::none()))).collect();
     let (_, on) = runs.iter().find(|(_, r)| family(r, true)).expect("some seed in 0..12 draws session loss");
     assert!(lost(on) > 0, "the family on: captures lose their session");
     assert_eq!(on.outcome, Outcome::Pass, "{:?}", on.violations);
-    let (seed, off) = runs.iter().find(|(_, r)| family(r, false)).expect("some seed in 0..12 does not");
+    // `coordinator.loss` loses the coordinator's session too: off as well.
+    let (seed, off) = runs
+        .iter()
+        .find(|(_, r)| family(r, false) && has(r, "coordinator.loss", false))
+        .expect("some seed in 0..12 draws neither");
     assert_eq!(lost(off), 0);
     // The family off: the run is the one of the swarm without the op (only the recorded
     // step, which names the op list, differs).

@@ -46,6 +46,15 @@ points! {
     MaintainerCloseSend = "maintainer.close_send", Must, "a cascade-removing maintainer sent (or resent) close requests";
     MaintainerOperatorFinished = "maintainer.operator_finished", Must, "the operator controller finalized a finished operator";
     MaintainerFinishedOnRemovedNode = "maintainer.finished_on_removed_node", May("only with the candidate fix finished-move-checks-node"), "a finished operator bound its span to a removed node; the candidate fix marks it absent";
+    MaintainerRedoPipeline = "maintainer.redo_pipeline", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "a maintainer of a redo changefeed built its redo controllers and redo table trigger";
+    MaintainerRedoWatermarkStored = "maintainer.redo_watermark_stored", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "a heartbeat's redo watermark replaced the node's stored one";
+    MaintainerRedoWithoutRedo = "maintainer.redo_without_redo", May("a redo status or block status reaches only a redo changefeed's maintainer"), "a redo-mode status or block status reached a maintainer without redo and was dropped";
+    MaintainerRedoProgressStale = "maintainer.redo_progress_stale", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "a redo progress message did not raise the redo resolved ts";
+    MaintainerRedoProgressForwarded = "maintainer.redo_progress_forwarded", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "a higher redo resolved ts was forwarded to every node (onRedoPersisted)";
+    MaintainerRemoveRedoTrigger = "maintainer.remove_redo_trigger", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "a non-cascade remove removes the redo table trigger too";
+    RedoMetaBeforeBootstrap = "redo_meta.before_bootstrap", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "the redo meta round ran before the bootstrap finished and did nothing";
+    RedoMetaUnchanged = "redo_meta.unchanged", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "the redo meta round moved neither the redo meta checkpoint nor its resolved ts";
+    RedoMetaSent = "redo_meta.sent", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "the redo meta round raised the redo meta and sent it to the redo trigger's manager";
     MaintainerFollowUpOperator = "maintainer.follow_up_operator", Must, "a finished operator admitted a follow-up (a split or merge continuation)";
     BalanceAlreadyBalanced = "balance.already_balanced", Must, "the balance scheduler found the default group balanced";
     BalanceMoved = "balance.moved", Must, "the balance scheduler admitted moves";
@@ -78,12 +87,15 @@ points! {
     CheckpointAdvanced = "checkpoint.advanced", Must, "the committed checkpoint advanced";
     CheckpointHeld = "checkpoint.held", Must, "the computed checkpoint was not above the committed one (it never regresses)";
     ApiMoveTableBusy = "api.move_table_busy", Must, "a MoveTable API call found spans with running operators";
+    ApiRedoWithoutRedo = "api.redo_without_redo", May("redo mode: no scenario step names a mode yet; core unit tests reach it"), "a table API call in redo mode on a changefeed without redo did nothing";
     ApiMoveTable = "api.move_table", Must, "the MoveTable API was called";
     ApiSplitTable = "api.split_table", Must, "the SplitTable API was called";
     ApiMergeTable = "api.merge_table", Must, "the MergeTable API was called";
     ApiMergeTableMovesFirst = "api.merge_table_moves_first", Must, "a MergeTable API call first moved a span next to its neighbour";
     BootstrapFinishStart = "bootstrap.finish", Must, "every bootstrap response arrived and FinishBootstrap ran";
     BootstrapNoTriggerStartTs = "bootstrap.no_trigger_start_ts", May("needs every response to lack a trigger start ts; the trigger node answers with one unless it failed to create the trigger"), "no response carried the trigger start ts: the bootstrap fails";
+    BootstrapNoRedoTriggerStartTs = "bootstrap.no_redo_trigger_start_ts", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "no response carried the redo trigger start ts: the bootstrap fails";
+    BootstrapRedoPipeline = "bootstrap.redo_pipeline", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "FinishBootstrap rebuilt the redo controllers from the redo spans, operators and merges";
     BootstrapLoadTablesFailed = "bootstrap.load_tables_failed", Must, "loading the tables at the start ts failed (GC fast fail): the bootstrap retries later";
     BootstrapRestoreCreateDropped = "bootstrap.restore_create_dropped_table", Gap("the same maintainer re-bootstrapping a node whose manager kept its requests; managers report only the current owner in-flight requests (dispatcher_orchestrator.go:923-941)"), "a reported in-flight Create of a dropped table is skipped";
     BootstrapRestoreCreateAlreadyReported = "bootstrap.restore_create_reported", Gap("the same maintainer re-bootstrapping a node whose manager kept its requests"), "a reported in-flight Create whose dispatcher is reported too is not restored";
@@ -112,6 +124,7 @@ points! {
     BootstrapUnknownWorkingIgnored = "bootstrap.unknown_working_ignored", May("only with the bug ignore-unknown-working-table"), "a working table missing from the snapshot is ignored (the historical bug)";
     BootstrapUnknownWorkingAdopted = "bootstrap.unknown_working_adopted", Must, "a working table created after the start ts is adopted";
     BootstrapUnknownWorkingCleanup = "bootstrap.unknown_working_cleanup", Must, "a working dispatcher of an unknown table got a cleanup Remove";
+    BootstrapUnknownWorkingOlderLife = "bootstrap.unknown_working_older_life", May("needs a Working dispatcher of a table dropped before the start ts whose remove never finished, and the table recovered after it"), "a working dispatcher below the DDL that re-added its table is from an earlier life: cleanup Remove, not adoption";
     BarrierRebuildWaiting = "barrier.rebuild_waiting", Must, "a bootstrap rebuilt a barrier event from a WAITING block state";
     BarrierRebuildWriting = "barrier.rebuild_writing", Gap("a maintainer move while a dispatcher is writing a block event"), "a bootstrap rebuilt a barrier event from a WRITING block state (its writer chosen)";
     BarrierRebuildDone = "barrier.rebuild_done", Gap("a maintainer move between a writer DONE and the Pass"), "a bootstrap rebuilt a barrier event from a DONE block state";
@@ -313,6 +326,7 @@ points! {
     DispatcherIgnoredResend = "dispatcher.ignored_resend", Must, "an ignored-status notice triggered a fast WAITING resend";
     DispatcherIgnoredDeferred = "dispatcher.ignored_deferred", Must, "an ignored-status notice inside the resend window deferred the resend";
     DispatcherIgnoredMismatch = "dispatcher.ignored_mismatch", Must, "an ignored-status notice did not match the pending event";
+    DmRedoMessageIgnored = "dm.redo_message_ignored", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands, so no maintainer sends redo messages"), "a redo meta or redo resolved-ts forward message reached a manager and was ignored (redo handlers not modelled yet)";
     OrchDropFenced = "orch.drop_fenced", Must, "a message reached a fenced or closing orchestrator and was dropped";
     OrchQueuedWhileCreating = "orch.queued_while_creating", Must, "a control message waited behind a delayed manager creation";
     OrchDropWhileCreating = "orch.drop_while_creating", Must, "a message was dropped while its manager was being created";

@@ -215,6 +215,7 @@ impl Dispatcher {
 
     pub fn status(&self) -> TableSpanStatus {
         TableSpanStatus {
+            mode: Mode::Default,
             id: self.id,
             state: self.state,
             checkpoint_ts: self.checkpoint_ts(),

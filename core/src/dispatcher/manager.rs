@@ -390,6 +390,12 @@ impl DispatcherManager {
                 }
                 None
             }
+            // The redo meta and forward handlers are not modelled yet (no redo trigger or
+            // redo meta exists); only a redo changefeed's maintainer sends these.
+            Message::RedoMetaMessage { .. } | Message::RedoResolvedTsForwardMessage { .. } => {
+                hit(P::DmRedoMessageIgnored);
+                None
+            }
             _ => None,
         }
     }
@@ -595,7 +601,13 @@ impl DispatcherManager {
                 let seq = self.seq;
                 self.send_status_change(
                     ctx,
-                    TableSpanStatus { id, state: ComponentState::Stopped, checkpoint_ts: 0, event_size_per_second: 0 },
+                    TableSpanStatus {
+                        mode: Mode::Default,
+                        id,
+                        state: ComponentState::Stopped,
+                        checkpoint_ts: 0,
+                        event_size_per_second: 0,
+                    },
                     seq,
                 );
             }
@@ -605,6 +617,7 @@ impl DispatcherManager {
     /// A bootstrap response that carries only an error (`handleDispatcherError`).
     fn bootstrap_error(&self, epoch: Epoch, code: ErrorCode, message: String) -> Message {
         Message::MaintainerBootstrapResponse {
+            redo_checkpoint_ts: 0,
             cf: self.cf.clone(),
             spans: vec![],
             checkpoint_ts: 0,
@@ -840,6 +853,7 @@ impl DispatcherManager {
             // leaves the map, exactly as TiCDC reports it. The cleanup intent of such a
             // dispatcher travels only in the operator journal below.
             .map(|d| BootstrapTableSpan {
+                mode: Mode::Default,
                 id: d.id,
                 schema_id: d.schema_id,
                 span: d.span,
@@ -874,6 +888,7 @@ impl DispatcherManager {
         let merge_operators = self.merge_operator_map.values().map(|(r, _, _)| r.clone()).collect();
         let checkpoint_ts = self.trigger_id.and_then(|t| self.dispatchers.get(&t)).map(|d| d.start_ts).unwrap_or(0);
         Message::MaintainerBootstrapResponse {
+            redo_checkpoint_ts: 0,
             cf: self.cf.clone(),
             spans,
             checkpoint_ts,
@@ -1558,7 +1573,11 @@ impl DispatcherManager {
             self.send_status_change(ctx, st, seq);
         }
         if !fx.block_statuses.is_empty() {
-            let statuses = fx.block_statuses.into_iter().map(|state| TableSpanBlockStatus { id, state }).collect();
+            let statuses = fx
+                .block_statuses
+                .into_iter()
+                .map(|state| TableSpanBlockStatus { mode: Mode::Default, id, state })
+                .collect();
             self.send_block_statuses(ctx, statuses);
         }
     }
@@ -1797,6 +1816,7 @@ impl DispatcherManager {
                     ctx.send(
                         to,
                         Message::HeartBeatRequest {
+                            redo_watermark: None,
                             cf: self.cf.clone(),
                             watermark: Watermark::default(),
                             statuses: vec![],
@@ -1837,6 +1857,7 @@ impl DispatcherManager {
                 ],
             );
             statuses.push(TableSpanStatus {
+                mode: Mode::Default,
                 id,
                 state: ComponentState::Stopped,
                 checkpoint_ts: d.checkpoint_ts(),
@@ -1875,7 +1896,14 @@ impl DispatcherManager {
         let Some(to) = self.report_target() else { return };
         ctx.send(
             to,
-            Message::HeartBeatRequest { cf: self.cf.clone(), watermark: wm, statuses, complete_status: complete, err },
+            Message::HeartBeatRequest {
+                redo_watermark: None,
+                cf: self.cf.clone(),
+                watermark: wm,
+                statuses,
+                complete_status: complete,
+                err,
+            },
         );
     }
 
@@ -1897,7 +1925,7 @@ impl DispatcherManager {
             let mut v = Vec::new();
             d.resend_block_statuses(ctx.now_ms, &mut v);
             for state in v {
-                resend.push(TableSpanBlockStatus { id: d.id, state });
+                resend.push(TableSpanBlockStatus { mode: Mode::Default, id: d.id, state });
             }
         }
         if !resend.is_empty() {
@@ -1930,7 +1958,7 @@ impl DispatcherManager {
             return;
         }
         let to = self.maintainer_id;
-        ctx.send(to, Message::BlockStatusRequest { cf: self.cf.clone(), statuses });
+        ctx.send(to, Message::BlockStatusRequest { mode: Mode::Default, cf: self.cf.clone(), statuses });
     }
 
     /// The status collector's window closed: its batch goes out (see
@@ -2067,6 +2095,7 @@ impl DispatcherManager {
             ctx.send(
                 to,
                 Message::HeartBeatRequest {
+                    redo_watermark: None,
                     cf: self.cf.clone(),
                     watermark: wm,
                     statuses,

@@ -155,7 +155,9 @@ impl DispatcherOrchestrator {
             | Message::MaintainerCloseRequest { cf, .. }
             | Message::ScheduleDispatcherRequest { cf, .. }
             | Message::MergeDispatcherRequest { cf, .. }
-            | Message::HeartBeatResponse { cf, .. } => Some(cf),
+            | Message::HeartBeatResponse { cf, .. }
+            | Message::RedoMetaMessage { cf, .. }
+            | Message::RedoResolvedTsForwardMessage { cf, .. } => Some(cf),
             _ => None,
         }
     }

@@ -120,6 +120,8 @@ pub struct Barrier {
     pub finished: Vec<EventKey>,
     /// Failed assertions, moved out by the maintainer ([`crate::assertions`]).
     pub failed: crate::assertions::Failures,
+    /// Stamped on its `HeartBeatResponse`s (`NewBarrier(.., mode)`).
+    pub mode: Mode,
 }
 
 fn ack(ts: Ts, sp: bool, id: DispatcherId) -> DispatcherStatus {

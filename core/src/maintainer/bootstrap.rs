@@ -17,9 +17,12 @@ impl Maintainer {
         // 1. startTs = max of the responses' trigger start ts: the schema snapshot's ts
         //    (`determineStartTs`). With a MySQL sink it can be above the start checkpoint
         //    (the trigger's ddl_ts row); spans created here still start at the checkpoint.
+        //    The redo start ts is the largest redo trigger start ts (redo only).
         let mut start_ts = 0;
+        let mut redo_start_ts = 0;
         for (n, r) in &responses {
-            if let Message::MaintainerBootstrapResponse { checkpoint_ts, spans, .. } = r {
+            if let Message::MaintainerBootstrapResponse { checkpoint_ts, spans, redo_checkpoint_ts, .. } = r {
+                redo_start_ts = redo_start_ts.max(*redo_checkpoint_ts);
                 self.trace(
                     ctx,
                     "handle bootstrap response",
@@ -42,32 +45,101 @@ impl Maintainer {
             );
             return;
         }
-        let ddl_id = self.sc.ddl_span_id;
-        if let Some(d) = self.sc.get_mut(&ddl_id) {
+        if self.redo_pipe.is_some() && redo_start_ts == 0 {
+            hit(P::BootstrapNoRedoTriggerStartTs);
+            self.trace(ctx, "bootstrap failed: no redo table trigger start ts", vec![]);
+            self.handle_error(
+                ctx,
+                ErrorCode::InitTableTriggerDispatcherFailed,
+                "ErrChangefeedInitTableTriggerDispatcherFailed".into(),
+            );
+            return;
+        }
+        let ddl_id = self.pipe.sc.ddl_span_id;
+        if let Some(d) = self.pipe.sc.get_mut(&ddl_id) {
             d.checkpoint_ts = start_ts;
         }
-        // 2. Tables as of startTs (`loadTables`). On failure nothing else has changed: the
-        //    responses stay with the bootstrapper and a later round (a node joining) runs
-        //    this again from the start.
-        let tables = match schema.get_all_physical_tables(start_ts) {
-            Ok(t) => t,
+        if let Some(r) = self.redo_pipe.as_mut() {
+            let id = r.sc.ddl_span_id;
+            if let Some(d) = r.sc.get_mut(&id) {
+                d.checkpoint_ts = redo_start_ts;
+            }
+        }
+        // 2. Tables as of startTs (`loadTables`), and as of the redo start ts. On failure
+        //    nothing else has changed: the responses stay with the bootstrapper and a later
+        //    round (a node joining) runs this again from the start.
+        let Some(tables) = self.load_bootstrap_tables(ctx, schema, start_ts) else { return };
+        let redo_tables = match self.redo_pipe.is_some() {
+            true => match self.load_bootstrap_tables(ctx, schema, redo_start_ts) {
+                Some(t) => Some(t),
+                None => return,
+            },
+            false => None,
+        };
+        // 3-6 per mode, each over its own spans, operators and merges.
+        self.bootstrap_pipeline(ctx, schema, &responses_of_mode(&responses, Mode::Default), start_ts, &tables);
+        if let Some(redo_tables) = redo_tables {
+            hit(P::BootstrapRedoPipeline);
+            let redo_responses = responses_of_mode(&responses, Mode::Redo);
+            self.in_mode(Mode::Redo, |m| {
+                m.bootstrap_pipeline(ctx, schema, &redo_responses, redo_start_ts, &redo_tables)
+            });
+        }
+        self.state = MaintainerState::Working;
+        self.bootstrapped = true;
+        self.trace(
+            ctx,
+            "maintainer bootstrap finished",
+            vec![
+                ("start_ts", start_ts.to_string()),
+                ("tables", tables.len().to_string()),
+                ("tasks", self.pipe.sc.tasks.len().to_string()),
+            ],
+        );
+        self.send_post_bootstrap(ctx, schema);
+    }
+
+    /// `loadTables` at `ts`; a failure is the changefeed's error and `None`.
+    fn load_bootstrap_tables(
+        &mut self,
+        ctx: &mut Ctx,
+        schema: &dyn SchemaView,
+        ts: Ts,
+    ) -> Option<Vec<crate::upstream::TableInfo>> {
+        match schema.get_all_physical_tables(ts) {
+            Ok(t) => Some(t),
             Err(e) => {
                 hit(P::BootstrapLoadTablesFailed);
                 self.trace(
                     ctx,
                     "load table from scheme store failed",
-                    vec![("start_ts", start_ts.to_string()), ("error", e.to_string())],
+                    vec![("start_ts", ts.to_string()), ("error", e.to_string())],
                 );
                 self.handle_error(ctx, e.code(), e.to_string());
-                return;
+                None
             }
-        };
+        }
+    }
+
+    /// Steps 3-6 of `FinishBootstrap` for the active pipeline (`buildTaskInfo`, the merge
+    /// restore, `handleRemainingWorkingTasks` and `initializeComponents` of one mode):
+    /// `responses` hold only this mode's spans, operators and merges, and `start_ts` and
+    /// `tables` are this mode's trigger start ts and snapshot.
+    fn bootstrap_pipeline(
+        &mut self,
+        ctx: &mut Ctx,
+        schema: &dyn SchemaView,
+        responses: &[(NodeId, Message)],
+        start_ts: Ts,
+        tables: &[crate::upstream::TableInfo],
+    ) {
+        let ddl_id = self.pipe.sc.ddl_span_id;
         let table_set: BTreeMap<TableId, &crate::upstream::TableInfo> =
             tables.iter().map(|t| (t.table_id, t)).collect();
         // 3. Working task map: every reported span, by table.
         let mut working: BTreeMap<TableId, Vec<SpanReplication>> = BTreeMap::new();
         let mut node_spans: BTreeMap<NodeId, BTreeMap<DispatcherId, BootstrapTableSpan>> = BTreeMap::new();
-        for (n, r) in &responses {
+        for (n, r) in responses {
             let Message::MaintainerBootstrapResponse { spans, .. } = r else { continue };
             for s in spans {
                 node_spans.entry(*n).or_default().insert(s.id, s.clone());
@@ -100,7 +172,7 @@ impl Maintainer {
         }
         // 3b. Restore in-flight schedule requests (§4.3).
         let mut restored_ops: Vec<Operator> = Vec::new();
-        for (n, r) in &responses {
+        for (n, r) in responses {
             let Message::MaintainerBootstrapResponse { operators, .. } = r else { continue };
             for req in operators {
                 let id = req.config.dispatcher_id;
@@ -116,11 +188,11 @@ impl Maintainer {
                             );
                             continue;
                         }
-                        if reported.is_some() || self.sc.get(&id).map(|t| t.node.is_some()).unwrap_or(false) {
+                        if reported.is_some() || self.pipe.sc.get(&id).map(|t| t.node.is_some()).unwrap_or(false) {
                             hit(P::BootstrapRestoreCreateAlreadyReported);
                             continue;
                         }
-                        self.sc.insert(SpanReplication {
+                        self.pipe.sc.insert(SpanReplication {
                             id,
                             span: req.config.span,
                             schema_id: req.config.schema_id,
@@ -146,12 +218,12 @@ impl Maintainer {
                     ScheduleAction::Remove => {
                         let Some(rep) = reported else { continue };
                         hit(P::BootstrapRestoreRemove);
-                        if self.sc.get(&id).is_none() {
+                        if self.pipe.sc.get(&id).is_none() {
                             // Take it out of the working map: the remove operator owns it now.
                             if let Some(v) = working.get_mut(&rep.span.table_id) {
                                 v.retain(|s| s.id != id);
                             }
-                            self.sc.insert(SpanReplication {
+                            self.pipe.sc.insert(SpanReplication {
                                 id,
                                 span: rep.span,
                                 schema_id: rep.schema_id,
@@ -176,7 +248,7 @@ impl Maintainer {
                         // maintainer/maintainer_controller_bootstrap.go:1147-1153).
                         if !table_set.contains_key(&rep.span.table_id) && req.operator_type == OperatorType::Remove {
                             hit(P::BootstrapRestoreRemoveDroppedTable);
-                            self.sc.remove(&id);
+                            self.pipe.sc.remove(&id);
                         }
                         hit(match post {
                             RemovePostFinish::MarkAbsent => P::BootstrapRestoreRemoveOfMoveOrSplit,
@@ -203,17 +275,17 @@ impl Maintainer {
             }
         }
         // 3c. Overlaps no operator or merge evidence explains (`removeUnexpectedBootstrapOverlaps`).
-        self.remove_unexpected_overlaps(ctx, &responses, &node_spans, &table_set, &mut working, &mut restored_ops);
+        self.remove_unexpected_overlaps(ctx, responses, &node_spans, &table_set, &mut working, &mut restored_ops);
         // 4. Tables of the snapshot: adopt working spans, fill holes, or add new.
         let region_of = |t: TableId| schema.region_count(t);
         let mut to_fill: Vec<(TableId, SchemaId)> = Vec::new();
-        for t in &tables {
+        for t in tables {
             let spans = working.remove(&t.table_id);
             hit(P::BootstrapAdoptWorkingTable);
-            if spans.is_some() || self.sc.is_table_exists(t.table_id) {
+            if spans.is_some() || self.pipe.sc.is_table_exists(t.table_id) {
                 for s in spans.unwrap_or_default() {
-                    if self.sc.get(&s.id).is_none() {
-                        self.sc.insert(s);
+                    if self.pipe.sc.get(&s.id).is_none() {
+                        self.pipe.sc.insert(s);
                     }
                 }
                 to_fill.push((t.table_id, t.schema_id));
@@ -223,7 +295,7 @@ impl Maintainer {
                 let ids = {
                     let rng = &mut *ctx.rng;
                     let mut new_id = || new_id_from(rng);
-                    self.sc.add_new_table(t, self.start_checkpoint, regions, &mut new_id)
+                    self.pipe.sc.add_new_table(t, self.start_checkpoint, regions, &mut new_id)
                 };
                 if ids.len() > 1 {
                     hit(P::BootstrapNewTableSplit);
@@ -241,7 +313,7 @@ impl Maintainer {
         }
         // 4b. Merges from the merge journals (§4.4), before leftovers are judged.
         let mut merges = Vec::new();
-        self.restore_merge_operators(ctx, &responses, &node_spans, &table_set, &mut restored_ops, &mut merges);
+        self.restore_merge_operators(ctx, responses, &node_spans, &table_set, &mut restored_ops, &mut merges);
         // 4c. Holes of the snapshot's tables, once the merge targets are tasks: TiCDC adopts a
         //    reported merge target with the working spans before it looks for holes, so an
         //    abortable target is coverage until its cleanup Remove repairs the range
@@ -254,19 +326,19 @@ impl Maintainer {
         // 5. Working tables that are not in the snapshot.
         self.handle_remaining_working_tasks(ctx, working, start_ts, schema, &mut restored_ops);
         // 6. Barrier from block states, then operators, then working.
-        self.barrier.rebuild(&self.sc);
+        self.pipe.barrier.rebuild(&self.pipe.sc);
         for op in restored_ops {
             let d = op.describe();
             // A Remove restored for a dropped table has no task any more (removed above):
             // it only drives the runtime cleanup, so it is admitted without the task
             // check, as the barrier's drop path admits its removes.
-            let admitted = match self.oc.admission_check(&op.id(), &self.sc) {
+            let admitted = match self.pipe.oc.admission_check(&op.id(), &self.pipe.sc) {
                 Err(AdmitError::NoTask) if matches!(op, Operator::Remove(_)) => {
                     hit(P::BootstrapRestoredRemoveWithoutTask);
-                    self.oc.admission_insert(op, &mut self.sc, &self.alive, ctx.now_ms);
+                    self.pipe.oc.admission_insert(op, &mut self.pipe.sc, &self.alive, ctx.now_ms);
                     Ok(())
                 }
-                _ => self.oc.add_operator(op, &mut self.sc, &self.alive, ctx.now_ms),
+                _ => self.pipe.oc.add_operator(op, &mut self.pipe.sc, &self.alive, ctx.now_ms),
             };
             match admitted {
                 Ok(()) => self.trace(ctx, "add operator", vec![("operator", d)]),
@@ -281,8 +353,14 @@ impl Maintainer {
             }
         }
         for (sources, merged, n, committed) in merges {
-            let table = self.sc.get(&merged).map(|r| r.span.table_id).unwrap_or_default();
-            match self.oc.add_restored_merge_operator(sources.clone(), merged, &mut self.sc, &self.alive, ctx.now_ms) {
+            let table = self.pipe.sc.get(&merged).map(|r| r.span.table_id).unwrap_or_default();
+            match self.pipe.oc.add_restored_merge_operator(
+                sources.clone(),
+                merged,
+                &mut self.pipe.sc,
+                &self.alive,
+                ctx.now_ms,
+            ) {
                 Ok(()) => {
                     hit(P::BootstrapRestoreMerge);
                     self.trace(
@@ -304,23 +382,11 @@ impl Maintainer {
                         vec![("dispatcher", merged.to_string()), ("reason", e)],
                     );
                     if let Some(op) = self.reconcile_unrestorable_merge(merged, n, committed, &sources) {
-                        let _ = self.oc.add_operator(op, &mut self.sc, &self.alive, ctx.now_ms);
+                        let _ = self.pipe.oc.add_operator(op, &mut self.pipe.sc, &self.alive, ctx.now_ms);
                     }
                 }
             }
         }
-        self.state = MaintainerState::Working;
-        self.bootstrapped = true;
-        self.trace(
-            ctx,
-            "maintainer bootstrap finished",
-            vec![
-                ("start_ts", start_ts.to_string()),
-                ("tables", tables.len().to_string()),
-                ("tasks", self.sc.tasks.len().to_string()),
-            ],
-        );
-        self.send_post_bootstrap(ctx, schema);
     }
 
     /// `restoreCurrentMergeOperators` (§4.4): rebuild each journaled merge. Sources
@@ -357,7 +423,7 @@ impl Maintainer {
                     if sources.contains(id) {
                         continue;
                     }
-                    if let Some(t) = self.sc.get(id) {
+                    if let Some(t) = self.pipe.sc.get(id) {
                         if !table_set.contains_key(&t.span.table_id) {
                             skip = true;
                             break;
@@ -371,7 +437,7 @@ impl Maintainer {
                                 skip = true;
                                 break;
                             }
-                            self.sc.insert(SpanReplication {
+                            self.pipe.sc.insert(SpanReplication {
                                 id: *id,
                                 span: b.span,
                                 schema_id: b.schema_id,
@@ -394,7 +460,7 @@ impl Maintainer {
                 if skip || minfo.as_ref().map(|m| !table_set.contains_key(&m.span.table_id)).unwrap_or(false) {
                     hit(P::BootstrapMergeJournalDroppedTable);
                     for id in created {
-                        self.sc.remove(&id);
+                        self.pipe.sc.remove(&id);
                     }
                     continue;
                 }
@@ -417,7 +483,7 @@ impl Maintainer {
                 if let Some(m) = minfo.as_ref().filter(|m| m.state == ComponentState::Working) {
                     self.ensure_merged_task(merged, *n, m, ReplicaState::Replicating);
                     for s in &sources {
-                        self.sc.remove(s);
+                        self.pipe.sc.remove(s);
                     }
                     hit(P::BootstrapMergeAlreadyFinished);
                     self.trace(
@@ -435,17 +501,18 @@ impl Maintainer {
                         }
                     } else {
                         for id in created {
-                            self.sc.remove(&id);
+                            self.pipe.sc.remove(&id);
                         }
                     }
                     continue;
                 }
-                sources.sort_by_key(|s| self.sc.get(s).map(|r| r.span.start).unwrap_or(0));
-                if self.sc.get(&merged).is_none() {
+                sources.sort_by_key(|s| self.pipe.sc.get(s).map(|r| r.span.start).unwrap_or(0));
+                if self.pipe.sc.get(&merged).is_none() {
                     match &minfo {
                         Some(m) => self.ensure_merged_task(merged, *n, m, ReplicaState::Scheduling),
                         None => {
-                            let reps: Vec<&SpanReplication> = sources.iter().filter_map(|s| self.sc.get(s)).collect();
+                            let reps: Vec<&SpanReplication> =
+                                sources.iter().filter_map(|s| self.pipe.sc.get(s)).collect();
                             let span = TableSpan {
                                 table_id: reps[0].span.table_id,
                                 start: reps[0].span.start,
@@ -453,7 +520,7 @@ impl Maintainer {
                             };
                             let cp = reps.iter().map(|r| r.checkpoint_ts).min().unwrap_or(1);
                             let schema_id = reps[0].schema_id;
-                            self.sc.insert(SpanReplication {
+                            self.pipe.sc.insert(SpanReplication {
                                 id: merged,
                                 span,
                                 schema_id,
@@ -510,8 +577,8 @@ impl Maintainer {
                         && c.span.start < e.span.end
                         && !has_op.contains(&e.id)
                         && !has_op.contains(&c.id)
-                        && !self.oc.has(&e.id)
-                        && !self.oc.has(&c.id)
+                        && !self.pipe.oc.has(&e.id)
+                        && !self.pipe.oc.has(&c.id)
                         && !related(e.id, c.id)
                         && !waiting_merge_covered(e, &c)
                         && !waiting_merge_covered(&c, e)
@@ -533,8 +600,8 @@ impl Maintainer {
                     ],
                 );
                 let (id, span, schema_id) = (c.id, c.span, c.schema_id);
-                if self.sc.get(&id).is_none() {
-                    self.sc.insert(c);
+                if self.pipe.sc.get(&id).is_none() {
+                    self.pipe.sc.insert(c);
                 }
                 ops.push(Operator::Remove(RemoveDispatcherOperator::new(
                     id,
@@ -549,9 +616,9 @@ impl Maintainer {
     }
 
     fn ensure_merged_task(&mut self, merged: DispatcherId, n: NodeId, m: &BootstrapTableSpan, state: ReplicaState) {
-        match self.sc.get_mut(&merged) {
+        match self.pipe.sc.get_mut(&merged) {
             Some(t) => t.state = state,
-            None => self.sc.insert(SpanReplication {
+            None => self.pipe.sc.insert(SpanReplication {
                 id: merged,
                 span: m.span,
                 schema_id: m.schema_id,
@@ -595,13 +662,13 @@ impl Maintainer {
         committed: bool,
         sources: &[DispatcherId],
     ) -> Option<Operator> {
-        let span = self.sc.get(&merged)?.span;
+        let span = self.pipe.sc.get(&merged)?.span;
         if committed {
             hit(P::BootstrapMergeReconcileCommitted);
-            self.sc.mark_replicating(&merged);
+            self.pipe.sc.mark_replicating(&merged);
             for s in sources {
                 if *s != merged {
-                    self.sc.remove(s);
+                    self.pipe.sc.remove(s);
                 }
             }
             return None;
@@ -609,7 +676,7 @@ impl Maintainer {
         // `addBootstrapCleanupOperator`: once stopped, the range is repaired
         // (maintainer/maintainer_controller_bootstrap.go:731-765).
         hit(P::BootstrapMergeReconcileAbort);
-        let schema_id = self.sc.get(&merged)?.schema_id;
+        let schema_id = self.pipe.sc.get(&merged)?.schema_id;
         Some(Operator::Remove(RemoveDispatcherOperator::new(
             merged,
             span,
@@ -620,11 +687,11 @@ impl Maintainer {
     }
 
     fn fill_holes(&mut self, ctx: &mut Ctx, table: TableId, schema_id: SchemaId, start_ts: Ts) {
-        let spans: Vec<TableSpan> = self.sc.tasks_of_table(table).iter().map(|r| r.span).collect();
+        let spans: Vec<TableSpan> = self.pipe.sc.tasks_of_table(table).iter().map(|r| r.span).collect();
         for h in find_holes(table, &spans) {
             hit(P::BootstrapHoleFilled);
             let id = ctx.new_dispatcher_id();
-            self.sc.insert(SpanReplication {
+            self.pipe.sc.insert(SpanReplication {
                 id,
                 span: h,
                 schema_id,
@@ -653,8 +720,9 @@ impl Maintainer {
     /// the replayed DROP removes the adopted tasks like any other. Adoption was chosen
     /// over removal because removal leaves a window where the table has no task at all
     /// and nothing would re-add it once the replayed CREATE has been skipped.
-    /// A dispatcher whose table has no adding DDL in the history (it cannot be valid)
-    /// gets a cleanup Remove operator, keeping its task as coverage until it stops.
+    /// A dispatcher whose table has no adding DDL in the history (it cannot be valid), or
+    /// whose checkpoint is below that DDL (an earlier life of the table ID), gets a
+    /// cleanup Remove operator, keeping its task as coverage until it stops.
     fn handle_remaining_working_tasks(
         &mut self,
         ctx: &mut Ctx,
@@ -691,6 +759,16 @@ impl Maintainer {
             }
             // Any DDL that adds the table: CREATE TABLE(S), TRUNCATE, RECOVER, partition DDLs.
             let adder = history.iter().find(|d| d.need_added_tables.iter().any(|t| t.table_id == table));
+            // A dispatcher the adding DDL created starts at its commit ts; one below it is
+            // left from an earlier life of the table ID (dropped before the start ts, then
+            // recovered after it) and must not be adopted into the new one.
+            let adder = adder.filter(|d| {
+                let same_life = spans.iter().all(|s| s.checkpoint_ts >= d.commit_ts);
+                if !same_life {
+                    hit(P::BootstrapUnknownWorkingOlderLife);
+                }
+                same_life
+            });
             match adder {
                 Some(ddl) => {
                     hit(P::BootstrapUnknownWorkingAdopted);
@@ -706,8 +784,8 @@ impl Maintainer {
                                 ("create_ts", ddl.commit_ts.to_string()),
                             ],
                         );
-                        if self.sc.get(&s.id).is_none() {
-                            self.sc.insert(s);
+                        if self.pipe.sc.get(&s.id).is_none() {
+                            self.pipe.sc.insert(s);
                         }
                     }
                     let cp = ddl.commit_ts;
@@ -722,7 +800,7 @@ impl Maintainer {
                             vec![("table", table.to_string()), ("dispatcher", s.id.to_string())],
                         );
                         let (id, span, node) = (s.id, s.span, s.node.unwrap_or(self.node));
-                        self.sc.insert(s);
+                        self.pipe.sc.insert(s);
                         ops.push(Operator::Remove(RemoveDispatcherOperator::new(
                             id,
                             span,
@@ -741,6 +819,20 @@ impl Maintainer {
 /// (source, target) pairs of every merge journal whose target is reported in a merge-target
 /// state and whose sources (two or more, distinct, WaitingMerge, of the target's table) are
 /// consecutive and exactly span the target.
+/// The responses with only `mode`'s spans, in-flight operators and merge journals
+/// (`buildWorkingTaskMap` and the restores skip other modes' entries).
+fn responses_of_mode(responses: &[(NodeId, Message)], mode: Mode) -> Vec<(NodeId, Message)> {
+    let mut out = responses.to_vec();
+    for (_, r) in &mut out {
+        if let Message::MaintainerBootstrapResponse { spans, operators, merge_operators, .. } = r {
+            spans.retain(|s| s.mode == mode);
+            operators.retain(|o| o.config.mode == mode);
+            merge_operators.retain(|m| m.mode == mode);
+        }
+    }
+    out
+}
+
 fn merge_evidence(
     responses: &[(NodeId, Message)],
     node_spans: &BTreeMap<NodeId, BTreeMap<DispatcherId, BootstrapTableSpan>>,

@@ -34,6 +34,7 @@ impl MaintainerManager {
             | Message::MaintainerCloseResponse { cf, .. }
             | Message::HeartBeatRequest { cf, .. }
             | Message::BlockStatusRequest { cf, .. }
+            | Message::RedoResolvedTsProgressMessage { cf, .. }
             | Message::CheckpointTsMessage { cf, .. } => Some(cf),
             _ => None,
         }

@@ -9,11 +9,17 @@
 //! [`Maintainer::run_balance_scheduler`] (checker-scheduler task: balance and split-group
 //! balance, [`split_balance`]), [`Maintainer::calc_checkpoint`]
 //! (checkpoint goroutine) and the API handlers (`api_move_table`, `api_split_table`).
+//!
+//! With redo (`consistent.level = "eventual"`) the per-mode state is twice, in
+//! [`Pipeline`]s, and [`Maintainer::in_mode`] runs the same code over the redo one; the
+//! redo entry points are [`Maintainer::run_redo_meta`] (1 s), [`Maintainer::execute_redo_operators`]
+//! and [`Maintainer::run_redo_basic_scheduler`].
 
 pub mod barrier;
 pub mod bootstrap;
 pub mod manager;
 pub mod operator;
+pub mod pipeline;
 pub mod scheduler;
 pub mod span_controller;
 pub mod split_balance;
@@ -25,11 +31,12 @@ use crate::effects::*;
 use crate::messages::*;
 use crate::types::*;
 use crate::upstream::SchemaView;
-use barrier::{Barrier, BarrierCtx, BarrierFixes, BarrierOut};
+use barrier::{BarrierCtx, BarrierFixes, BarrierOut};
 use operator::{
     MoveDispatcherOperator, Operator, OperatorController, RemoveDispatcherOperator, RemovePostFinish,
     SplitDispatcherOperator,
 };
+pub use pipeline::Pipeline;
 use span_controller::{ReplicaState, SpanController};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -70,9 +77,16 @@ pub struct Maintainer {
     pub is_new: bool,
     pub state: MaintainerState,
     pub alive: BTreeSet<NodeId>,
-    pub sc: SpanController,
-    pub oc: OperatorController,
-    pub barrier: Barrier,
+    /// The default mode's controllers, or the redo ones while [`Self::in_mode`] runs redo.
+    pub pipe: Pipeline,
+    /// The redo mode's controllers (redo on only), swapped with `pipe` by [`Self::in_mode`].
+    pub redo_pipe: Option<Pipeline>,
+    /// `redoMetaTs`: the (checkpoint, resolved) last sent to the redo trigger's manager,
+    /// each raised only (both start at the changefeed checkpoint).
+    pub redo_meta_ts: (Ts, Ts),
+    /// `redoResolvedTs`: the highest flushed redo resolved ts a redo trigger reported,
+    /// forwarded to every node.
+    pub redo_resolved_ts: Ts,
     pub bootstrap_responses: BTreeMap<NodeId, Option<Message>>,
     /// The bootstrapper's `allNodesReady`: every tracked node has answered and the
     /// responses were handed to `FinishBootstrap` once. A failed `FinishBootstrap` keeps
@@ -84,24 +98,13 @@ pub struct Maintainer {
     /// TiCDC's `initialized`: set when the bootstrap finished (see [`Self::initialized`]).
     pub bootstrapped: bool,
     post_bootstrap_last_sent: u64,
-    pub node_watermarks: BTreeMap<NodeId, Watermark>,
-    pub committed_checkpoint: Ts,
     pub errors: Vec<RunningError>,
     pub cascade: bool,
     pub removed_feed: bool,
     pub close_pending: BTreeSet<NodeId>,
     close_last_sent: u64,
-    /// Admissions that passed the check and wait for their insert step (bug mode).
-    pub pending_admissions: Vec<Operator>,
-    /// `nextCheckTime` of the balance scheduler.
-    pub next_balance_check_ms: u64,
-    /// The region count refresher's counts (default-group spans it tracks) and the time
-    /// of its last full refresh.
-    pub region_counts: BTreeMap<DispatcherId, u64>,
+    /// The time of the region count refresher's last full refresh.
     pub region_refresh_ms: u64,
-    /// The default-group split checker's traffic state per whole-table span
-    /// (`spanSplitStatus.trafficScore`, `latestTraffic`).
-    pub default_traffic: BTreeMap<DispatcherId, DefaultSpanTraffic>,
     /// Nodes that joined after bootstrap and have not answered their bootstrap request
     /// yet (the bootstrapper keeps resending to them).
     pub late_bootstrap: BTreeSet<NodeId>,
@@ -161,6 +164,16 @@ impl Maintainer {
         let mut sc = SpanController::new(ddl_id, ctx.node, checkpoint, config.scheduler.clone());
         sc.ignore_pending_block_start_ts = ctx.bug(Bug::IgnorePendingBlockStartTs);
         let oc = OperatorController::with_batch_size(config.scheduler.add_table_batch_size);
+        // The redo table trigger: its own ID, drawn after the event trigger's and only
+        // with redo, Working on this node and never scheduled (maintainer.go:187-192).
+        let redo_pipe = config.redo_enabled().then(|| {
+            hit(P::MaintainerRedoPipeline);
+            let redo_ddl_id = ctx.new_dispatcher_id();
+            let mut sc = SpanController::new(redo_ddl_id, ctx.node, checkpoint, config.scheduler.clone());
+            sc.ignore_pending_block_start_ts = ctx.bug(Bug::IgnorePendingBlockStartTs);
+            let oc = OperatorController::with_batch_size(config.scheduler.add_table_batch_size);
+            Pipeline::new(Mode::Redo, sc, oc, checkpoint)
+        });
         let m = Maintainer {
             cf,
             node: ctx.node,
@@ -170,36 +183,51 @@ impl Maintainer {
             is_new,
             state: MaintainerState::Bootstrapping,
             alive: alive.clone(),
-            sc,
-            oc,
-            barrier: Barrier::default(),
+            pipe: Pipeline::new(Mode::Default, sc, oc, checkpoint),
+            redo_pipe,
+            redo_meta_ts: (checkpoint, checkpoint),
+            redo_resolved_ts: checkpoint,
             bootstrap_responses: BTreeMap::new(),
             all_nodes_ready: false,
             bootstrap_last_sent: BTreeMap::new(),
             post_bootstrap_done: false,
             bootstrapped: false,
             post_bootstrap_last_sent: 0,
-            node_watermarks: BTreeMap::new(),
             pending_heartbeats: Default::default(),
-            committed_checkpoint: checkpoint,
             errors: Vec::new(),
             cascade: false,
             removed_feed: false,
             close_pending: BTreeSet::new(),
             close_last_sent: 0,
-            pending_admissions: Vec::new(),
-            next_balance_check_ms: 0,
-            region_counts: BTreeMap::new(),
             region_refresh_ms: ctx.now_ms,
-            default_traffic: BTreeMap::new(),
             late_bootstrap: BTreeSet::new(),
         };
-        m.trace(
-            ctx,
-            "maintainer created",
-            vec![("checkpoint_ts", checkpoint.to_string()), ("table_trigger", ddl_id.to_string())],
-        );
+        let mut fields = vec![("checkpoint_ts", checkpoint.to_string()), ("table_trigger", ddl_id.to_string())];
+        if let Some(r) = &m.redo_pipe {
+            fields.push(("redo_table_trigger", r.sc.ddl_span_id.to_string()));
+        }
+        m.trace(ctx, "maintainer created", fields);
         m
+    }
+
+    /// Run `f` with `mode`'s controllers as `self.pipe` (TiCDC's `getSpanController(mode)`
+    /// and the like): for redo, `pipe` and `redo_pipe` are swapped for the call and
+    /// swapped back, so code over "the active pipeline" serves both modes. `None` (and
+    /// `f` not run): redo mode on a changefeed without redo. Calls do not nest.
+    pub fn in_mode<R>(&mut self, mode: Mode, f: impl FnOnce(&mut Self) -> R) -> Option<R> {
+        debug_assert_eq!(self.pipe.mode, Mode::Default, "in_mode does not nest");
+        match mode {
+            Mode::Default => Some(f(self)),
+            Mode::Redo => {
+                let mut other = self.redo_pipe.take()?;
+                std::mem::swap(&mut self.pipe, &mut other);
+                let r = f(self);
+                std::mem::swap(&mut self.pipe, &mut other);
+                debug_assert!(self.pipe.mode == Mode::Default && other.mode == Mode::Redo && self.redo_pipe.is_none());
+                self.redo_pipe = Some(other);
+                Some(r)
+            }
+        }
     }
 
     /// A maintainer added by the coordinator: it bootstraps every alive node at once
@@ -232,9 +260,11 @@ impl Maintainer {
     /// Move the failed assertions of the controllers and the barrier (which have no
     /// [`Ctx`]) into `ctx`; the caller runs it after each entry point.
     pub fn flush_assertions(&mut self, ctx: &mut Ctx) {
-        self.oc.failed.drain_into(ctx.out);
-        self.sc.failed.drain_into(ctx.out);
-        self.barrier.failed.drain_into(ctx.out);
+        for p in std::iter::once(&mut self.pipe).chain(self.redo_pipe.as_mut()) {
+            p.oc.failed.drain_into(ctx.out);
+            p.sc.failed.drain_into(ctx.out);
+            p.barrier.failed.drain_into(ctx.out);
+        }
     }
 
     pub fn trace(&self, ctx: &mut Ctx, kind: &'static str, mut fields: Vec<(&'static str, String)>) {
@@ -248,10 +278,15 @@ impl Maintainer {
         ctx.send(
             n,
             Message::MaintainerBootstrapRequest {
+                table_trigger_redo_dispatcher_id: if own {
+                    self.redo_pipe.as_ref().map(|r| r.sc.ddl_span_id)
+                } else {
+                    None
+                },
                 cf: self.cf.clone(),
                 config: self.config.clone(),
                 start_ts: self.start_checkpoint,
-                table_trigger_event_dispatcher_id: if own { Some(self.sc.ddl_span_id) } else { None },
+                table_trigger_event_dispatcher_id: if own { Some(self.pipe.sc.ddl_span_id) } else { None },
                 is_new_changefeed: own && self.is_new,
                 maintainer_epoch: self.epoch,
             },
@@ -272,7 +307,7 @@ impl Maintainer {
     pub fn status(&mut self) -> MaintainerStatus {
         MaintainerStatus {
             changefeed: self.cf.clone(),
-            checkpoint_ts: self.committed_checkpoint,
+            checkpoint_ts: self.pipe.committed_checkpoint,
             bootstrap_done: self.bootstrapped,
             errors: std::mem::take(&mut self.errors),
             maintainer_epoch: self.epoch,
@@ -369,7 +404,7 @@ impl Maintainer {
                 self.maybe_stopped(ctx);
             }
             Message::MaintainerCloseResponse { .. } => {}
-            Message::HeartBeatRequest { watermark, statuses, err, complete_status, .. } => {
+            Message::HeartBeatRequest { watermark, redo_watermark, statuses, err, complete_status, .. } => {
                 // `onHeartbeatRequest` ignores heartbeats until the maintainer is
                 // bootstrapped (`initialized` is set when the bootstrap finishes, before the
                 // post-bootstrap response: that one only stops the resends).
@@ -406,7 +441,7 @@ impl Maintainer {
                 // (maintainer/maintainer.go:916-919). The statuses follow as a step of their
                 // own (`HandleStatus` under the controllers' locks, :948-963): the checkpoint
                 // goroutine may run in between.
-                let e = self.node_watermarks.entry(from).or_default();
+                let e = self.pipe.node_watermarks.entry(from).or_default();
                 let before = *e;
                 if watermark.seq > e.seq
                     || (watermark.seq == e.seq && watermark.checkpoint_ts > e.checkpoint_ts)
@@ -417,6 +452,9 @@ impl Maintainer {
                 }
                 let after = *e;
                 self.assert_watermark_kept(ctx, from, before, after);
+                if let (Some(w), Some(r)) = (redo_watermark, self.redo_pipe.as_mut()) {
+                    store_redo_watermark(&mut r.node_watermarks, from, w);
+                }
                 hit(P::MaintainerHeartbeatFirstHalf);
                 ctx.observe(Observation::HeartbeatWatermarkStored {
                     cf: self.cf.clone(),
@@ -431,34 +469,84 @@ impl Maintainer {
                     self.drain_heartbeat_statuses(ctx);
                 }
             }
-            Message::BlockStatusRequest { statuses, .. } => {
+            Message::BlockStatusRequest { statuses, mode, .. } => {
                 if !self.initialized() || self.state == MaintainerState::Removing {
                     hit(P::MaintainerBlockStatusDropped);
                     return;
                 }
-                let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
-                let fixes = BarrierFixes::from_ctx(ctx);
-                let mut out = BarrierOut::default();
-                {
-                    let now = ctx.now_ms;
-                    let rng = &mut *ctx.rng;
-                    let mut new_id = || new_id_from(rng);
-                    let mut bc = BarrierCtx {
-                        sc: &mut self.sc,
-                        oc: &mut self.oc,
-                        schema,
-                        alive: &self.alive,
-                        now,
-                        accept_nonowner,
-                        fixes,
-                        new_id: &mut new_id,
-                    };
-                    self.barrier.handle_request(from, &statuses, &mut bc, &mut out);
+                // To the barrier of the request's mode (maintainer.go:1006-1022).
+                if mode == Mode::Default {
+                    self.handle_block_statuses(ctx, from, &statuses, schema);
+                } else if self.in_mode(mode, |m| m.handle_block_statuses(ctx, from, &statuses, schema)).is_none() {
+                    hit(P::MaintainerRedoWithoutRedo);
                 }
-                self.emit_barrier(ctx, out);
             }
+            Message::RedoResolvedTsProgressMessage { resolved_ts, .. } => self.on_redo_persisted(ctx, resolved_ts),
             _ => {}
         }
+    }
+
+    /// `onRedoPersisted` (maintainer.go:602-617): a higher flushed redo resolved ts is
+    /// forwarded to every node the bootstrapper tracks. No epoch or `initialized` check.
+    fn on_redo_persisted(&mut self, ctx: &mut Ctx, resolved_ts: Ts) {
+        if resolved_ts <= self.redo_resolved_ts {
+            hit(P::MaintainerRedoProgressStale);
+            return;
+        }
+        hit(P::MaintainerRedoProgressForwarded);
+        self.redo_resolved_ts = resolved_ts;
+        for n in self.alive.clone() {
+            ctx.send(
+                n,
+                Message::RedoResolvedTsForwardMessage {
+                    cf: self.cf.clone(),
+                    resolved_ts,
+                    maintainer_epoch: self.epoch,
+                },
+            );
+        }
+    }
+
+    /// The active pipeline's barrier takes a block-status request (`Barrier.HandleStatus`).
+    fn handle_block_statuses(
+        &mut self,
+        ctx: &mut Ctx,
+        from: NodeId,
+        statuses: &[TableSpanBlockStatus],
+        schema: &dyn SchemaView,
+    ) {
+        self.run_barrier(ctx, schema, |barrier, bc, out| barrier.handle_request(from, statuses, bc, out));
+    }
+
+    /// Run one call of the active pipeline's barrier with its context (the pipeline's span
+    /// and operator controllers, the schema, liveness, the bug and fix switches), then emit
+    /// what it produced.
+    fn run_barrier(
+        &mut self,
+        ctx: &mut Ctx,
+        schema: &dyn SchemaView,
+        f: impl FnOnce(&mut barrier::Barrier, &mut BarrierCtx, &mut BarrierOut),
+    ) {
+        let mut out = BarrierOut::default();
+        {
+            let now = ctx.now_ms;
+            let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
+            let fixes = BarrierFixes::from_ctx(ctx);
+            let rng = &mut *ctx.rng;
+            let mut new_id = || new_id_from(rng);
+            let mut bc = BarrierCtx {
+                sc: &mut self.pipe.sc,
+                oc: &mut self.pipe.oc,
+                schema,
+                alive: &self.alive,
+                now,
+                accept_nonowner,
+                fixes,
+                new_id: &mut new_id,
+            };
+            f(&mut self.pipe.barrier, &mut bc, &mut out);
+        }
+        self.emit_barrier(ctx, out);
     }
 
     /// `maintainer.watermark_no_regress` over one update of `from`'s stored watermark.
@@ -486,7 +574,12 @@ impl Maintainer {
             from: hb.from,
         });
         for st in hb.statuses {
-            self.handle_status(ctx, hb.from, &st, hb.complete);
+            // `HandleStatus` routes by the status's mode (maintainer_controller.go:214-216).
+            if st.mode == Mode::Default {
+                self.handle_status(ctx, hb.from, &st, hb.complete);
+            } else if self.in_mode(st.mode, |m| m.handle_status(ctx, hb.from, &st, hb.complete)).is_none() {
+                hit(P::MaintainerRedoWithoutRedo);
+            }
         }
     }
 
@@ -497,11 +590,11 @@ impl Maintainer {
         }
     }
 
-    fn emit_barrier(&mut self, ctx: &mut Ctx, out: BarrierOut) {
+    pub(crate) fn emit_barrier(&mut self, ctx: &mut Ctx, out: BarrierOut) {
         for (k, v) in out.notes {
             self.trace(ctx, k, vec![("detail", v)]);
         }
-        for (ts, sp) in std::mem::take(&mut self.barrier.finished) {
+        for (ts, sp) in std::mem::take(&mut self.pipe.barrier.finished) {
             ctx.observe(Observation::BarrierEventDone {
                 cf: self.cf.clone(),
                 maintainer_epoch: self.epoch,
@@ -511,7 +604,15 @@ impl Maintainer {
             self.trace(ctx, "barrier event done", vec![("commit_ts", ts.to_string()), ("sync_point", sp.to_string())]);
         }
         for (n, statuses) in out.responses {
-            ctx.send(n, Message::HeartBeatResponse { cf: self.cf.clone(), statuses, maintainer_epoch: self.epoch });
+            ctx.send(
+                n,
+                Message::HeartBeatResponse {
+                    mode: self.pipe.barrier.mode,
+                    cf: self.cf.clone(),
+                    statuses,
+                    maintainer_epoch: self.epoch,
+                },
+            );
         }
     }
 
@@ -521,18 +622,20 @@ impl Maintainer {
     /// sample for the checker (the split-group checker, or the default group's for a
     /// whole-table span).
     fn handle_status(&mut self, ctx: &mut Ctx, from: NodeId, st: &TableSpanStatus, complete: bool) {
-        self.oc.update_operator_status(&st.id, from, st, &mut self.sc);
+        self.pipe.oc.update_operator_status(&st.id, from, st, &mut self.pipe.sc);
         let removing = self.state == MaintainerState::Removing;
-        match self.sc.get(&st.id).map(|r| r.node) {
+        match self.pipe.sc.get(&st.id).map(|r| r.node) {
             None => {
-                if st.state == ComponentState::Working && !self.oc.has(&st.id) && !removing {
+                if st.state == ComponentState::Working && !self.pipe.oc.has(&st.id) && !removing {
                     hit(P::MaintainerStatusUnknownDispatcherRemoved);
                     self.trace(
                         ctx,
                         "no span found, remove it",
                         vec![("dispatcher", st.id.to_string()), ("node", from.to_string())],
                     );
-                    let req = operator::remove_request(st.id, TableSpan::default(), OperatorType::Remove, self.epoch);
+                    let mut req =
+                        operator::remove_request(st.id, TableSpan::default(), OperatorType::Remove, self.epoch);
+                    req.config.mode = st.mode;
                     ctx.send(from, Message::ScheduleDispatcherRequest { cf: self.cf.clone(), req });
                 }
             }
@@ -541,28 +644,29 @@ impl Maintainer {
                     hit(P::MaintainerStatusWrongNode);
                     return; // nodeID not match
                 }
-                self.sc.update_status(&st.id, st);
+                self.pipe.sc.update_status(&st.id, st);
                 if st.state == ComponentState::Working {
                     debug_assert!(complete || st.event_size_per_second == 0);
                     let wt = self.config.scheduler.write_key_threshold;
-                    self.sc.update_split_status(&st.id, st.event_size_per_second, wt);
+                    self.pipe.sc.update_split_status(&st.id, st.event_size_per_second, wt);
                     let default_group =
-                        self.sc.get(&st.id).is_some_and(|r| r.group() == span_controller::GroupId::Default);
-                    if st.event_size_per_second != 0 && default_group && st.id != self.sc.ddl_span_id {
-                        self.default_traffic.entry(st.id).or_default().sample(st.event_size_per_second, wt);
+                        self.pipe.sc.get(&st.id).is_some_and(|r| r.group() == span_controller::GroupId::Default);
+                    if st.event_size_per_second != 0 && default_group && st.id != self.pipe.sc.ddl_span_id {
+                        self.pipe.default_traffic.entry(st.id).or_default().sample(st.event_size_per_second, wt);
                     }
                 }
                 if matches!(st.state, ComponentState::Stopped | ComponentState::Removed)
-                    && !self.oc.has(&st.id)
+                    && !self.pipe.oc.has(&st.id)
                     && !removing
-                    && st.id != self.sc.ddl_span_id
+                    && st.id != self.pipe.sc.ddl_span_id
                 {
                     // A terminal span inside a Replicating span of its table (a merge source left
                     // over after a failover) is obsolete: it goes instead of being placed again
                     // (`removeTerminalSpanCoveredByMergedSpan`, maintainer/maintainer_controller.go:290-336).
-                    let span = self.sc.get(&st.id).map(|r| r.span);
+                    let span = self.pipe.sc.get(&st.id).map(|r| r.span);
                     let covering = span.and_then(|sp| {
-                        self.sc
+                        self.pipe
+                            .sc
                             .tasks_of_table(sp.table_id)
                             .into_iter()
                             .find(|c| {
@@ -580,7 +684,7 @@ impl Maintainer {
                             "remove terminal span covered by merged span",
                             vec![("dispatcher", st.id.to_string()), ("covering", c.to_string())],
                         );
-                        self.sc.remove(&st.id);
+                        self.pipe.sc.remove(&st.id);
                         return;
                     }
                     hit(P::MaintainerStoppedWithoutOperator);
@@ -589,7 +693,7 @@ impl Maintainer {
                         "dispatcher stopped without operator, mark absent",
                         vec![("dispatcher", st.id.to_string())],
                     );
-                    self.sc.mark_absent(&st.id);
+                    self.pipe.sc.mark_absent(&st.id);
                 }
             }
         }
@@ -624,27 +728,9 @@ impl Maintainer {
                     hit(P::MaintainerPostBootstrapResend);
                     self.send_post_bootstrap(ctx, schema);
                 }
-                let mut out = BarrierOut::default();
-                {
-                    let now = ctx.now_ms;
-                    let accept_nonowner = ctx.bug(Bug::AcceptNonownerBlockStatus);
-                    let fixes = BarrierFixes::from_ctx(ctx);
-                    let rng = &mut *ctx.rng;
-                    let mut new_id = || new_id_from(rng);
-                    let mut bc = BarrierCtx {
-                        sc: &mut self.sc,
-                        oc: &mut self.oc,
-                        schema,
-                        alive: &self.alive,
-                        now,
-                        accept_nonowner,
-                        fixes,
-                        new_id: &mut new_id,
-                    };
-                    hit(P::MaintainerBarrierTick);
-                    self.barrier.resend(&mut bc, &mut out);
-                }
-                self.emit_barrier(ctx, out);
+                // The redo barrier resends first (maintainer.go:1205-1212).
+                self.in_mode(Mode::Redo, |m| m.resend_barrier(ctx, schema));
+                self.resend_barrier(ctx, schema);
             }
             MaintainerState::Removing => {
                 if self.cascade && ctx.now_ms >= self.close_last_sent + MAINTAINER_TICK_MS * 5 {
@@ -668,27 +754,76 @@ impl Maintainer {
         }
     }
 
+    /// The active pipeline's barrier resends its pending actions (`Barrier.Resend`).
+    fn resend_barrier(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
+        self.run_barrier(ctx, schema, |barrier, bc, out| {
+            hit(P::MaintainerBarrierTick);
+            barrier.resend(bc, out);
+        });
+    }
+
     fn send_post_bootstrap(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
         self.post_bootstrap_last_sent = ctx.now_ms;
-        let mut schemas: BTreeMap<SchemaId, SchemaInfo> = BTreeMap::new();
-        for t in schema.tables_at(self.sc.get(&self.sc.ddl_span_id).map(|r| r.checkpoint_ts).unwrap_or(0)) {
-            schemas
-                .entry(t.schema_id)
-                .or_insert_with(|| SchemaInfo {
-                    schema_id: t.schema_id,
-                    schema_name: t.schema_name.clone(),
-                    tables: vec![],
-                })
-                .tables
-                .push((t.table_id, t.name.clone()));
-        }
+        let schemas = schema_infos(&self.pipe, schema);
+        // The redo trigger's schemas, at its own start ts (`RedoSchemas`).
+        let redo_schemas = self.redo_pipe.as_ref().map(|r| schema_infos(r, schema)).unwrap_or_default();
         let me = self.node;
         ctx.send(
             me,
             Message::MaintainerPostBootstrapRequest {
+                redo_schemas,
                 cf: self.cf.clone(),
-                table_trigger_event_dispatcher_id: self.sc.ddl_span_id,
-                schemas: schemas.into_values().collect(),
+                table_trigger_event_dispatcher_id: self.pipe.sc.ddl_span_id,
+                schemas,
+                maintainer_epoch: self.epoch,
+            },
+        );
+    }
+
+    /// Operator controller task of the redo mode, a task of its own (§3): the redo
+    /// operators' [`Self::execute_operators`]. Nothing without redo.
+    pub fn execute_redo_operators(&mut self, ctx: &mut Ctx) {
+        self.in_mode(Mode::Redo, |m| m.execute_operators(ctx));
+    }
+
+    /// The redo basic scheduler, a task of its own. Nothing without redo.
+    pub fn run_redo_basic_scheduler(&mut self, ctx: &mut Ctx) {
+        self.in_mode(Mode::Redo, |m| m.run_basic_scheduler(ctx));
+    }
+
+    /// One round of `handleRedoMetaTsMessage` (maintainer.go:639-692, every 1 s): the redo
+    /// checkpoint R (the checkpoint round over the redo controllers and redo watermarks)
+    /// becomes the redo controllers' committed checkpoint, the meta's resolved ts is
+    /// raised to R and its checkpoint to the event checkpoint; if either moved, the meta
+    /// goes to this node's manager (the redo trigger's). Nothing without redo or before
+    /// the bootstrap.
+    pub fn run_redo_meta(&mut self, ctx: &mut Ctx) {
+        if self.redo_pipe.is_none() || self.state == MaintainerState::Stopped {
+            return;
+        }
+        if !self.initialized() {
+            hit(P::RedoMetaBeforeBootstrap);
+            return;
+        }
+        let redo_cp = self.in_mode(Mode::Redo, |m| m.checkpoint_round().0).flatten();
+        let (mut cp, mut rs) = self.redo_meta_ts;
+        if let Some(r) = redo_cp.filter(|r| *r > rs) {
+            rs = r;
+        }
+        cp = cp.max(self.pipe.committed_checkpoint);
+        if (cp, rs) == self.redo_meta_ts {
+            hit(P::RedoMetaUnchanged);
+            return;
+        }
+        hit(P::RedoMetaSent);
+        self.redo_meta_ts = (cp, rs);
+        let me = self.node;
+        ctx.send(
+            me,
+            Message::RedoMetaMessage {
+                cf: self.cf.clone(),
+                checkpoint_ts: cp,
+                resolved_ts: rs,
                 maintainer_epoch: self.epoch,
             },
         );
@@ -700,11 +835,11 @@ impl Maintainer {
             return;
         }
         let now = ctx.now_ms;
-        self.sc.ignore_pending_block_start_ts = ctx.bug(Bug::IgnorePendingBlockStartTs);
+        self.pipe.sc.ignore_pending_block_start_ts = ctx.bug(Bug::IgnorePendingBlockStartTs);
         let (msgs, finished, follow) = {
             let rng = &mut *ctx.rng;
             let mut new_id = || new_id_from(rng);
-            self.oc.execute(&mut self.sc, &self.alive, now, self.epoch, &mut new_id)
+            self.pipe.oc.execute(&mut self.pipe.sc, &self.alive, now, self.epoch, &mut new_id)
         };
         let recheck_node = ctx.fix(crate::bugs::Fix::FinishedMoveChecksNode);
         for (op, _) in finished {
@@ -719,11 +854,12 @@ impl Maintainer {
             // done had the operator still been running.
             if recheck_node {
                 let id = op.id();
-                if let Some(n) = self.sc.get(&id).filter(|t| t.state == ReplicaState::Replicating).and_then(|t| t.node)
+                if let Some(n) =
+                    self.pipe.sc.get(&id).filter(|t| t.state == ReplicaState::Replicating).and_then(|t| t.node)
                 {
                     if !self.alive.contains(&n) {
                         hit(P::MaintainerFinishedOnRemovedNode);
-                        self.sc.mark_absent(&id);
+                        self.pipe.sc.mark_absent(&id);
                         self.trace(
                             ctx,
                             "finished operator bound a removed node, mark absent",
@@ -744,7 +880,7 @@ impl Maintainer {
                     operator::OpRequest::Schedule(r) => r.config.dispatcher_id,
                     operator::OpRequest::Merge(r) => r.merged_dispatcher_id,
                 };
-                let allowed = self.oc.quiesce_except.as_ref().is_some_and(|a| a.contains(&id));
+                let allowed = self.pipe.oc.quiesce_except.as_ref().is_some_and(|a| a.contains(&id));
                 ctx.always(crate::assertions::Assertion::MaintainerRemovingSendsNoSchedule, allowed, || {
                     format!("changefeed={} dispatcher={} to={} request={:?}", self.cf, id, n, req)
                 });
@@ -763,9 +899,9 @@ impl Maintainer {
         if !self.initialized() || self.state == MaintainerState::Removing {
             return;
         }
-        let available = self.config.scheduler.add_table_batch_size.saturating_sub(self.oc.size());
+        let available = self.config.scheduler.add_table_batch_size.saturating_sub(self.pipe.oc.size());
         let ops = scheduler::basic_schedule(
-            &self.sc,
+            &self.pipe.sc,
             &self.alive,
             available,
             self.config.scheduler.scheduling_task_count_per_node,
@@ -792,8 +928,18 @@ impl Maintainer {
         if !self.initialized() || self.state == MaintainerState::Removing {
             return;
         }
-        self.refresh_region_counts(ctx.now_ms, schema);
-        if ctx.now_ms < self.next_balance_check_ms {
+        // One region count refresher serves both modes: one full-refresh decision a round.
+        let full = self.region_refresh_due(ctx.now_ms);
+        self.balance_round(ctx, schema, full);
+        // The redo balance schedulers share the checker loop; they run after the default
+        // ones (the order row 22 fixes), each with its own next check time.
+        self.in_mode(Mode::Redo, |m| m.balance_round(ctx, schema, full));
+    }
+
+    /// One mode's balance and split-group balance schedulers (the active pipeline).
+    fn balance_round(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView, full_refresh: bool) {
+        self.refresh_region_counts(full_refresh, schema);
+        if ctx.now_ms < self.pipe.next_balance_check_ms {
             return;
         }
         let across_nodes = self.config.scheduler.enable_table_across_nodes;
@@ -801,7 +947,7 @@ impl Maintainer {
         if across_nodes {
             interval = interval.min(split_balance::BALANCE_SPLIT_INTERVAL_MS);
         }
-        self.next_balance_check_ms = ctx.now_ms + interval;
+        self.pipe.next_balance_check_ms = ctx.now_ms + interval;
         self.balance_default_group(ctx, schema);
         if across_nodes {
             self.balance_split_groups(ctx, schema);
@@ -825,7 +971,10 @@ impl Maintainer {
     /// Simplified: the drain pause is not modelled; split-ready spans are taken in
     /// dispatcher-ID order (TiCDC: Go map order).
     fn balance_default_group(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
-        if ctx.fp(crate::effects::FP_STOP_BALANCE_SCHEDULER) || self.oc.size() > 0 || !self.sc.absent().is_empty() {
+        if ctx.fp(crate::effects::FP_STOP_BALANCE_SCHEDULER)
+            || self.pipe.oc.size() > 0
+            || !self.pipe.sc.absent().is_empty()
+        {
             hit(P::BalanceSkippedBusy);
             return;
         }
@@ -834,10 +983,10 @@ impl Maintainer {
         if splits >= batch {
             return;
         }
-        let ddl = self.sc.ddl_span_id;
+        let ddl = self.pipe.sc.ddl_span_id;
         let mut per_node: BTreeMap<NodeId, usize> = BTreeMap::new();
         let mut replicating = Vec::new();
-        for r in self.sc.tasks.values().filter(|r| r.id != ddl && r.group() == span_controller::GroupId::Default) {
+        for r in self.pipe.sc.tasks.values().filter(|r| r.id != ddl && r.group() == span_controller::GroupId::Default) {
             if let Some(n) = r.node {
                 *per_node.entry(n).or_default() += 1;
                 if r.state == ReplicaState::Replicating {
@@ -866,7 +1015,7 @@ impl Maintainer {
     /// refresher only runs with table-across-nodes and a region threshold).
     fn split_checked(&self, r: &span_controller::SpanReplication, splitable: &BTreeMap<TableId, bool>) -> bool {
         let cfg = &self.config.scheduler;
-        r.id != self.sc.ddl_span_id
+        r.id != self.pipe.sc.ddl_span_id
             && r.group() == span_controller::GroupId::Default
             && cfg.enable_table_across_nodes
             && cfg.region_threshold > 0
@@ -881,7 +1030,25 @@ impl Maintainer {
     ///
     /// Simplified: "first tracks" is observed at the next balance poll (at most a second
     /// later) rather than inside `AddReplica`.
-    fn refresh_region_counts(&mut self, now: u64, schema: &dyn SchemaView) {
+    /// Whether the region count refresher reloads every count this round (and if so, it
+    /// notes the time). The refresher only runs with table-across-nodes and a threshold.
+    fn region_refresh_due(&mut self, now: u64) -> bool {
+        if !self.config.scheduler.enable_table_across_nodes || self.config.scheduler.region_threshold == 0 {
+            return false;
+        }
+        // A zero interval falls back to the default, as in `NewRegionCountRefresher`.
+        let interval = match self.config.scheduler.region_count_refresh_interval_ms {
+            0 => REGION_REFRESH_INTERVAL_MS,
+            i => i,
+        };
+        let full = now >= self.region_refresh_ms + interval;
+        if full {
+            self.region_refresh_ms = now;
+        }
+        full
+    }
+
+    fn refresh_region_counts(&mut self, full: bool, schema: &dyn SchemaView) {
         if !self.config.scheduler.enable_table_across_nodes || self.config.scheduler.region_threshold == 0 {
             return; // the refresher only runs with table-across-nodes and a threshold
         }
@@ -893,30 +1060,22 @@ impl Maintainer {
         let split_group =
             |r: &span_controller::SpanReplication| matches!(r.group(), span_controller::GroupId::Table(_));
         let tracked: Vec<(DispatcherId, TableSpan)> = self
+            .pipe
             .sc
             .tasks
             .values()
             .filter(|r| self.split_checked(r, &splitable) || split_group(r))
             .map(|r| (r.id, r.span))
             .collect();
-        // A zero interval falls back to the default, as in `NewRegionCountRefresher`.
-        let interval = match self.config.scheduler.region_count_refresh_interval_ms {
-            0 => REGION_REFRESH_INTERVAL_MS,
-            i => i,
-        };
-        let full = now >= self.region_refresh_ms + interval;
-        if full {
-            self.region_refresh_ms = now;
-        }
         let mut counts = BTreeMap::new();
         for (id, span) in tracked {
-            let c = match self.region_counts.get(&id) {
+            let c = match self.pipe.region_counts.get(&id) {
                 Some(c) if !full => *c,
                 _ => schema.span_region_count(&span),
             };
             counts.insert(id, c);
         }
-        self.region_counts = counts;
+        self.pipe.region_counts = counts;
     }
 
     /// Step 1 of the balance scheduler; returns the number of Split operators admitted.
@@ -924,9 +1083,9 @@ impl Maintainer {
         let cfg = &self.config.scheduler;
         let (threshold, wt) = (cfg.region_threshold, cfg.write_key_threshold);
         // Spans the default checker no longer tracks leave its traffic state.
-        let ddl = self.sc.ddl_span_id;
-        let tasks = &self.sc.tasks;
-        self.default_traffic.retain(|id, _| {
+        let ddl = self.pipe.sc.ddl_span_id;
+        let tasks = &self.pipe.sc.tasks;
+        self.pipe.default_traffic.retain(|id, _| {
             tasks.get(id).is_some_and(|r| r.group() == span_controller::GroupId::Default) && *id != ddl
         });
         let traffic_on = cfg.enable_table_across_nodes && wt > 0;
@@ -937,11 +1096,12 @@ impl Maintainer {
         };
         let split_enabled = |t: TableId| !cfg.enable_splittable_check || splitable.get(&t).copied().unwrap_or(false);
         let candidates: BTreeSet<DispatcherId> =
-            self.region_counts.keys().chain(self.default_traffic.keys()).copied().collect();
+            self.pipe.region_counts.keys().chain(self.pipe.default_traffic.keys()).copied().collect();
         // (id, span, node, regions, traffic that made it ready, if traffic did)
         let mut ready: Vec<(DispatcherId, TableSpan, NodeId, u64, Option<f64>)> = Vec::new();
         for id in candidates {
             let Some(r) = self
+                .pipe
                 .sc
                 .get(&id)
                 .filter(|r| r.state == ReplicaState::Replicating && r.group() == span_controller::GroupId::Default)
@@ -949,12 +1109,12 @@ impl Maintainer {
                 continue;
             };
             let Some(node) = r.node else { continue };
-            let regions = self.region_counts.get(&id).copied().unwrap_or(0);
-            let tr = self.default_traffic.get(&id).copied().unwrap_or_default();
+            let regions = self.pipe.region_counts.get(&id).copied().unwrap_or(0);
+            let tr = self.pipe.default_traffic.get(&id).copied().unwrap_or_default();
             if traffic_on && tr.score >= split_balance::TRAFFIC_SCORE_THRESHOLD && split_enabled(r.span.table_id) {
                 ready.push((id, r.span, node, regions, Some(tr.latest)));
                 hit(P::BalanceSplitReadyByTraffic);
-            } else if threshold > 0 && self.region_counts.get(&id).is_some_and(|c| *c >= threshold) {
+            } else if threshold > 0 && self.pipe.region_counts.get(&id).is_some_and(|c| *c >= threshold) {
                 ready.push((id, r.span, node, regions, None));
                 hit(P::BalanceSplitReadyByRegions);
             }
@@ -966,15 +1126,15 @@ impl Maintainer {
                 Some(t) => {
                     let n = (2 * (t / wt as f64).ceil() as u64).max(alive2);
                     let pieces = if split_balance::split_by_write_bytes(regions) {
-                        self.sc.split_by_write_bytes(&span, schema.span_region_count(&span), n)
+                        self.pipe.sc.split_by_write_bytes(&span, schema.span_region_count(&span), n)
                     } else {
-                        self.sc.split_by_region_count(&span, regions, n)
+                        self.pipe.sc.split_by_region_count(&span, regions, n)
                     };
                     (n, pieces)
                 }
                 None => {
                     let n = (2 * regions.div_ceil(threshold)).max(alive2);
-                    (n, self.sc.split_by_region_count(&span, regions, n))
+                    (n, self.pipe.sc.split_by_region_count(&span, regions, n))
                 }
             };
             if pieces.len() > 1
@@ -1001,10 +1161,10 @@ impl Maintainer {
     /// (`maintainer/replica/split_span_checker.go:1273`), which lowers package variables
     /// every checker reads. The maintainer itself always runs with the defaults.
     pub fn set_split_checker_tuning(&mut self, tuning: split_balance::CheckerTuning) {
-        for c in self.sc.split_checkers.values_mut() {
+        for c in self.pipe.sc.split_checkers.values_mut() {
             c.tuning = tuning.clone();
         }
-        self.sc.split_tuning = tuning;
+        self.pipe.sc.split_tuning = tuning;
     }
 
     /// Split-group balance scheduler (§7.3, `balanceSplitsScheduler.Execute`): skipped
@@ -1018,15 +1178,15 @@ impl Maintainer {
     /// `balanceScheduler.Execute` only; `balanceSplitsScheduler.Execute` has none and runs
     /// in the same checker loop.
     fn balance_split_groups(&mut self, ctx: &mut Ctx, schema: &dyn SchemaView) {
-        if self.oc.size() > 0 || !self.sc.absent().is_empty() {
+        if self.pipe.oc.size() > 0 || !self.pipe.sc.absent().is_empty() {
             return;
         }
         let mut available = self.config.scheduler.add_table_batch_size as i64;
-        let groups: Vec<TableId> = self.sc.split_checkers.keys().copied().collect();
+        let groups: Vec<TableId> = self.pipe.sc.split_checkers.keys().copied().collect();
         for table in groups {
             let group = span_controller::GroupId::Table(table);
             let tasks: Vec<&span_controller::SpanReplication> =
-                self.sc.tasks_of_table(table).into_iter().filter(|r| r.group() == group).collect();
+                self.pipe.sc.tasks_of_table(table).into_iter().filter(|r| r.group() == group).collect();
             if tasks.is_empty() || tasks.iter().any(|r| r.state != ReplicaState::Replicating || r.node.is_none()) {
                 hit(P::SplitGroupNotReplicating);
                 continue; // "some spans in the group are not in the replicating state"
@@ -1037,7 +1197,7 @@ impl Maintainer {
                     id: r.id,
                     span: r.span,
                     node: r.node.unwrap_or_default(),
-                    regions: self.region_counts.get(&r.id).copied().unwrap_or(0),
+                    regions: self.pipe.region_counts.get(&r.id).copied().unwrap_or(0),
                     checkpoint_ts: r.checkpoint_ts,
                 })
                 .collect();
@@ -1052,7 +1212,7 @@ impl Maintainer {
                 now_ms: ctx.now_ms,
                 batch: available.max(0) as usize,
             };
-            let Some(checker) = self.sc.split_checkers.get_mut(&table) else { continue };
+            let Some(checker) = self.pipe.sc.split_checkers.get_mut(&table) else { continue };
             let results = checker.check(&check, &mut *ctx.rng);
             for r in results {
                 available -= self.apply_split_check_result(ctx, table, &spans, r, schema);
@@ -1079,9 +1239,9 @@ impl Maintainer {
                 let Some(s) = spans.iter().find(|s| s.id == id) else { return 0 };
                 // The write-bytes splitter scans the span's regions in PD itself.
                 let pieces = if by_write_bytes {
-                    self.sc.split_by_write_bytes(&s.span, schema.span_region_count(&s.span), span_num)
+                    self.pipe.sc.split_by_write_bytes(&s.span, schema.span_region_count(&s.span), span_num)
                 } else {
-                    self.sc.split_by_region_count(&s.span, regions, span_num)
+                    self.pipe.sc.split_by_region_count(&s.span, regions, span_num)
                 };
                 if pieces.len() < 2 {
                     return 0;
@@ -1130,7 +1290,7 @@ impl Maintainer {
                 let now = ctx.now_ms;
                 let sources = format!("[{}]", ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "));
                 let n = ids.len() as i64;
-                match self.oc.add_merge_operator(ids, merged, &mut self.sc, &self.alive, now) {
+                match self.pipe.oc.add_merge_operator(ids, merged, &mut self.pipe.sc, &self.alive, now) {
                     Ok(()) => {
                         hit(P::SplitGroupMerge);
                         self.trace(
@@ -1163,14 +1323,14 @@ impl Maintainer {
     pub fn admit(&mut self, ctx: &mut Ctx, op: Operator) -> bool {
         let d = op.describe();
         if ctx.bug(Bug::NonatomicOperatorAdmission) {
-            if self.oc.admission_check(&op.id(), &self.sc).is_ok() {
-                self.pending_admissions.push(op);
+            if self.pipe.oc.admission_check(&op.id(), &self.pipe.sc).is_ok() {
+                self.pipe.pending_admissions.push(op);
                 hit(P::AdmitTwoStep);
                 return true;
             }
             return false;
         }
-        match self.oc.add_operator(op, &mut self.sc, &self.alive, ctx.now_ms) {
+        match self.pipe.oc.add_operator(op, &mut self.pipe.sc, &self.alive, ctx.now_ms) {
             Ok(()) => {
                 self.trace(ctx, "add operator", vec![("operator", d)]);
                 hit(P::AdmitAccepted);
@@ -1184,11 +1344,16 @@ impl Maintainer {
         }
     }
 
+    /// [`Self::finish_pending_admissions`] of the redo mode. Nothing without redo.
+    pub fn finish_redo_pending_admissions(&mut self, ctx: &mut Ctx) {
+        self.in_mode(Mode::Redo, |m| m.finish_pending_admissions(ctx));
+    }
+
     /// Second step of the historical two-step admission.
     pub fn finish_pending_admissions(&mut self, ctx: &mut Ctx) {
-        for op in std::mem::take(&mut self.pending_admissions) {
+        for op in std::mem::take(&mut self.pipe.pending_admissions) {
             let d = op.describe();
-            self.oc.admission_insert(op, &mut self.sc, &self.alive, ctx.now_ms);
+            self.pipe.oc.admission_insert(op, &mut self.pipe.sc, &self.alive, ctx.now_ms);
             self.trace(ctx, "add operator", vec![("operator", d)]);
         }
     }
@@ -1226,9 +1391,9 @@ impl Maintainer {
             return (None, inputs);
         }
         let mut cp = u64::MAX;
-        let by_operator = self.oc.min_checkpoint_ts(&self.sc);
-        let by_absent = self.sc.min_non_replicating_checkpoint();
-        let by_barrier = self.barrier.min_blocked_checkpoint_for_new_tables();
+        let by_operator = self.pipe.oc.min_checkpoint_ts(&self.pipe.sc);
+        let by_absent = self.pipe.sc.min_non_replicating_checkpoint();
+        let by_barrier = self.pipe.barrier.min_blocked_checkpoint_for_new_tables();
         (inputs.by_operator, inputs.by_absent, inputs.by_barrier) = (by_operator, by_absent, by_barrier);
         for t in [by_operator, by_absent, by_barrier].into_iter().flatten() {
             cp = cp.min(t);
@@ -1239,10 +1404,10 @@ impl Maintainer {
         // marked it absent (then the absent-span bound above holds it), or an operator
         // holds it (the operator bound).
         let mut nodes: BTreeSet<NodeId> =
-            self.sc.nodes_with_tasks().into_iter().filter(|n| self.alive.contains(n)).collect();
+            self.pipe.sc.nodes_with_tasks().into_iter().filter(|n| self.alive.contains(n)).collect();
         nodes.insert(self.node);
         for n in nodes {
-            match self.node_watermarks.get(&n) {
+            match self.pipe.node_watermarks.get(&n) {
                 Some(w) if w.seq > 0 || w.checkpoint_ts > 0 => {
                     inputs.watermarks.push((n, Some(*w)));
                     cp = cp.min(w.checkpoint_ts)
@@ -1269,14 +1434,14 @@ impl Maintainer {
             hit(P::CheckpointCappedByBarrier);
         }
         // Monotonic commit: never below what is already committed.
-        if cp > self.committed_checkpoint {
+        if cp > self.pipe.committed_checkpoint {
             hit(P::CheckpointAdvanced);
-            self.committed_checkpoint = cp;
-            self.sc.committed_checkpoint = cp;
+            self.pipe.committed_checkpoint = cp;
+            self.pipe.sc.committed_checkpoint = cp;
         } else {
             hit(P::CheckpointHeld);
         }
-        (Some(self.committed_checkpoint), inputs)
+        (Some(self.pipe.committed_checkpoint), inputs)
     }
 
     /// `collectBootstrapResponses` + `onBootstrapResponses`: once every tracked node has
@@ -1315,7 +1480,10 @@ impl Maintainer {
             self.trace(ctx, "maintainer node changed", vec![("added", list(&added)), ("removed", list(&removed))]);
         }
         for n in removed {
-            self.node_watermarks.remove(&n);
+            self.pipe.node_watermarks.remove(&n);
+            if let Some(r) = self.redo_pipe.as_mut() {
+                r.node_watermarks.remove(&n);
+            }
             self.late_bootstrap.remove(&n);
             self.close_pending.remove(&n);
             match self.state {
@@ -1326,7 +1494,11 @@ impl Maintainer {
                 _ => {
                     self.trace(ctx, "node removed", vec![("node", n.to_string())]);
                     hit(P::MaintainerNodeRemoved);
-                    self.oc.on_node_removed(n, &mut self.sc);
+                    self.pipe.oc.on_node_removed(n, &mut self.pipe.sc);
+                    // `RemoveNode` tells both modes' controllers (maintainer_controller.go:346-366).
+                    if let Some(r) = self.redo_pipe.as_mut() {
+                        r.oc.on_node_removed(n, &mut r.sc);
+                    }
                 }
             }
         }
@@ -1340,7 +1512,10 @@ impl Maintainer {
             // nodes). Kept here, its higher `seq` would shadow every watermark of the new
             // incarnation (`onHeartbeatRequest` keeps the higher seq): the checkpoint would
             // stall at the old value, or pass rows the new incarnation has not written.
-            self.node_watermarks.remove(&n);
+            self.pipe.node_watermarks.remove(&n);
+            if let Some(r) = self.redo_pipe.as_mut() {
+                r.node_watermarks.remove(&n);
+            }
             if self.state == MaintainerState::Bootstrapping {
                 hit(P::MaintainerNodeAddedBootstrapping);
                 self.bootstrap_responses.insert(n, None);
@@ -1380,8 +1555,15 @@ impl Maintainer {
         self.state = MaintainerState::Removing;
         self.cascade = cascade;
         self.removed_feed = removed;
-        let ddl = self.sc.ddl_span_id;
-        self.oc.quiesce_except = Some([ddl].into_iter().collect());
+        let ddl = self.pipe.sc.ddl_span_id;
+        // Both modes' operator controllers freeze everything but the two triggers
+        // (`EnterRemovingMode`, maintainer.go:578-583).
+        let redo_ddl = self.redo_pipe.as_ref().map(|r| r.sc.ddl_span_id);
+        let allowed: BTreeSet<DispatcherId> = [ddl].into_iter().chain(redo_ddl).collect();
+        self.pipe.oc.quiesce_except = Some(allowed.clone());
+        if let Some(r) = self.redo_pipe.as_mut() {
+            r.oc.quiesce_except = Some(allowed);
+        }
         self.trace(ctx, "maintainer removing", vec![("cascade", cascade.to_string())]);
         if cascade {
             hit(P::MaintainerRemoveCascade);
@@ -1397,7 +1579,21 @@ impl Maintainer {
                 OperatorType::Remove,
                 RemovePostFinish::None,
             ));
-            let _ = self.oc.add_operator(op, &mut self.sc, &self.alive, ctx.now_ms);
+            let _ = self.pipe.oc.add_operator(op, &mut self.pipe.sc, &self.alive, ctx.now_ms);
+            // The redo trigger goes too (`tryCloseChangefeed`, maintainer.go:1215-1226).
+            let now = ctx.now_ms;
+            self.in_mode(Mode::Redo, |m| {
+                hit(P::MaintainerRemoveRedoTrigger);
+                let id = m.pipe.sc.ddl_span_id;
+                let op = Operator::Remove(RemoveDispatcherOperator::new(
+                    id,
+                    TableSpan::ddl_span(),
+                    me,
+                    OperatorType::Remove,
+                    RemovePostFinish::None,
+                ));
+                let _ = m.pipe.oc.add_operator(op, &mut m.pipe.sc, &m.alive, now);
+            });
         }
         self.on_tick(ctx, &NoSchema);
     }
@@ -1406,7 +1602,13 @@ impl Maintainer {
         if self.state != MaintainerState::Removing {
             return;
         }
-        let done = if self.cascade { self.close_pending.is_empty() } else { !self.oc.has(&self.sc.ddl_span_id) };
+        // A non-cascade close is done when neither trigger is still being removed.
+        let removing_trigger = |p: &Pipeline| p.oc.has(&p.sc.ddl_span_id);
+        let done = if self.cascade {
+            self.close_pending.is_empty()
+        } else {
+            !removing_trigger(&self.pipe) && !self.redo_pipe.as_ref().is_some_and(removing_trigger)
+        };
         if done {
             self.state = MaintainerState::Stopped;
             self.trace(ctx, "maintainer stopped", vec![]);
@@ -1416,6 +1618,44 @@ impl Maintainer {
 
     // ------------------------------------------------------------------ API handlers
 
+    /// [`Self::api_move_table`] on `mode`'s controllers. Redo mode on a changefeed
+    /// without redo does nothing and succeeds, as Go's helpers return nil
+    /// (maintainer_controller_helper.go:39-46).
+    pub fn api_move_table_in(
+        &mut self,
+        ctx: &mut Ctx,
+        mode: Mode,
+        table: TableId,
+        dest: NodeId,
+    ) -> Result<usize, String> {
+        self.in_mode(mode, |m| m.api_move_table(ctx, table, dest)).unwrap_or_else(|| {
+            hit(P::ApiRedoWithoutRedo);
+            Ok(0)
+        })
+    }
+
+    /// [`Self::api_split_table`] on `mode`'s controllers (redo without redo: a no-op).
+    pub fn api_split_table_in(
+        &mut self,
+        ctx: &mut Ctx,
+        mode: Mode,
+        table: TableId,
+        schema: &dyn SchemaView,
+    ) -> Result<usize, String> {
+        self.in_mode(mode, |m| m.api_split_table(ctx, table, schema)).unwrap_or_else(|| {
+            hit(P::ApiRedoWithoutRedo);
+            Ok(0)
+        })
+    }
+
+    /// [`Self::api_merge_table`] on `mode`'s controllers (redo without redo: a no-op).
+    pub fn api_merge_table_in(&mut self, ctx: &mut Ctx, mode: Mode, table: TableId) -> Result<String, String> {
+        self.in_mode(mode, |m| m.api_merge_table(ctx, table)).unwrap_or_else(|| {
+            hit(P::ApiRedoWithoutRedo);
+            Ok(String::new())
+        })
+    }
+
     /// `moveTable`: move every span of a table to `dest` (an absent span moves with an empty origin).
     pub fn api_move_table(&mut self, ctx: &mut Ctx, table: TableId, dest: NodeId) -> Result<usize, String> {
         hit(P::ApiMoveTable);
@@ -1423,7 +1663,7 @@ impl Maintainer {
             return Err("maintainer not initialized".into());
         }
         let tasks: Vec<(DispatcherId, Option<NodeId>)> =
-            self.sc.tasks_of_table(table).iter().map(|r| (r.id, r.node)).collect();
+            self.pipe.sc.tasks_of_table(table).iter().map(|r| (r.id, r.node)).collect();
         if tasks.is_empty() {
             return Err(format!("table {} not found", table));
         }
@@ -1431,8 +1671,8 @@ impl Maintainer {
         let mut pending = 0;
         for (id, origin) in tasks {
             let settled = origin == Some(dest)
-                && self.sc.get(&id).map(|r| r.state == ReplicaState::Replicating).unwrap_or(false)
-                && !self.oc.has(&id);
+                && self.pipe.sc.get(&id).map(|r| r.state == ReplicaState::Replicating).unwrap_or(false)
+                && !self.pipe.oc.has(&id);
             if settled {
                 continue;
             }
@@ -1455,15 +1695,16 @@ impl Maintainer {
         if !self.initialized() {
             return Err("maintainer not initialized".into());
         }
-        let tasks: Vec<_> = self.sc.tasks_of_table(table).iter().map(|r| (r.id, r.span, r.node, r.state)).collect();
+        let tasks: Vec<_> =
+            self.pipe.sc.tasks_of_table(table).iter().map(|r| (r.id, r.span, r.node, r.state)).collect();
         let [(id, span, Some(node), ReplicaState::Replicating)] = tasks[..] else {
             return Err(format!("table {} is not one replicating span", table));
         };
         let regions = schema.region_count(table);
         // By region count first; a table under the threshold is cut into two.
-        let mut pieces = self.sc.split_by_region_count(&span, regions, 0);
+        let mut pieces = self.pipe.sc.split_by_region_count(&span, regions, 0);
         if pieces.len() < 2 {
-            pieces = self.sc.split_by_region_count(&span, regions, 2);
+            pieces = self.pipe.sc.split_by_region_count(&span, regions, 2);
         }
         if pieces.len() < 2 {
             return Err("table cannot be split".into());
@@ -1485,7 +1726,7 @@ impl Maintainer {
             return Err("maintainer not initialized".into());
         }
         let mut reps: Vec<(DispatcherId, TableSpan, Option<NodeId>)> =
-            self.sc.tasks_of_table(table).iter().map(|r| (r.id, r.span, r.node)).collect();
+            self.pipe.sc.tasks_of_table(table).iter().map(|r| (r.id, r.span, r.node)).collect();
         if reps.is_empty() {
             return Err(format!("table {} not found", table));
         }
@@ -1505,7 +1746,7 @@ impl Maintainer {
         };
         let merged = ctx.new_dispatcher_id();
         let now = ctx.now_ms;
-        self.oc.add_merge_operator(vec![a, b], merged, &mut self.sc, &self.alive, now)?;
+        self.pipe.oc.add_merge_operator(vec![a, b], merged, &mut self.pipe.sc, &self.alive, now)?;
         self.trace(
             ctx,
             "add merge operator",
@@ -1520,13 +1761,44 @@ impl Maintainer {
 
     /// Replication count of a table (`GET /api/v2/changefeeds/{id}/tables`): tasks of any state.
     pub fn replication_count(&self, table: TableId) -> usize {
-        self.sc.task_count_of_table(table)
+        self.pipe.sc.task_count_of_table(table)
     }
 }
 
 /// `MaintainerEpochMatches`: equal, or either side 0 (compatibility).
 pub fn epoch_matches(a: Epoch, b: Epoch) -> bool {
     a == b || a == 0 || b == 0
+}
+
+/// The schemas and tables of the snapshot at a pipeline's trigger start ts, for the
+/// post-bootstrap request.
+fn schema_infos(p: &Pipeline, schema: &dyn SchemaView) -> Vec<SchemaInfo> {
+    let mut schemas: BTreeMap<SchemaId, SchemaInfo> = BTreeMap::new();
+    for t in schema.tables_at(p.sc.get(&p.sc.ddl_span_id).map(|r| r.checkpoint_ts).unwrap_or(0)) {
+        schemas
+            .entry(t.schema_id)
+            .or_insert_with(|| SchemaInfo {
+                schema_id: t.schema_id,
+                schema_name: t.schema_name.clone(),
+                tables: vec![],
+            })
+            .tables
+            .push((t.table_id, t.name.clone()));
+    }
+    schemas.into_values().collect()
+}
+
+/// `redoTsByCapture.Set` (maintainer.go:931-937): a newer seq wins even if it regresses;
+/// the same seq only with a strictly higher checkpoint.
+fn store_redo_watermark(map: &mut BTreeMap<NodeId, Watermark>, from: NodeId, w: Watermark) {
+    let newer = match map.get(&from) {
+        None => true,
+        Some(old) => w.seq > old.seq || (w.seq == old.seq && w.checkpoint_ts > old.checkpoint_ts),
+    };
+    if newer {
+        hit(P::MaintainerRedoWatermarkStored);
+        map.insert(from, w);
+    }
 }
 
 pub fn new_id_from(rng: &mut dyn rand::RngCore) -> DispatcherId {

@@ -54,6 +54,9 @@ pub struct SpanController {
     pub ddl_span_id: DispatcherId,
     pub committed_checkpoint: Ts,
     pub cfg: SchedulerConfig,
+    /// The mode of every task here (`NewController(.., mode)`); a redo controller's DDL
+    /// span is the redo table trigger.
+    pub mode: Mode,
     /// The `ignore-pending-block-start-ts` bug (set by the maintainer from its context):
     /// Creates ignore the task's pending block event.
     pub ignore_pending_block_start_ts: bool,
@@ -76,6 +79,7 @@ impl SpanController {
             ddl_span_id,
             committed_checkpoint: checkpoint,
             cfg,
+            mode: Mode::Default,
             ignore_pending_block_start_ts: false,
             split_checkers: BTreeMap::new(),
             split_tuning: CheckerTuning::default(),

@@ -83,8 +83,9 @@ fn drained(f: &mut crate::assertions::Failures) -> Out {
 fn removing_maintainer_sending_a_table_request_fires() {
     // Removed properly, only the trigger's Remove goes out.
     let mut h = maintainer(Env::new(0));
-    h.m.oc
-        .add_operator(Operator::Move(MoveDispatcherOperator::new(X, Some(n(1)), n(2))), &mut h.m.sc, &h.m.alive, 0)
+    h.m.pipe
+        .oc
+        .add_operator(Operator::Move(MoveDispatcherOperator::new(X, Some(n(1)), n(2))), &mut h.m.pipe.sc, &h.m.alive, 0)
         .unwrap();
     h.m.remove(&mut h.env.ctx(), false, false);
     h.env.take();
@@ -93,8 +94,9 @@ fn removing_maintainer_sending_a_table_request_fires() {
     assert!(any_fired(&o).is_empty(), "{:?}", any_fired(&o));
     // Removing without the quiesce: the Move of X still sends.
     let mut h = maintainer(Env::new(0));
-    h.m.oc
-        .add_operator(Operator::Move(MoveDispatcherOperator::new(X, Some(n(1)), n(2))), &mut h.m.sc, &h.m.alive, 0)
+    h.m.pipe
+        .oc
+        .add_operator(Operator::Move(MoveDispatcherOperator::new(X, Some(n(1)), n(2))), &mut h.m.pipe.sc, &h.m.alive, 0)
         .unwrap();
     h.m.state = MaintainerState::Removing;
     let o = h.execute();
@@ -112,9 +114,9 @@ fn stored_watermark_going_back_fires() {
     for o in [&o1, &o2, &o3] {
         assert!(any_fired(o).is_empty(), "{:?}", any_fired(o));
     }
-    assert_eq!(h.m.node_watermarks[&n(1)].checkpoint_ts, 170);
+    assert_eq!(h.m.pipe.node_watermarks[&n(1)].checkpoint_ts, 170);
     // The update rule never regresses, so the transition is driven directly.
-    let (new, old) = (Watermark { checkpoint_ts: 150, resolved_ts: 150, seq: 3 }, h.m.node_watermarks[&n(1)]);
+    let (new, old) = (Watermark { checkpoint_ts: 150, resolved_ts: 150, seq: 3 }, h.m.pipe.node_watermarks[&n(1)]);
     h.m.assert_watermark_kept(&mut h.env.ctx(), n(1), old, new);
     let older_seq = Watermark { checkpoint_ts: 900, resolved_ts: 900, seq: 2 };
     h.m.assert_watermark_kept(&mut h.env.ctx(), n(1), old, older_seq);
@@ -205,12 +207,12 @@ fn a_writer_that_never_reported_fires() {
     let mut h = maintainer(Env::new(0));
     h.handle(1, block_statuses(vec![(X, block(TS, bt.clone(), BlockStage::Waiting))]));
     h.handle(2, block_statuses(vec![(Y, block(TS, bt.clone(), BlockStage::Waiting))]));
-    assert_eq!(h.m.barrier.events[&(TS, false)].writer, Some(Y));
+    assert_eq!(h.m.pipe.barrier.events[&(TS, false)].writer, Some(Y));
     assert!(any_fired(&flushed(&mut h)).is_empty());
     // An event whose reporters' record names a dispatcher that is not among them.
     let mut h = maintainer(Env::new(0));
     h.handle(1, block_statuses(vec![(X, block(TS, bt, BlockStage::Waiting))]));
-    let ev = h.m.barrier.events.get_mut(&(TS, false)).unwrap();
+    let ev = h.m.pipe.barrier.events.get_mut(&(TS, false)).unwrap();
     ev.reported.insert(Y);
     ev.last_reporter = Some(d(77));
     h.env.now = 10_000;
@@ -271,7 +273,7 @@ fn a_block_write_with_rows_in_flight_fires() {
     dm.handle_control(
         &mut env.ctx(),
         n(0),
-        Message::HeartBeatResponse { cf: cf(), statuses: vec![action], maintainer_epoch: EPOCH },
+        Message::HeartBeatResponse { mode: Mode::Default, cf: cf(), statuses: vec![action], maintainer_epoch: EPOCH },
     );
     let f = fired(&env.take(), A::DispatcherBlockWriteAfterRows);
     assert!(f.len() == 1 && f[0].contains(&format!("dispatcher={}", X)), "{:?}", f);

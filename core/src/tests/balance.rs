@@ -60,7 +60,8 @@ fn balance(h: &mut MH) -> Vec<(DispatcherId, Option<NodeId>, NodeId)> {
     let mut ctx = h.env.ctx();
     h.m.run_balance_scheduler(&mut ctx, &h.schema);
     h.env.take();
-    h.m.oc
+    h.m.pipe
+        .oc
         .running()
         .filter_map(|op| match op {
             Operator::Move(m) => Some((m.id, m.origin, m.dest)),
@@ -94,7 +95,7 @@ fn balance_waits_for_its_interval_and_respects_the_failpoint() {
 #[test]
 fn balance_skips_while_a_span_is_absent_or_an_operator_runs() {
     let mut h = lopsided();
-    h.m.sc.mark_absent(&d(11));
+    h.m.pipe.sc.mark_absent(&d(11));
     assert!(balance(&mut h).is_empty(), "absent span");
     let mut h = lopsided();
     h.m.api_move_table(&mut h.env.ctx(), 1, n(0)).unwrap();
@@ -122,7 +123,8 @@ fn across_nodes(regions: u64) -> MH {
 }
 
 fn split_ops(h: &MH) -> Vec<(DispatcherId, usize)> {
-    h.m.oc
+    h.m.pipe
+        .oc
         .running()
         .filter_map(|op| match op {
             Operator::Split(s) => Some((s.id, s.split_spans.len())),

@@ -295,7 +295,7 @@ fn group(regions: u64, placement: &[u32]) -> MH {
 fn heartbeats(h: &mut MH, complete: bool) {
     let cp = ts_from_ms(h.env.now).max(START);
     let mut by_node: BTreeMap<NodeId, Vec<TableSpanStatus>> = BTreeMap::new();
-    for r in h.m.sc.tasks_of_table(T) {
+    for r in h.m.pipe.sc.tasks_of_table(T) {
         if let Some(node) = r.node {
             // A complete status carries the dispatcher's traffic: idle here.
             let mut s = st(r.id, ComponentState::Working, cp);
@@ -308,6 +308,7 @@ fn heartbeats(h: &mut MH, complete: bool) {
         h.handle(
             node.0,
             Message::HeartBeatRequest {
+                redo_watermark: None,
                 cf: cf(),
                 watermark: Watermark { checkpoint_ts: cp, resolved_ts: cp, seq },
                 statuses,
@@ -328,18 +329,23 @@ fn samples(h: &mut MH) {
 
 /// Run the checker loop at its next wake-up; returns its output.
 fn run(h: &mut MH) -> Out {
-    h.env.now = h.env.now.max(h.m.next_balance_check_ms);
+    h.env.now = h.env.now.max(h.m.pipe.next_balance_check_ms);
     let mut ctx = h.env.ctx();
     h.m.run_balance_scheduler(&mut ctx, &h.schema);
     h.env.take()
 }
 
 fn merges(h: &MH) -> Vec<Vec<DispatcherId>> {
-    h.m.oc.running().filter_map(|op| if let Operator::Merge(m) = op { Some(m.sources.clone()) } else { None }).collect()
+    h.m.pipe
+        .oc
+        .running()
+        .filter_map(|op| if let Operator::Merge(m) = op { Some(m.sources.clone()) } else { None })
+        .collect()
 }
 
 fn moves(h: &MH) -> Vec<(DispatcherId, Option<NodeId>, NodeId)> {
-    h.m.oc
+    h.m.pipe
+        .oc
         .running()
         .filter_map(|op| if let Operator::Move(m) = op { Some((m.id, m.origin, m.dest)) } else { None })
         .collect()
@@ -365,7 +371,8 @@ fn a_group_is_checked_once_every_span_has_three_complete_status_samples() {
     assert!(traced(&out, "balance split scheduler merge spans"));
     // The merged task covers the table: one span in the default group, Scheduling on node 1.
     let merged: Vec<_> =
-        h.m.sc
+        h.m.pipe
+            .sc
             .tasks_of_table(T)
             .into_iter()
             .filter(|r| r.group() == GroupId::Default)
@@ -408,7 +415,8 @@ fn a_span_over_the_threshold_is_re_split_with_targets_on_its_node() {
     samples(&mut h);
     let out = run(&mut h);
     let splits: Vec<(DispatcherId, usize, Vec<NodeId>)> =
-        h.m.oc
+        h.m.pipe
+            .oc
             .running()
             .filter_map(|op| {
                 if let Operator::Split(s) = op {
@@ -448,13 +456,13 @@ fn the_split_group_scheduler_is_idle_while_an_operator_runs_or_a_span_is_absent(
     assert!(merges(&h).is_empty(), "an operator runs");
     let mut h = group(4, &[1, 1, 1, 1]);
     samples(&mut h);
-    h.m.sc.mark_absent(&d(200));
+    h.m.pipe.sc.mark_absent(&d(200));
     run(&mut h);
     assert!(merges(&h).is_empty(), "a span is absent");
     // A group with a span that is not Replicating is skipped.
     let mut h = group(4, &[1, 1, 1, 1]);
     samples(&mut h);
-    h.m.sc.mark_scheduling(&span_id(2));
+    h.m.pipe.sc.mark_scheduling(&span_id(2));
     run(&mut h);
     assert!(merges(&h).is_empty(), "a span of the group is scheduling");
 }
@@ -474,28 +482,28 @@ fn the_checker_loop_wakes_at_the_earlier_of_the_balance_interval_and_15_s() {
     let mut h = group(4, &[1, 1, 1, 1]);
     h.m.config.scheduler.check_balance_interval_ms = 60_000;
     run(&mut h);
-    assert_eq!(h.m.next_balance_check_ms, h.env.now + BALANCE_SPLIT_INTERVAL_MS);
+    assert_eq!(h.m.pipe.next_balance_check_ms, h.env.now + BALANCE_SPLIT_INTERVAL_MS);
     h.m.config.scheduler.check_balance_interval_ms = 2_000;
     run(&mut h);
-    assert_eq!(h.m.next_balance_check_ms, h.env.now + 2_000);
+    assert_eq!(h.m.pipe.next_balance_check_ms, h.env.now + 2_000);
     // Without table-across-nodes only the balance scheduler runs, at its own interval.
     h.m.config.scheduler.enable_table_across_nodes = false;
     h.m.config.scheduler.check_balance_interval_ms = 60_000;
     run(&mut h);
-    assert_eq!(h.m.next_balance_check_ms, h.env.now + 60_000);
+    assert_eq!(h.m.pipe.next_balance_check_ms, h.env.now + 60_000);
 }
 
 #[test]
 fn a_groups_checker_lives_from_its_first_span_to_its_last() {
     let mut h = group(4, &[1, 1]);
-    assert_eq!(h.m.sc.split_checkers.keys().copied().collect::<Vec<_>>(), vec![T]);
-    assert_eq!(h.m.sc.split_checkers[&T].spans.len(), 2);
+    assert_eq!(h.m.pipe.sc.split_checkers.keys().copied().collect::<Vec<_>>(), vec![T]);
+    assert_eq!(h.m.pipe.sc.split_checkers[&T].spans.len(), 2);
     heartbeats(&mut h, true);
-    assert!(h.m.sc.split_checkers[&T].spans.values().all(|s| s.last_three == [1.0, 0.0, 0.0]));
-    h.m.sc.remove(&span_id(0));
-    assert_eq!(h.m.sc.split_checkers[&T].spans.len(), 1);
-    h.m.sc.remove(&span_id(1));
-    assert!(h.m.sc.split_checkers.is_empty());
+    assert!(h.m.pipe.sc.split_checkers[&T].spans.values().all(|s| s.last_three == [1.0, 0.0, 0.0]));
+    h.m.pipe.sc.remove(&span_id(0));
+    assert_eq!(h.m.pipe.sc.split_checkers[&T].spans.len(), 1);
+    h.m.pipe.sc.remove(&span_id(1));
+    assert!(h.m.pipe.sc.split_checkers.is_empty());
     // Without table-across-nodes (the default) there is no checker.
     let cfg = crate::config::SchedulerConfig::default();
     assert!(!cfg.enable_table_across_nodes);

@@ -62,12 +62,12 @@ fn normal_event_writer_is_the_last_reporter_and_others_get_pass_after_done() {
             v
         };
         assert_eq!(sorted(actions(&o)), pass);
-        assert!(h.m.barrier.events.contains_key(&(TS, false)), "waiting for the passed dispatcher");
+        assert!(h.m.pipe.barrier.events.contains_key(&(TS, false)), "waiting for the passed dispatcher");
         // Until it reports DONE the Pass is resent.
         h.env.now = 2_000;
         assert_eq!(sorted(actions(&h.tick())), pass);
         report(&mut h, first.0, first.1, block(TS, bt.clone(), Done));
-        assert!(h.m.barrier.events.is_empty(), "every related dispatcher is done");
+        assert!(h.m.pipe.barrier.events.is_empty(), "every related dispatcher is done");
     }
 }
 
@@ -116,7 +116,7 @@ fn a_writer_recreated_before_the_event_finishes_gets_the_pass_it_waits_for() {
     report(&mut h, 2, Y, block(TS, bt.clone(), Waiting));
     report(&mut h, 1, X, block(TS, bt.clone(), Waiting));
     report(&mut h, 1, X, block(TS, bt.clone(), Done));
-    assert!(h.m.barrier.events[&(TS, false)].done.contains(&X));
+    assert!(h.m.pipe.barrier.events[&(TS, false)].done.contains(&X));
     let o = report(&mut h, 1, X, block(TS, bt.clone(), Waiting));
     assert_eq!(acks(&o), vec![(n(1), TS, vec![X])], "selected: ACK only");
     h.env.now = 1_000;
@@ -133,7 +133,7 @@ fn block_status_from_a_non_owner_is_ignored() {
     assert!(traced(&o, "ignore block status from non-owner"));
     let o = report(&mut h, 2, Y, block(TS, bt, Waiting));
     assert!(actions(&o).is_empty(), "X never counted as reported");
-    assert!(!h.m.barrier.events[&(TS, false)].reported.contains(&X));
+    assert!(!h.m.pipe.barrier.events[&(TS, false)].reported.contains(&X));
 }
 
 #[test]
@@ -153,13 +153,13 @@ fn bug_accept_nonowner_block_status_counts_it() {
 #[test]
 fn block_status_of_a_non_replicating_task_is_answered_ignored() {
     let mut h = setup();
-    h.m.sc.mark_scheduling(&X);
+    h.m.pipe.sc.mark_scheduling(&X);
     let o = report(&mut h, 1, X, block(TS, normal(&[10, 11]), Waiting));
     let st = hb_statuses(&o);
     assert_eq!(st.len(), 1);
     assert_eq!(st[0].0, n(1));
     assert_eq!(st[0].1.ignored_block_status, Some(AckEvent { commit_ts: TS, is_sync_point: false }));
-    assert!(h.m.barrier.events.is_empty());
+    assert!(h.m.pipe.barrier.events.is_empty());
 }
 
 #[test]
@@ -172,7 +172,7 @@ fn non_blocking_create_adds_the_table_and_acks() {
     assert_eq!(acks(&o), vec![(n(0), 180, vec![ddl])]);
     let t = h.table_tasks(13);
     assert_eq!(t.len(), 1);
-    let r = h.m.sc.get(&t[0]).unwrap();
+    let r = h.m.pipe.sc.get(&t[0]).unwrap();
     assert_eq!(
         (r.state, r.checkpoint_ts, r.span),
         (ReplicaState::Absent, 180, TableSpan::full(13)),
@@ -182,7 +182,7 @@ fn non_blocking_create_adds_the_table_and_acks() {
     let o = report(&mut h, 0, ddl, b);
     assert_eq!(acks(&o).len(), 1);
     assert_eq!(h.table_tasks(13), t);
-    assert!(h.m.barrier.events.is_empty(), "non-blocking events are not kept");
+    assert!(h.m.pipe.barrier.events.is_empty(), "non-blocking events are not kept");
 }
 
 #[test]
@@ -215,7 +215,7 @@ fn drop_removes_tasks_only_after_the_writer_is_done() {
     h.execute();
     assert!(h.op(X).is_none());
     assert!(h.table_tasks(10).is_empty());
-    assert!(h.m.barrier.events.is_empty());
+    assert!(h.m.pipe.barrier.events.is_empty());
 }
 
 #[test]
@@ -232,7 +232,7 @@ fn blocking_truncate_adds_the_new_table_only_after_done() {
     report(&mut h, 0, ddl, b);
     let t = h.table_tasks(14);
     assert_eq!(t.len(), 1);
-    assert_eq!(h.m.sc.get(&t[0]).unwrap().checkpoint_ts, TS);
+    assert_eq!(h.m.pipe.sc.get(&t[0]).unwrap().checkpoint_ts, TS);
     assert!(h.table_tasks(10).is_empty());
 }
 
@@ -255,6 +255,7 @@ fn an_ignored_waiting_status_is_resent_and_one_inside_the_window_at_the_next_tic
     let o = dm_feed(&mut dm, &mut env, X, vec![UpstreamEvent::Ddl(ddl_event(TS, normal(&[10, 11])))], TS + 1);
     assert_eq!(waiting(&o), 1);
     let ignored = || Message::HeartBeatResponse {
+        mode: Mode::Default,
         cf: cf(),
         statuses: vec![DispatcherStatus {
             influenced: InfluencedDispatchers::Normal(vec![X]),
@@ -283,6 +284,7 @@ fn an_ignored_waiting_status_is_resent_and_one_inside_the_window_at_the_next_tic
     env.now += 5;
     dm_handle(&mut dm, &mut env, 0, ignored());
     let ack = Message::HeartBeatResponse {
+        mode: Mode::Default,
         cf: cf(),
         statuses: vec![DispatcherStatus {
             influenced: InfluencedDispatchers::Normal(vec![X]),
@@ -307,7 +309,7 @@ fn fix_keep_newer_block_state_ignores_an_outdated_done() {
         let mut h = setup_env(env);
         report(&mut h, 1, X, block(TS, normal(&[10, 11]), Waiting));
         report(&mut h, 1, X, block(TS - 50, normal(&[10]), Done));
-        let bs = h.m.sc.get(&X).and_then(|t| t.block_state.clone()).expect("a block state");
+        let bs = h.m.pipe.sc.get(&X).and_then(|t| t.block_state.clone()).expect("a block state");
         if fix {
             assert_eq!((bs.block_ts, bs.stage), (TS, Waiting), "the newer state is kept");
         } else {

@@ -95,7 +95,7 @@ fn heartbeats_are_ignored_until_bootstrapped_but_not_until_post_bootstrap_is_don
     let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]));
     h.respond(0, NodeReport::default());
     h.handle(1, heartbeat(START, 1, vec![st(X, Working, START)]));
-    assert!(h.m.node_watermarks.is_empty(), "a heartbeat during the bootstrap is dropped");
+    assert!(h.m.pipe.node_watermarks.is_empty(), "a heartbeat during the bootstrap is dropped");
     h.respond(1, ops(vec![create_req(X, full(10), 90, OperatorType::Add, EPOCH)]));
     assert_eq!(h.m.state, MaintainerState::Working);
     assert!(!h.m.post_bootstrap_done, "the post-bootstrap response has not arrived");
@@ -103,7 +103,7 @@ fn heartbeats_are_ignored_until_bootstrapped_but_not_until_post_bootstrap_is_don
     assert!(matches!(h.op(X), Some(Operator::Add(_))));
     h.handle(1, heartbeat(START, 1, vec![st(X, Working, START)]));
     h.execute();
-    assert!(h.m.node_watermarks.contains_key(&n(1)), "the watermark is recorded");
+    assert!(h.m.pipe.node_watermarks.contains_key(&n(1)), "the watermark is recorded");
     assert!(h.op(X).is_none(), "the Working status finished the restored Add");
 }
 
@@ -228,7 +228,7 @@ fn merge_restore_with_preparing_target_and_waiting_sources() {
     h.execute();
     assert_eq!(h.table_tasks(10), vec![M]);
     assert_eq!(h.state(M), Some((Replicating, Some(n(1)))));
-    assert_eq!(h.m.oc.running().count(), 0);
+    assert_eq!(h.m.pipe.oc.running().count(), 0);
     h.assert_partition(10);
 }
 
@@ -285,7 +285,7 @@ fn merge_restore_with_missing_source_and_preparing_target_cleans_up_target() {
     assert!(h.state(M).is_none());
     // The missing source's range is then repaired with a fresh absent span.
     let filler: Vec<_> =
-        h.m.sc.tasks_of_table(10).into_iter().filter(|r| r.id != B).map(|r| (r.span, r.state)).collect();
+        h.m.pipe.sc.tasks_of_table(10).into_iter().filter(|r| r.id != B).map(|r| (r.span, r.state)).collect();
     assert_eq!(filler, vec![(ha, Absent)]);
     h.assert_partition(10);
 }
@@ -300,7 +300,7 @@ fn merge_journal_conflicting_with_restored_remove_is_reconciled() {
     let out = h.bootstrap(vec![(1, r)]);
     assert!(traced(&out, "merge journal conflicts with a restored operator"));
     assert!(!traced(&out, "restore merge operator"));
-    assert!(h.m.oc.running().all(|o| !matches!(o, Operator::Merge(_) | Operator::Occupy(_))));
+    assert!(h.m.pipe.oc.running().all(|o| !matches!(o, Operator::Merge(_) | Operator::Occupy(_))));
     assert!(matches!(h.op(A), Some(Operator::Remove(o)) if o.post == RemovePostFinish::MarkAbsent));
     assert!(
         matches!(h.op(M), Some(Operator::Remove(o)) if matches!(o.post, RemovePostFinish::RemoveTaskAndRepair { .. }))
@@ -345,7 +345,8 @@ fn adopted_partial_span_gets_its_holes_filled_from_the_create_ts() {
     let mut h = MH::new(&[0, 1], schema_with_late_table());
     h.bootstrap(vec![(1, NodeReport::spans(vec![bspan(X, ha, Working, 160)]))]);
     let others: Vec<_> =
-        h.m.sc
+        h.m.pipe
+            .sc
             .tasks_of_table(12)
             .into_iter()
             .filter(|r| r.id != X)
@@ -369,6 +370,25 @@ fn restored_remove_of_the_only_span_of_a_table_created_after_start_ts_leaves_not
     assert_eq!(h.m.state, MaintainerState::Working);
     assert!(!traced(&out, "adopt working dispatcher of table created after start ts"));
     assert!(matches!(h.op(X), Some(Operator::Remove(o)) if o.node == n(1)), "the restored Remove drives the cleanup");
+}
+
+#[test]
+fn working_dispatcher_below_the_ddl_that_re_added_its_table_is_cleaned_up_not_adopted() {
+    // Table 12 is (re-)added at 150 (a RECOVER TABLE after a DROP before the start ts);
+    // X's checkpoint 140 shows it is left from the earlier life of the ID (swarm seed 89 of
+    // the coverage families: adopting it filled its holes at 150, above a pending syncpoint).
+    let mut h = MH::new(&[0, 1], schema_with_late_table());
+    let out = h.bootstrap(vec![(1, NodeReport::spans(vec![bspan(X, full(12), Working, 140)]))]);
+    assert!(!traced(&out, "adopt working dispatcher of table created after start ts"));
+    assert!(traced(&out, "cleanup working dispatcher of unknown table"));
+    assert!(matches!(h.op(X), Some(Operator::Remove(o)) if o.node == n(1) && o.post == RemovePostFinish::RemoveTask));
+    stopped(&mut h, 1, X);
+    assert!(h.table_tasks(12).is_empty());
+    // The replayed adding DDL then schedules the table afresh.
+    replay_create(&mut h, 12, 150);
+    let tasks = h.table_tasks(12);
+    assert_eq!(tasks.len(), 1);
+    assert_ne!(tasks[0], X);
 }
 
 #[test]
@@ -415,6 +435,7 @@ fn error_or_stale_response_does_not_complete_bootstrap() {
     let mut h = MH::new(&[0, 1], TestSchema::with_tables(&[10]));
     h.respond(0, NodeReport::default());
     let stale = Message::MaintainerBootstrapResponse {
+        redo_checkpoint_ts: 0,
         cf: cf(),
         spans: vec![],
         checkpoint_ts: 0,
@@ -430,6 +451,7 @@ fn error_or_stale_response_does_not_complete_bootstrap() {
     h.handle(
         1,
         Message::MaintainerBootstrapResponse {
+            redo_checkpoint_ts: 0,
             cf: cf(),
             spans: vec![],
             checkpoint_ts: 0,
@@ -506,7 +528,7 @@ fn a_maintainer_removed_during_its_bootstrap_is_not_initialized() {
     assert!(!h.m.initialized());
     assert!(!h.m.status().bootstrap_done);
     h.handle(1, heartbeat(START, 1, vec![st(X, Working, START)]));
-    assert!(h.m.node_watermarks.is_empty(), "heartbeats still ignored");
+    assert!(h.m.pipe.node_watermarks.is_empty(), "heartbeats still ignored");
 }
 
 /// `onMaintainerBootstrapResponse` reports an error in any state: a capture that joined
@@ -527,6 +549,7 @@ fn a_late_capture_s_bootstrap_error_is_reported_and_the_bootstrap_resent() {
     let out = h.handle(
         1,
         Message::MaintainerBootstrapResponse {
+            redo_checkpoint_ts: 0,
             cf: cf(),
             spans: vec![],
             checkpoint_ts: 0,
@@ -556,7 +579,7 @@ fn a_heartbeat_error_before_the_bootstrap_is_not_reported() {
     let err = RunningError { node: n(1), code: ErrorCode::DispatcherManagerWritePathClosed, message: "closed".into() };
     let hb = match heartbeat(START, 1, vec![]) {
         Message::HeartBeatRequest { cf, watermark, statuses, complete_status, .. } => {
-            Message::HeartBeatRequest { cf, watermark, statuses, err: Some(err), complete_status }
+            Message::HeartBeatRequest { redo_watermark: None, cf, watermark, statuses, err: Some(err), complete_status }
         }
         _ => unreachable!(),
     };

@@ -38,18 +38,21 @@ fn every_node_with_tasks_and_the_maintainers_own_node_need_a_watermark() {
     wm(&mut h, 1, 300, 1);
     wm(&mut h, 2, 250, 1);
     assert_eq!(h.m.calc_checkpoint(), None, "own node 0 hosts only the trigger but is always required");
-    assert_eq!(h.m.committed_checkpoint, START);
+    assert_eq!(h.m.pipe.committed_checkpoint, START);
     wm(&mut h, 0, 400, 1);
     assert_eq!(h.m.calc_checkpoint(), Some(250));
-    assert_eq!(h.m.committed_checkpoint, 250);
-    assert_eq!(h.m.sc.committed_checkpoint, 250, "the span controller sees the committed checkpoint (start-ts clamp)");
+    assert_eq!(h.m.pipe.committed_checkpoint, 250);
+    assert_eq!(
+        h.m.pipe.sc.committed_checkpoint, 250,
+        "the span controller sees the committed checkpoint (start-ts clamp)"
+    );
 }
 
 #[test]
 fn a_node_without_tasks_is_not_required() {
     let mut h = setup();
     // Node 2 loses its only task: it is no longer required.
-    h.m.sc.remove(&Y);
+    h.m.pipe.sc.remove(&Y);
     wm(&mut h, 0, 400, 1);
     wm(&mut h, 1, 300, 1);
     assert_eq!(h.m.calc_checkpoint(), Some(300));
@@ -59,14 +62,14 @@ fn a_node_without_tasks_is_not_required() {
 fn absent_and_scheduling_spans_cap_the_checkpoint() {
     let mut h = setup();
     wm_all(&mut h, 300, 1);
-    h.m.sc.mark_absent(&X);
-    h.m.sc.get_mut(&X).unwrap().checkpoint_ts = 180;
+    h.m.pipe.sc.mark_absent(&X);
+    h.m.pipe.sc.get_mut(&X).unwrap().checkpoint_ts = 180;
     // Node 1 no longer has tasks (X is absent): only nodes 0 and 2 count.
     assert_eq!(h.m.calc_checkpoint(), Some(180));
-    h.m.sc.bind_to_node(&X, n(1));
-    h.m.sc.get_mut(&X).unwrap().checkpoint_ts = 190;
+    h.m.pipe.sc.bind_to_node(&X, n(1));
+    h.m.pipe.sc.get_mut(&X).unwrap().checkpoint_ts = 190;
     assert_eq!(h.m.calc_checkpoint(), Some(190), "Scheduling caps too");
-    h.m.sc.mark_replicating(&X);
+    h.m.pipe.sc.mark_replicating(&X);
     assert_eq!(h.m.calc_checkpoint(), Some(300));
 }
 
@@ -79,7 +82,7 @@ fn restored_remove_on_a_replicating_task_does_not_cap() {
     };
     let mut h = setup_with(r1);
     assert!(matches!(h.op(X), Some(Operator::Remove(_))));
-    assert_eq!(h.m.sc.get(&X).unwrap().checkpoint_ts, 120);
+    assert_eq!(h.m.pipe.sc.get(&X).unwrap().checkpoint_ts, 120);
     wm_all(&mut h, 300, 1);
     assert_eq!(h.m.calc_checkpoint(), Some(300));
 }
@@ -87,7 +90,7 @@ fn restored_remove_on_a_replicating_task_does_not_cap() {
 #[test]
 fn a_move_caps_at_the_tasks_checkpoint_until_it_finishes() {
     let mut h = setup();
-    h.m.sc.remove(&Y); // node 2 is to hold only the moved span
+    h.m.pipe.sc.remove(&Y); // node 2 is to hold only the moved span
     wm_all(&mut h, 300, 1);
     assert_eq!(h.m.api_move_table(&mut h.env.ctx(), 10, n(2)), Ok(1));
     assert_eq!(h.m.calc_checkpoint(), Some(150));
@@ -118,12 +121,12 @@ fn committed_checkpoint_never_goes_backwards() {
     assert_eq!(h.m.calc_checkpoint(), Some(300));
     // A new low-start dispatcher legitimately lowers node 1's watermark (higher seq).
     wm(&mut h, 1, 250, 2);
-    assert_eq!(h.m.node_watermarks[&n(1)].checkpoint_ts, 250);
+    assert_eq!(h.m.pipe.node_watermarks[&n(1)].checkpoint_ts, 250);
     assert_eq!(h.m.calc_checkpoint(), Some(300));
-    assert_eq!(h.m.committed_checkpoint, 300);
+    assert_eq!(h.m.pipe.committed_checkpoint, 300);
     // An absent span far behind does not lower it either.
-    h.m.sc.mark_absent(&Y);
-    h.m.sc.get_mut(&Y).unwrap().checkpoint_ts = 120;
+    h.m.pipe.sc.mark_absent(&Y);
+    h.m.pipe.sc.get_mut(&Y).unwrap().checkpoint_ts = 120;
     assert_eq!(h.m.calc_checkpoint(), Some(300));
 }
 
@@ -132,13 +135,13 @@ fn heartbeat_watermark_acceptance_by_seq() {
     let mut h = setup();
     wm(&mut h, 1, 300, 3);
     wm(&mut h, 1, 400, 2);
-    assert_eq!(h.m.node_watermarks[&n(1)].checkpoint_ts, 300, "lower seq is stale");
+    assert_eq!(h.m.pipe.node_watermarks[&n(1)].checkpoint_ts, 300, "lower seq is stale");
     wm(&mut h, 1, 280, 3);
-    assert_eq!(h.m.node_watermarks[&n(1)].checkpoint_ts, 300, "same seq must advance");
+    assert_eq!(h.m.pipe.node_watermarks[&n(1)].checkpoint_ts, 300, "same seq must advance");
     wm(&mut h, 1, 320, 3);
-    assert_eq!(h.m.node_watermarks[&n(1)].checkpoint_ts, 320);
+    assert_eq!(h.m.pipe.node_watermarks[&n(1)].checkpoint_ts, 320);
     wm(&mut h, 1, 200, 4);
-    assert_eq!(h.m.node_watermarks[&n(1)].checkpoint_ts, 200, "higher seq replaces");
+    assert_eq!(h.m.pipe.node_watermarks[&n(1)].checkpoint_ts, 200, "higher seq replaces");
 }
 
 #[test]
@@ -148,19 +151,19 @@ fn a_rejoining_capture_is_not_shadowed_by_its_previous_incarnations_watermark() 
     assert_eq!(h.m.calc_checkpoint(), Some(300));
     // Node 1's etcd session is gone: it leaves the cluster (X is marked absent) ...
     h.node_change(&[0, 2]);
-    assert!(!h.m.node_watermarks.contains_key(&n(1)));
+    assert!(!h.m.pipe.node_watermarks.contains_key(&n(1)));
     // ... but runs on until it notices, and one more heartbeat of it arrives.
     wm(&mut h, 1, 320, 9);
     // It exits and is started again: a new capture (a new ID in TiCDC, the same node
     // here), whose dispatcher manager counts its seq from the start. X is placed on it.
     h.node_change(&[0, 1, 2]);
-    h.m.sc.bind_to_node(&X, n(1));
-    h.m.sc.mark_replicating(&X);
+    h.m.pipe.sc.bind_to_node(&X, n(1));
+    h.m.pipe.sc.mark_replicating(&X);
     wm(&mut h, 0, 500, 6);
     wm(&mut h, 2, 500, 6);
     wm(&mut h, 1, 450, 1);
     assert_eq!(
-        h.m.node_watermarks[&n(1)].checkpoint_ts,
+        h.m.pipe.node_watermarks[&n(1)].checkpoint_ts,
         450,
         "the old incarnation's seq 9 does not shadow the new capture"
     );
@@ -174,7 +177,7 @@ fn a_move_finished_after_its_destination_was_removed_leaves_the_span_there_uncon
     // finished move ignores OnNodeRemove; the span has an operator, so it is not marked
     // absent), and PostFinish binds the span to the removed node.
     let mut h = setup();
-    h.m.sc.remove(&Y); // node 2 is to hold only the moved span
+    h.m.pipe.sc.remove(&Y); // node 2 is to hold only the moved span
     wm_all(&mut h, 300, 1);
     assert_eq!(h.m.api_move_table(&mut h.env.ctx(), 10, n(2)), Ok(1));
     h.execute();
@@ -184,7 +187,7 @@ fn a_move_finished_after_its_destination_was_removed_leaves_the_span_there_uncon
     h.node_change(&[0, 1]);
     h.execute();
     assert!(h.op(X).is_none());
-    assert_eq!(h.m.sc.get(&X).map(|r| (r.state, r.node)), Some((ReplicaState::Replicating, Some(n(2)))));
+    assert_eq!(h.m.pipe.sc.get(&X).map(|r| (r.state, r.node)), Some((ReplicaState::Replicating, Some(n(2)))));
     // `calculateNewCheckpointTs` reads only the bootstrapper's (alive) nodes: the span on
     // the removed node does not hold the checkpoint, which passes whatever it had not
     // written (the finding's data loss).
@@ -200,7 +203,7 @@ fn checkpoint_keeps_advancing_while_removing() {
     wm_all(&mut h, 300, 1);
     h.m.remove(&mut h.env.ctx(), true, false);
     assert_eq!(h.m.calc_checkpoint(), Some(300));
-    assert_eq!(h.m.committed_checkpoint, 300);
+    assert_eq!(h.m.pipe.committed_checkpoint, 300);
 }
 
 fn task(sc: &mut SpanController, id: u64, span: TableSpan, cp: Ts) {

@@ -90,11 +90,11 @@ fn drop_database_removes_the_schemas_tasks_after_the_write_and_sends_no_pass() {
         "the trigger writes a DB event"
     );
     assert_eq!(h.table_tasks(10), vec![X], "nothing removed before the write");
-    assert!(h.m.barrier.pending_events.contains(&(TS, false)), "a DROP DATABASE needs scheduling");
+    assert!(h.m.pipe.barrier.pending_events.contains(&(TS, false)), "a DROP DATABASE needs scheduling");
     let o = report(&mut h, 0, ddl, drop_db(SCHEMA, Done));
     assert!(traced(&o, "remove table task by ddl"));
     assert!(actions_any(&o).is_empty(), "no task of the schema is left to pass: {:?}", actions_any(&o));
-    assert!(h.m.barrier.events.is_empty(), "covered at once");
+    assert!(h.m.pipe.barrier.events.is_empty(), "covered at once");
     assert!(h.table_tasks(10).is_empty() && h.table_tasks(11).is_empty());
     assert_eq!(h.table_tasks(12), vec![Z], "another schema's table stays");
     assert!(matches!(h.op(X), Some(Operator::Remove(r)) if r.node == n(1) && r.post == RemovePostFinish::None));
@@ -124,9 +124,9 @@ fn a_db_pass_fans_out_to_the_nodes_of_the_schema_and_the_writers_node() {
     assert_eq!(actions_any(&h.tick()), vec![pass(0), pass(1), pass(2)], "not to node 3 (another schema only)");
     // X's DONE alone does not finish it; Y's does.
     report(&mut h, 1, X, block(TS, bt.clone(), Done));
-    assert!(h.m.barrier.events.contains_key(&(TS, false)));
+    assert!(h.m.pipe.barrier.events.contains_key(&(TS, false)));
     report(&mut h, 2, Y, block(TS, bt, Done));
-    assert!(h.m.barrier.events.is_empty());
+    assert!(h.m.pipe.barrier.events.is_empty());
 }
 
 #[test]
@@ -137,16 +137,16 @@ fn the_trigger_past_a_db_event_does_not_count_as_past_it_but_a_task_of_the_schem
     report(&mut h, 1, X, block(TS, bt.clone(), Waiting));
     // The trigger's checkpoint is beyond the event (it belongs to no schema:
     // `checkBlockedDispatchers` looks at `GetTasksBySchemaID`).
-    h.m.sc.get_mut(&ddl).unwrap().checkpoint_ts = TS + 50;
+    h.m.pipe.sc.get_mut(&ddl).unwrap().checkpoint_ts = TS + 50;
     h.env.now = 1_000;
     let o = h.tick();
     assert!(actions_any(&o).is_empty(), "{:?}", actions_any(&o));
-    assert!(!h.m.barrier.events[&(TS, false)].selected);
+    assert!(!h.m.pipe.barrier.events[&(TS, false)].selected);
     // Y, a task of the schema, is past it: the event was written; the Pass goes out.
-    h.m.sc.get_mut(&Y).unwrap().checkpoint_ts = TS + 1;
+    h.m.pipe.sc.get_mut(&Y).unwrap().checkpoint_ts = TS + 1;
     h.env.now = 2_000;
     let o = h.tick();
-    assert!(h.m.barrier.events[&(TS, false)].writer_advanced);
+    assert!(h.m.pipe.barrier.events[&(TS, false)].writer_advanced);
     assert!(
         actions_any(&o).iter().all(|a| a.1 == ActionKind::Pass && a.3 == InfluencedDispatchers::Db(SCHEMA)),
         "{:?}",
@@ -163,10 +163,10 @@ fn fix_db_past_check_includes_trigger_passes_an_event_the_trigger_is_past() {
     let ddl = h.ddl();
     let bt = db(SCHEMA);
     report(&mut h, 1, X, block(TS, bt.clone(), Waiting));
-    h.m.sc.get_mut(&ddl).unwrap().checkpoint_ts = TS + 50;
+    h.m.pipe.sc.get_mut(&ddl).unwrap().checkpoint_ts = TS + 50;
     h.env.now = 1_000;
     let o = h.tick();
-    assert!(h.m.barrier.events[&(TS, false)].writer_advanced);
+    assert!(h.m.pipe.barrier.events[&(TS, false)].writer_advanced);
     assert!(
         actions_any(&o).contains(&(n(1), ActionKind::Pass, TS, InfluencedDispatchers::Db(SCHEMA))),
         "{:?}",
@@ -184,7 +184,7 @@ fn a_writerless_db_pass_misses_the_triggers_node_unless_fixed() {
         let mut h = setup_with(env);
         let bt = db(SCHEMA);
         report(&mut h, 1, X, block(TS, bt.clone(), Waiting));
-        h.m.sc.get_mut(&Y).unwrap().checkpoint_ts = TS + 1;
+        h.m.pipe.sc.get_mut(&Y).unwrap().checkpoint_ts = TS + 1;
         h.env.now = 1_000;
         let nodes: Vec<NodeId> = actions_any(&h.tick()).iter().map(|a| a.0).collect();
         assert!(nodes.contains(&n(1)) && nodes.contains(&n(2)), "{:?}", nodes);
@@ -198,11 +198,11 @@ fn the_triggers_drop_database_report_is_dropped_while_a_schedule_event_is_pendin
     // schedule event is pending); the DB report must not build its task set now.
     let mut h = setup();
     let ddl = h.ddl();
-    h.m.barrier.pending_events.insert((TS - 10, false));
+    h.m.pipe.barrier.pending_events.insert((TS - 10, false));
     let o = report(&mut h, 0, ddl, drop_db(SCHEMA, Waiting));
     assert!(traced(&o, "discard db/all block event from ddl dispatcher due to pending schedule events"));
     assert!(acks(&o).is_empty(), "no ACK: the trigger resends");
-    h.m.barrier.pending_events.clear();
+    h.m.pipe.barrier.pending_events.clear();
     let o = report(&mut h, 0, ddl, drop_db(SCHEMA, Waiting));
     assert_eq!(acks(&o), vec![(n(0), TS, vec![ddl])]);
 }
@@ -221,7 +221,7 @@ fn a_new_table_of_the_schema_must_report_before_the_drop_database_is_written() {
     report(&mut h, 1, X, drop_db(SCHEMA, Waiting));
     let o = report(&mut h, 2, Y, drop_db(SCHEMA, Waiting));
     assert!(actions_any(&o).is_empty(), "table 13's task has not reported");
-    assert!(!h.m.barrier.events[&(TS, false)].selected);
+    assert!(!h.m.pipe.barrier.events[&(TS, false)].selected);
 }
 
 #[test]
@@ -232,8 +232,8 @@ fn a_drop_database_of_an_empty_schema_is_written_by_the_trigger_alone() {
     assert_eq!(actions_any(&o), vec![(n(0), ActionKind::Write, TS, InfluencedDispatchers::Normal(vec![ddl]))]);
     let o = report(&mut h, 0, ddl, drop_db(7, Done));
     assert!(actions_any(&o).is_empty());
-    assert!(h.m.barrier.events.is_empty());
-    assert_eq!(h.m.sc.tasks.len(), 4, "the trigger and X, Y, Z");
+    assert!(h.m.pipe.barrier.events.is_empty());
+    assert_eq!(h.m.pipe.sc.tasks.len(), 4, "the trigger and X, Y, Z");
 }
 
 // ---------------------------------------------------------------- dispatcher side
@@ -291,7 +291,7 @@ fn pass_db(schema: SchemaId) -> Message {
         ack: None,
         ignored_block_status: None,
     };
-    Message::HeartBeatResponse { cf: cf(), statuses: vec![st], maintainer_epoch: EPOCH }
+    Message::HeartBeatResponse { mode: Mode::Default, cf: cf(), statuses: vec![st], maintainer_epoch: EPOCH }
 }
 
 #[test]
@@ -406,6 +406,7 @@ fn the_trigger_holds_a_drop_database_while_a_create_table_is_unacknowledged() {
     );
     assert!(dm0.dispatchers[&TRIG].block.is_none(), "DROP DATABASE held");
     let ack = Message::HeartBeatResponse {
+        mode: Mode::Default,
         cf: cf(),
         statuses: vec![DispatcherStatus {
             influenced: InfluencedDispatchers::Normal(vec![TRIG]),

@@ -27,7 +27,7 @@ fn schema_store_gc_error_fails_bootstrap_without_initialising() {
     assert_eq!(h.m.state, MaintainerState::Bootstrapping);
     assert!(!h.m.initialized());
     // Nothing was scheduled: only the table trigger's task exists.
-    assert_eq!(h.m.sc.tasks.len(), 1);
+    assert_eq!(h.m.pipe.sc.tasks.len(), 1);
     assert!(schedule_reqs(&out).is_empty());
     assert!(!out.msgs.iter().any(|e| matches!(e.msg, Message::MaintainerPostBootstrapRequest { .. })));
     // The status reports the error and bootstrap_done = false.
@@ -78,7 +78,7 @@ fn node_joining_a_failed_maintainer_reruns_bootstrap_and_fails_again() {
     assert_eq!(handled, vec![n(0).to_string(), n(1).to_string()]);
     assert_eq!(errors_of(&h), vec![ErrorCode::SnapshotLostByGC, ErrorCode::SnapshotLostByGC]);
     assert_eq!(h.m.state, MaintainerState::Bootstrapping);
-    assert_eq!(h.m.sc.tasks.len(), 1);
+    assert_eq!(h.m.pipe.sc.tasks.len(), 1);
 }
 
 #[test]
@@ -95,7 +95,7 @@ fn bootstrap_retried_after_the_schema_store_recovers_initialises_once() {
     assert!(traced(&out, "maintainer bootstrap finished"));
     assert_eq!(h.m.state, MaintainerState::Working);
     // The trigger plus one task per table: nothing initialised twice.
-    assert_eq!(h.m.sc.tasks.len(), 3);
+    assert_eq!(h.m.pipe.sc.tasks.len(), 3);
     assert_eq!(h.table_tasks(10).len(), 1);
     assert_eq!(h.table_tasks(11).len(), 1);
 }
@@ -477,7 +477,7 @@ fn a_post_bootstrap_error_while_removing_is_reported_unless_the_fix_drops_it() {
         h.m.remove(&mut ctx, false, false);
         h.env.take();
         assert_eq!(h.m.state, MaintainerState::Removing);
-        let trigger = h.m.sc.ddl_span_id;
+        let trigger = h.m.pipe.sc.ddl_span_id;
         let err = RunningError {
             node: n(0),
             code: ErrorCode::InitTableTriggerDispatcherFailed,

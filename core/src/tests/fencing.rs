@@ -122,7 +122,7 @@ fn pass_x(env: Env, epoch: Epoch) -> (bool, Out) {
         &mut dm,
         &mut env,
         0,
-        Message::HeartBeatResponse { cf: cf(), statuses: vec![pass], maintainer_epoch: epoch },
+        Message::HeartBeatResponse { mode: Mode::Default, cf: cf(), statuses: vec![pass], maintainer_epoch: epoch },
     );
     (dm.dispatchers[&X].block.is_none(), o)
 }
@@ -177,6 +177,7 @@ fn post_bootstrap(env: Env, from: u32, epoch: Epoch) -> (Option<Message>, bool) 
         &mut env,
         from,
         Message::MaintainerPostBootstrapRequest {
+            redo_schemas: vec![],
             cf: cf(),
             table_trigger_event_dispatcher_id: T,
             schemas: vec![],
@@ -444,6 +445,7 @@ fn closed_write_path_keeps_add_operators_and_post_bootstrap_fails_without_trigge
         &mut env,
         2,
         Message::MaintainerPostBootstrapRequest {
+            redo_schemas: vec![],
             cf: cf(),
             table_trigger_event_dispatcher_id: T,
             schemas: vec![],
@@ -471,6 +473,7 @@ fn post_bootstrap_on_closed_write_path_is_a_clean_stop() {
         &mut env,
         0,
         Message::MaintainerPostBootstrapRequest {
+            redo_schemas: vec![],
             cf: cf(),
             table_trigger_event_dispatcher_id: T,
             schemas: vec![],
@@ -492,6 +495,7 @@ fn post_bootstrap_without_its_trigger_is_an_error() {
         &mut env,
         0,
         Message::MaintainerPostBootstrapRequest {
+            redo_schemas: vec![],
             cf: cf(),
             table_trigger_event_dispatcher_id: X,
             schemas: vec![],
@@ -514,6 +518,7 @@ fn post_bootstrap_without_its_trigger_is_an_error() {
         &mut env,
         0,
         Message::MaintainerPostBootstrapRequest {
+            redo_schemas: vec![],
             cf: cf(),
             table_trigger_event_dispatcher_id: T,
             schemas: vec![],

@@ -278,11 +278,11 @@ pub fn block(ts: Ts, blocked: InfluencedTables, stage: BlockStage) -> BlockState
 // ---------------------------------------------------------------- messages
 
 pub fn st(id: DispatcherId, state: ComponentState, cp: Ts) -> TableSpanStatus {
-    TableSpanStatus { id, state, checkpoint_ts: cp, event_size_per_second: 0 }
+    TableSpanStatus { mode: Mode::Default, id, state, checkpoint_ts: cp, event_size_per_second: 0 }
 }
 
 pub fn bspan(id: DispatcherId, span: TableSpan, state: ComponentState, cp: Ts) -> BootstrapTableSpan {
-    BootstrapTableSpan { id, schema_id: SCHEMA, span, state, checkpoint_ts: cp, block_state: None }
+    BootstrapTableSpan { mode: Mode::Default, id, schema_id: SCHEMA, span, state, checkpoint_ts: cp, block_state: None }
 }
 
 pub fn halves(t: TableId) -> (TableSpan, TableSpan) {
@@ -291,7 +291,14 @@ pub fn halves(t: TableId) -> (TableSpan, TableSpan) {
 }
 
 pub fn dconfig(id: DispatcherId, span: TableSpan, start: Ts) -> DispatcherConfig {
-    DispatcherConfig { span, start_ts: start, dispatcher_id: id, schema_id: SCHEMA, skip_dml_as_start_ts: false }
+    DispatcherConfig {
+        mode: Mode::Default,
+        span,
+        start_ts: start,
+        dispatcher_id: id,
+        schema_id: SCHEMA,
+        skip_dml_as_start_ts: false,
+    }
 }
 
 pub fn create_req(
@@ -314,7 +321,12 @@ pub fn remove_req(id: DispatcherId, span: TableSpan, op: OperatorType, epoch: Ep
 }
 
 pub fn merge_req(sources: &[DispatcherId], merged: DispatcherId, epoch: Epoch) -> MergeDispatcherRequest {
-    MergeDispatcherRequest { dispatcher_ids: sources.to_vec(), merged_dispatcher_id: merged, maintainer_epoch: epoch }
+    MergeDispatcherRequest {
+        mode: Mode::Default,
+        dispatcher_ids: sources.to_vec(),
+        merged_dispatcher_id: merged,
+        maintainer_epoch: epoch,
+    }
 }
 
 pub fn sched(req: ScheduleDispatcherRequest) -> Message {
@@ -323,6 +335,7 @@ pub fn sched(req: ScheduleDispatcherRequest) -> Message {
 
 pub fn bootstrap_req(start: Ts, trigger: Option<DispatcherId>, epoch: Epoch) -> Message {
     Message::MaintainerBootstrapRequest {
+        table_trigger_redo_dispatcher_id: None,
         cf: cf(),
         config: ChangefeedConfig::default(),
         start_ts: start,
@@ -339,6 +352,7 @@ pub fn bootstrap_resp(
     merges: Vec<MergeDispatcherRequest>,
 ) -> Message {
     Message::MaintainerBootstrapResponse {
+        redo_checkpoint_ts: 0,
         cf: cf(),
         spans,
         checkpoint_ts,
@@ -351,6 +365,7 @@ pub fn bootstrap_resp(
 
 pub fn heartbeat(cp: Ts, seq: u64, statuses: Vec<TableSpanStatus>) -> Message {
     Message::HeartBeatRequest {
+        redo_watermark: None,
         cf: cf(),
         watermark: Watermark { checkpoint_ts: cp, resolved_ts: cp, seq },
         statuses,
@@ -361,8 +376,9 @@ pub fn heartbeat(cp: Ts, seq: u64, statuses: Vec<TableSpanStatus>) -> Message {
 
 pub fn block_statuses(v: Vec<(DispatcherId, BlockState)>) -> Message {
     Message::BlockStatusRequest {
+        mode: Mode::Default,
         cf: cf(),
-        statuses: v.into_iter().map(|(id, state)| TableSpanBlockStatus { id, state }).collect(),
+        statuses: v.into_iter().map(|(id, state)| TableSpanBlockStatus { mode: Mode::Default, id, state }).collect(),
     }
 }
 
@@ -393,13 +409,16 @@ impl MH {
     pub fn new(alive: &[u32], schema: TestSchema) -> Self {
         Self::with_env(Env::new(0), alive, schema)
     }
-    pub fn with_env(mut env: Env, alive: &[u32], schema: TestSchema) -> Self {
-        let m = Maintainer::new(&mut env.ctx(), cf(), ChangefeedConfig::default(), START, EPOCH, false, nodes(alive));
+    pub fn with_env(env: Env, alive: &[u32], schema: TestSchema) -> Self {
+        Self::with_config(env, alive, schema, ChangefeedConfig::default())
+    }
+    pub fn with_config(mut env: Env, alive: &[u32], schema: TestSchema, config: ChangefeedConfig) -> Self {
+        let m = Maintainer::new(&mut env.ctx(), cf(), config, START, EPOCH, false, nodes(alive));
         env.take();
         MH { env, m, schema }
     }
     pub fn ddl(&self) -> DispatcherId {
-        self.m.sc.ddl_span_id
+        self.m.pipe.sc.ddl_span_id
     }
     pub fn handle(&mut self, from: u32, msg: Message) -> Out {
         let mut ctx = self.env.ctx();
@@ -459,17 +478,17 @@ impl MH {
         self.env.take()
     }
     pub fn state(&self, id: DispatcherId) -> Option<(ReplicaState, Option<NodeId>)> {
-        self.m.sc.get(&id).map(|r| (r.state, r.node))
+        self.m.pipe.sc.get(&id).map(|r| (r.state, r.node))
     }
     pub fn op(&self, id: DispatcherId) -> Option<&Operator> {
-        self.m.oc.get(&id)
+        self.m.pipe.oc.get(&id)
     }
     /// Dispatcher IDs of the tasks of a table.
     pub fn table_tasks(&self, t: TableId) -> Vec<DispatcherId> {
-        self.m.sc.tasks_of_table(t).iter().map(|r| r.id).collect()
+        self.m.pipe.sc.tasks_of_table(t).iter().map(|r| r.id).collect()
     }
     pub fn assert_partition(&self, t: TableId) {
-        assert_eq!(self.m.sc.table_partition_problems(t), (vec![], vec![]), "table {} is not a partition", t);
+        assert_eq!(self.m.pipe.sc.table_partition_problems(t), (vec![], vec![]), "table {} is not a partition", t);
     }
 }
 

@@ -16,6 +16,7 @@ const INIT_MS: u64 = 50;
 
 fn post_bootstrap_req() -> Message {
     Message::MaintainerPostBootstrapRequest {
+        redo_schemas: vec![],
         cf: cf(),
         table_trigger_event_dispatcher_id: T,
         schemas: vec![],

@@ -649,6 +649,7 @@ fn remove_restored_at_bootstrap_repairs_the_coverage_it_leaves() {
     op.check(
         NodeId(1),
         &TableSpanStatus {
+            mode: Mode::Default,
             id: DispatcherId(10),
             state: ComponentState::Stopped,
             checkpoint_ts: 120,

@@ -137,7 +137,7 @@ proptest! {
             (1, NodeReport::spans(vec![bspan(X, TableSpan::full(10), ComponentState::Working, 150)])),
             (2, NodeReport::spans(vec![bspan(Y, TableSpan::full(11), ComponentState::Working, 150)])),
         ]);
-        let mut committed = h.m.committed_checkpoint;
+        let mut committed = h.m.pipe.committed_checkpoint;
         prop_assert_eq!(committed, START);
         for s in steps {
             match s {
@@ -152,14 +152,14 @@ proptest! {
                 }
                 CpStep::Calc => {
                     let r = h.m.calc_checkpoint();
-                    let now = h.m.committed_checkpoint;
+                    let now = h.m.pipe.committed_checkpoint;
                     prop_assert!(now >= committed, "went backwards: {} -> {}", committed, now);
                     if let Some(r) = r {
                         prop_assert_eq!(r, now);
                     }
                     if now > committed {
                         for i in 0..3 {
-                            let w = h.m.node_watermarks.get(&n(i)).map(|w| w.checkpoint_ts);
+                            let w = h.m.pipe.node_watermarks.get(&n(i)).map(|w| w.checkpoint_ts);
                             prop_assert!(w.is_some_and(|w| w >= now), "committed {} beyond node {}'s watermark {:?}", now, i, w);
                         }
                     }

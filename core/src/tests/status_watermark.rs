@@ -60,6 +60,7 @@ fn race(env: Env) -> (Watermark, Watermark) {
         Message::MergeDispatcherRequest {
             cf: cf(),
             req: MergeDispatcherRequest {
+                mode: Mode::Default,
                 dispatcher_ids: vec![DispatcherId(7), DispatcherId(8)],
                 merged_dispatcher_id: A,
                 maintainer_epoch: EPOCH,

@@ -85,7 +85,7 @@ fn action_msg(kind: ActionKind, ts: Ts, sync_point: bool, infl: InfluencedDispat
         ack: None,
         ignored_block_status: None,
     };
-    Message::HeartBeatResponse { cf: cf(), statuses: vec![st], maintainer_epoch: EPOCH }
+    Message::HeartBeatResponse { mode: Mode::Default, cf: cf(), statuses: vec![st], maintainer_epoch: EPOCH }
 }
 
 fn trace_field(out: &Out, kind: &str, field: &str) -> Option<String> {
@@ -106,11 +106,11 @@ fn every_dispatcher_waits_the_trigger_writes_then_the_pass_fans_out_to_all_nodes
     assert_eq!(acks(&o), vec![(n(1), S, vec![X])]);
     let o = report(&mut h, 2, Y, sp(S, Waiting));
     assert!(actions_any(&o).is_empty());
-    assert!(!h.m.barrier.events[&(S, true)].selected);
+    assert!(!h.m.pipe.barrier.events[&(S, true)].selected);
     // The trigger reports: every task reported, the trigger is the writer.
     let o = report(&mut h, 0, ddl, sp(S, Waiting));
     assert_eq!(actions_any(&o), vec![(n(0), ActionKind::Write, S, true, InfluencedDispatchers::Normal(vec![ddl]))]);
-    assert_eq!(h.m.barrier.events[&(S, true)].writer, Some(ddl));
+    assert_eq!(h.m.pipe.barrier.events[&(S, true)].writer, Some(ddl));
     // The Write is resent while the trigger has not reported DONE.
     h.env.now = 1_000;
     assert_eq!(
@@ -139,17 +139,17 @@ fn every_dispatcher_waits_the_trigger_writes_then_the_pass_fans_out_to_all_nodes
     h.env.now = 3_100;
     assert_eq!(actions_any(&h.tick()).len(), 3, "then the pass is broadcast again");
     report(&mut h, 2, Y, sp(S, Done));
-    assert!(h.m.barrier.events.is_empty(), "every task reported DONE: finished");
+    assert!(h.m.pipe.barrier.events.is_empty(), "every task reported DONE: finished");
     // A syncpoint needs no scheduling and does not hold the checkpoint for new tables.
-    assert!(h.m.barrier.pending_events.is_empty());
-    assert_eq!(h.m.barrier.min_blocked_checkpoint_for_new_tables(), None);
+    assert!(h.m.pipe.barrier.pending_events.is_empty());
+    assert_eq!(h.m.pipe.barrier.min_blocked_checkpoint_for_new_tables(), None);
 }
 
 #[test]
 fn a_task_not_replicating_keeps_the_syncpoint_from_being_selected() {
     let mut h = setup();
     let ddl = h.ddl();
-    h.m.sc.mark_scheduling(&Y);
+    h.m.pipe.sc.mark_scheduling(&Y);
     report(&mut h, 1, X, sp(S, Waiting));
     let o = report(&mut h, 2, Y, sp(S, Waiting));
     assert_eq!(
@@ -159,7 +159,7 @@ fn a_task_not_replicating_keeps_the_syncpoint_from_being_selected() {
     );
     let o = report(&mut h, 0, ddl, sp(S, Waiting));
     assert!(actions_any(&o).is_empty(), "Y's span is not covered yet");
-    h.m.sc.mark_replicating(&Y);
+    h.m.pipe.sc.mark_replicating(&Y);
     let o = report(&mut h, 2, Y, sp(S, Waiting));
     assert_eq!(actions_any(&o), vec![(n(0), ActionKind::Write, S, true, InfluencedDispatchers::Normal(vec![ddl]))]);
 }
@@ -183,12 +183,12 @@ fn checkpoint_at_the_syncpoint_ts_is_not_past_it() {
     assert!(forward_barrier_event(&r, (S, true)));
     let mut h = setup();
     let ddl = h.ddl();
-    h.m.sc.get_mut(&X).unwrap().checkpoint_ts = S;
+    h.m.pipe.sc.get_mut(&X).unwrap().checkpoint_ts = S;
     report(&mut h, 0, ddl, sp(S, Waiting));
     h.env.now = 5_000;
     let o = h.tick();
     assert!(actions_any(&o).is_empty(), "not forwarded: nobody is past the syncpoint");
-    assert!(!h.m.barrier.events[&(S, true)].selected);
+    assert!(!h.m.pipe.barrier.events[&(S, true)].selected);
 }
 
 // ---------------------------------------------------------------- dispatcher side
@@ -312,6 +312,7 @@ fn the_trigger_holds_a_syncpoint_while_a_create_table_is_unacknowledged() {
     assert!(dm0.dispatchers[&TRIG].block.is_none(), "the syncpoint is held");
     // An ACK of a syncpoint at the CREATE's ts would not release it; the CREATE's ACK does.
     let ack = |sync_point: bool| Message::HeartBeatResponse {
+        mode: Mode::Default,
         cf: cf(),
         statuses: vec![DispatcherStatus {
             influenced: InfluencedDispatchers::Normal(vec![TRIG]),
@@ -363,7 +364,7 @@ fn the_failpoint_holds_only_a_barrier_write() {
 fn a_moved_dispatcher_waiting_on_a_syncpoint_restarts_at_its_ts() {
     let mut h = setup();
     report(&mut h, 1, X, sp(S, Waiting));
-    assert_eq!(h.m.sc.get(&X).unwrap().checkpoint_ts, S - 1, "forced to blockTs-1");
+    assert_eq!(h.m.pipe.sc.get(&X).unwrap().checkpoint_ts, S - 1, "forced to blockTs-1");
     h.m.api_move_table(&mut h.env.ctx(), 10, n(2)).unwrap();
     h.env.take();
     let o = h.execute();
@@ -510,7 +511,7 @@ fn the_barrier_orders_a_ddl_and_a_syncpoint_at_one_ts() {
     report(&mut h, 1, X, drop.clone());
     let o = report(&mut h, 0, ddl, drop.clone());
     assert_eq!(actions_any(&o), vec![(n(0), ActionKind::Write, S, false, InfluencedDispatchers::Normal(vec![ddl]))]);
-    assert!(h.m.barrier.pending_events.contains(&(S, false)));
+    assert!(h.m.pipe.barrier.pending_events.contains(&(S, false)));
     // Y already reached the syncpoint at S: reported and ACKed.
     let o = report(&mut h, 2, Y, sp(S, Waiting));
     assert_eq!(acks(&o), vec![(n(2), S, vec![Y])]);
@@ -519,15 +520,15 @@ fn the_barrier_orders_a_ddl_and_a_syncpoint_at_one_ts() {
     let o = report(&mut h, 0, ddl, sp(S, Waiting));
     assert!(acks(&o).is_empty() && actions_any(&o).is_empty());
     assert!(traced(&o, "discard db/all block event from ddl dispatcher due to pending schedule events"));
-    assert!(!h.m.barrier.events[&(S, true)].reported.contains(&ddl));
+    assert!(!h.m.pipe.barrier.events[&(S, true)].reported.contains(&ddl));
     // A task blocked on the syncpoint at S is past the DDL at S, not past the syncpoint.
-    let y = h.m.sc.get(&Y).unwrap().clone();
+    let y = h.m.pipe.sc.get(&Y).unwrap().clone();
     assert!(forward_barrier_event(&y, (S, false)));
     assert!(!forward_barrier_event(&y, (S, true)));
     // The DROP is written: table 10 goes; the trigger's resent report selects the syncpoint.
     report(&mut h, 0, ddl, block(S, normal(&[10, DDL_SPAN_TABLE_ID]), Done));
-    assert!(h.m.barrier.pending_events.is_empty());
-    assert!(h.m.sc.get(&X).is_none(), "table 10 dropped");
+    assert!(h.m.pipe.barrier.pending_events.is_empty());
+    assert!(h.m.pipe.sc.get(&X).is_none(), "table 10 dropped");
     let o = report(&mut h, 0, ddl, sp(S, Waiting));
     assert_eq!(actions_any(&o), vec![(n(0), ActionKind::Write, S, true, InfluencedDispatchers::Normal(vec![ddl]))]);
 }

@@ -225,6 +225,7 @@ fn stale_post_bootstrap_releases_the_lock_with_or_without_the_bug() {
             &mut env,
             3,
             Message::MaintainerPostBootstrapRequest {
+                redo_schemas: vec![],
                 cf: cf(),
                 table_trigger_event_dispatcher_id: T,
                 schemas: vec![],

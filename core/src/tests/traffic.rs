@@ -265,6 +265,7 @@ fn sample(h: &mut MH, rate: u64) {
     h.handle(
         0,
         Message::HeartBeatRequest {
+            redo_watermark: None,
             cf: cf(),
             watermark: Watermark { checkpoint_ts: cp, resolved_ts: cp, seq: h.env.now },
             statuses: vec![st],
@@ -275,11 +276,12 @@ fn sample(h: &mut MH, rate: u64) {
 }
 
 fn splits_after_check(h: &mut MH) -> Vec<(DispatcherId, usize)> {
-    h.env.now = h.env.now.max(h.m.next_balance_check_ms);
+    h.env.now = h.env.now.max(h.m.pipe.next_balance_check_ms);
     let mut ctx = h.env.ctx();
     h.m.run_balance_scheduler(&mut ctx, &h.schema);
     h.env.take();
-    h.m.oc
+    h.m.pipe
+        .oc
         .running()
         .filter_map(|op| if let Operator::Split(s) = op { Some((s.id, s.split_spans.len())) } else { None })
         .collect()
@@ -322,7 +324,7 @@ fn write_key_threshold_zero_never_splits_by_traffic() {
         sample(&mut h, 100 * MIB);
     }
     assert!(splits_after_check(&mut h).is_empty());
-    assert_eq!(h.m.default_traffic[&d(11)].score, 0);
+    assert_eq!(h.m.pipe.default_traffic[&d(11)].score, 0);
 }
 
 #[test]

@@ -40,10 +40,10 @@ pub fn nonowner_block_statuses(
 ) -> Vec<(DispatcherId, Option<NodeId>, BarrierView)> {
     let mut out = Vec::new();
     for id in ids {
-        if id == m.sc.ddl_span_id {
+        if id == m.pipe.sc.ddl_span_id {
             continue;
         }
-        let Some(task) = m.sc.get(&id) else { continue };
+        let Some(task) = m.pipe.sc.get(&id) else { continue };
         if task.node == Some(from) {
             continue;
         }
@@ -53,10 +53,11 @@ pub fn nonowner_block_statuses(
 }
 
 pub fn barrier_view(m: &Maintainer, id: DispatcherId) -> BarrierView {
-    let exists = m.sc.get(&id).is_some();
+    let exists = m.pipe.sc.get(&id).is_some();
     let (checkpoint_ts, block_state) =
-        m.sc.get(&id).map(|t| (t.checkpoint_ts, t.block_state.clone())).unwrap_or_default();
-    let events = m.barrier.events.iter().map(|(k, e)| (*k, e.reported.contains(&id), e.done.contains(&id))).collect();
+        m.pipe.sc.get(&id).map(|t| (t.checkpoint_ts, t.block_state.clone())).unwrap_or_default();
+    let events =
+        m.pipe.barrier.events.iter().map(|(k, e)| (*k, e.reported.contains(&id), e.done.contains(&id))).collect();
     BarrierView { exists, checkpoint_ts, block_state, events }
 }
 

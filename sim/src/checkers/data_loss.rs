@@ -1,6 +1,6 @@
 //! The persisted changefeed checkpoint, each time it moves: `checkpoint-monotonic` (it
 //! never goes back) and `no-data-loss` (every upstream change at or below it, and every
-//! due syncpoint below it, is durable downstream).
+//! due syncpoint and DDL below it, is durable downstream).
 //!
 //! TiCDC's promise: the checkpoint is a watermark of what the sink has made durable, so a
 //! restart from it loses nothing (§9). Caught: the removal of stale Remove operators at
@@ -17,6 +17,8 @@ use std::collections::BTreeMap;
 #[derive(Debug, Default)]
 pub struct DataLossChecker {
     verified: BTreeMap<TableId, usize>,
+    /// How far the upstream DDL list (commit-ts order) is verified.
+    ddls_verified: usize,
     pub last_checkpoint: Ts,
 }
 
@@ -52,6 +54,27 @@ impl DataLossChecker {
                     ));
                     break;
                 }
+            }
+        }
+        // A DDL strictly below the checkpoint was executed downstream: every dispatcher it
+        // blocks holds its checkpoint below it until the writer's DONE, and the trigger
+        // holds it for a DDL that adds tables until the ACK. One advanced with no writer
+        // (passed, never written) is lost downstream.
+        while self.ddls_verified < up.ddls.len() && up.ddls[self.ddls_verified].commit_ts < checkpoint {
+            let d = &up.ddls[self.ddls_verified];
+            self.ddls_verified += 1;
+            if d.commit_ts <= start_ts {
+                continue;
+            }
+            if st.ddl_writes.range((d.commit_ts, TableId::MIN)..=(d.commit_ts, TableId::MAX)).next().is_none() {
+                out.push((
+                    NO_DATA_LOSS,
+                    format!(
+                        "DDL `{}` at {} is below the persisted checkpoint {} but has no record downstream",
+                        d.query, d.commit_ts, checkpoint
+                    ),
+                ));
+                break;
             }
         }
         for (t, changes) in &up.changes {

@@ -23,7 +23,7 @@ pub fn check_maintainer(m: &Maintainer) -> Vec<(&'static str, String)> {
     check_operators(m, &mut out);
     if m.initialized() {
         let mut spans: Vec<(TableSpan, DispatcherId)> = Vec::new();
-        for (&t, ids) in &m.sc.by_table {
+        for (&t, ids) in &m.pipe.sc.by_table {
             if t == DDL_SPAN_TABLE_ID {
                 continue;
             }
@@ -33,7 +33,7 @@ pub fn check_maintainer(m: &Maintainer) -> Vec<(&'static str, String)> {
                 let whole = |r: &core_sched::maintainer::span_controller::SpanReplication| {
                     r.span.table_id == t && r.span.is_full()
                 };
-                if ids.first().and_then(|id| m.sc.tasks.get(id)).is_none_or(whole) {
+                if ids.first().and_then(|id| m.pipe.sc.tasks.get(id)).is_none_or(whole) {
                     continue;
                 }
             }
@@ -41,8 +41,8 @@ pub fn check_maintainer(m: &Maintainer) -> Vec<(&'static str, String)> {
             // A table whose every task is only kept as coverage for a cleanup Remove (e.g.
             // the leftovers of a dropped table found at bootstrap) is not a live table.
             let mut only_removes = true;
-            for r in ids.iter().filter_map(|id| m.sc.tasks.get(id)) {
-                only_removes = only_removes && matches!(m.oc.get(&r.id), Some(Operator::Remove(_)));
+            for r in ids.iter().filter_map(|id| m.pipe.sc.tasks.get(id)) {
+                only_removes = only_removes && matches!(m.pipe.oc.get(&r.id), Some(Operator::Remove(_)));
                 spans.push((r.span, r.id));
             }
             if only_removes {
@@ -58,11 +58,11 @@ pub fn check_maintainer(m: &Maintainer) -> Vec<(&'static str, String)> {
 /// `one-operator-per-dispatcher`: count first; describe (format) only the operators of a
 /// violation, in dispatcher ID order.
 fn check_operators(m: &Maintainer, out: &mut Vec<(&'static str, String)>) {
-    let mut ids: Vec<DispatcherId> = m.oc.running().map(|op| op.id()).collect();
+    let mut ids: Vec<DispatcherId> = m.pipe.oc.running().map(|op| op.id()).collect();
     ids.sort_unstable();
     for run in ids.chunk_by(|a, b| a == b).filter(|r| r.len() > 1) {
         let id = run[0];
-        let ops: Vec<String> = m.oc.running().filter(|op| op.id() == id).map(|op| op.describe()).collect();
+        let ops: Vec<String> = m.pipe.oc.running().filter(|op| op.id() == id).map(|op| op.describe()).collect();
         out.push((
             ONE_OPERATOR_PER_DISPATCHER,
             format!("dispatcher {} has {} running operators: {}", id, run.len(), ops.join("; ")),
@@ -79,7 +79,7 @@ fn check_table(m: &Maintainer, t: TableId, spans: &[(TableSpan, DispatcherId)], 
     let mut overlaps = Vec::new();
     if spans.len() > 1 {
         let transient = |id: &DispatcherId| {
-            matches!(m.oc.get(id), Some(Operator::Merge(_) | Operator::Occupy(_) | Operator::Remove(_)))
+            matches!(m.pipe.oc.get(id), Some(Operator::Merge(_) | Operator::Occupy(_) | Operator::Remove(_)))
         };
         let mut active: Vec<usize> = Vec::new();
         for (i, (s, id)) in spans.iter().enumerate() {
@@ -119,34 +119,34 @@ pub fn check_maintainer_full(m: &Maintainer) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     // Count first; describe (format) only the operators of a violation.
     let mut count: BTreeMap<DispatcherId, usize> = BTreeMap::new();
-    for op in m.oc.running() {
+    for op in m.pipe.oc.running() {
         *count.entry(op.id()).or_default() += 1;
     }
     for (id, n) in count.into_iter().filter(|(_, n)| *n > 1) {
-        let ops: Vec<String> = m.oc.running().filter(|op| op.id() == id).map(|op| op.describe()).collect();
+        let ops: Vec<String> = m.pipe.oc.running().filter(|op| op.id() == id).map(|op| op.describe()).collect();
         out.push((
             ONE_OPERATOR_PER_DISPATCHER,
             format!("dispatcher {} has {} running operators: {}", id, n, ops.join("; ")),
         ));
     }
     if m.initialized() {
-        for &t in m.sc.by_table.keys() {
+        for &t in m.pipe.sc.by_table.keys() {
             if t == DDL_SPAN_TABLE_ID {
                 continue;
             }
             // A table whose every task is only kept as coverage for a cleanup Remove (e.g.
             // the leftovers of a dropped table found at bootstrap) is not a live table.
-            if m.sc.tasks_of_table(t).iter().all(|r| matches!(m.oc.get(&r.id), Some(Operator::Remove(_)))) {
+            if m.pipe.sc.tasks_of_table(t).iter().all(|r| matches!(m.pipe.oc.get(&r.id), Some(Operator::Remove(_)))) {
                 continue;
             }
-            let (_, holes) = m.sc.table_partition_problems(t);
+            let (_, holes) = m.pipe.sc.table_partition_problems(t);
             // Transient overlaps TiCDC allows: a merge target over its (occupied)
             // sources, and a task kept as coverage under a cleanup Remove.
             let transient = |id: &DispatcherId| {
-                matches!(m.oc.get(id), Some(Operator::Merge(_) | Operator::Occupy(_) | Operator::Remove(_)))
+                matches!(m.pipe.oc.get(id), Some(Operator::Merge(_) | Operator::Occupy(_) | Operator::Remove(_)))
             };
             let mut spans: Vec<(TableSpan, DispatcherId)> =
-                m.sc.tasks_of_table(t).iter().map(|r| (r.span, r.id)).collect();
+                m.pipe.sc.tasks_of_table(t).iter().map(|r| (r.span, r.id)).collect();
             spans.sort();
             let mut overlaps = Vec::new();
             for i in 1..spans.len() {

@@ -100,7 +100,7 @@ pub const REGISTRY: &[InvariantInfo] = &[
     InvariantInfo { name: BARRIER_WRITES_ONCE, family: "barrier", guards: "one writer per open barrier; a DDL or syncpoint is durable only after the rows it follows" },
     InvariantInfo { name: EPOCH_FENCING, family: "fencing", guards: "no control message of an older maintainer epoch is applied" },
     InvariantInfo { name: CHECKPOINT_MONOTONIC, family: "data_loss", guards: "the persisted checkpoint never goes back" },
-    InvariantInfo { name: NO_DATA_LOSS, family: "data_loss", guards: "every change and due syncpoint at or below the persisted checkpoint is durable downstream" },
+    InvariantInfo { name: NO_DATA_LOSS, family: "data_loss", guards: "every change at or below the persisted checkpoint, and every due syncpoint and DDL below it, is durable downstream" },
     InvariantInfo { name: NO_RETRYABLE_ERROR_AFTER_FAILOVER, family: "errors", guards: "no sink error is raised to the changefeed after a maintainer failover" },
     InvariantInfo { name: NO_WRITE_AFTER_FENCE, family: "fencing", guards: "a local-fenced capture issues no downstream write" },
     InvariantInfo { name: BARRIER_OWNER_ONLY, family: "barrier", guards: "a block status counts only from the node its dispatcher's task is bound to" },

@@ -5,7 +5,7 @@ use super::{RunOptions, NODE_FAILURE_DETECTION_MS};
 use crate::scenario::*;
 use crate::world::*;
 use core_sched::bugs::Bugs;
-use core_sched::config::{ChangefeedConfig, SchedulerConfig, SinkConfig};
+use core_sched::config::{ChangefeedConfig, ConsistentConfig, ConsistentLevel, SchedulerConfig, SinkConfig};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Mixed into the RNG seed by `RunOptions::inject_nondeterminism` (process-global, so
@@ -57,9 +57,22 @@ pub(super) fn changefeed_config(c: &ChangefeedDef) -> ChangefeedConfig {
         sink.flush_interval_ms = v;
     }
     let d = ChangefeedConfig::default();
+    let mut consistent = ConsistentConfig::default();
+    if let Some(l) = c.consistent_level.as_deref().and_then(ConsistentLevel::from_name) {
+        consistent.level = l;
+    }
+    if let Some(v) = c.consistent_flush_interval_ms {
+        consistent.flush_interval_ms = v;
+    }
+    if let Some(v) = c.consistent_meta_flush_interval_ms {
+        consistent.meta_flush_interval_ms = v;
+    }
+    // The loader already refused what this would refuse; it only fills in zeros.
+    let _ = consistent.validate_and_adjust();
     ChangefeedConfig {
         scheduler: s,
         sink,
+        consistent,
         enable_sync_point: c.enable_sync_point,
         sync_point_interval_ms: duration_ms(&c.sync_point_interval, d.sync_point_interval_ms),
         sync_point_retention_ms: duration_ms(&c.sync_point_retention, d.sync_point_retention_ms),

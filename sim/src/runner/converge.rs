@@ -10,6 +10,10 @@ use core_sched::types::*;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+/// How long what is pending must stay unchanged at the converge deadline for the run to
+/// count as stuck (see `converge`).
+const PROGRESS_WINDOW_MS: u64 = 10_000;
+
 impl Driver {
     /// What keeps the cluster from having converged, empty once it has. Without `detail`
     /// it stops at the first reason and formats nothing (the converge loop polls it every
@@ -54,16 +58,16 @@ impl Driver {
         if !m.initialized() {
             return vec![format!("maintainer not bootstrapped{}", feed)];
         }
-        for op in m.oc.running() {
+        for op in m.pipe.oc.running() {
             reason!("operator still running: {}", op.describe());
         }
-        for r in m.sc.tasks.values() {
+        for r in m.pipe.sc.tasks.values() {
             if r.state != ReplicaState::Replicating {
                 reason!("span {} of table {} is {:?}", r.id, r.span.table_id, r.state);
             }
             // The scheduled table set is the upstream's, each table in its current
             // database (DROP/TRUNCATE/partition DDLs removed theirs, RENAMEs moved them).
-            if r.id == m.sc.ddl_span_id {
+            if r.id == m.pipe.sc.ddl_span_id {
                 continue;
             }
             match g.upstream.tables.get(&r.span.table_id).filter(|t| t.dropped_ts.is_none()) {
@@ -106,7 +110,7 @@ impl Driver {
                             );
                         }
                     }
-                    if !d.try_removing && !d.is_trigger && m.sc.get(&d.id).is_none() {
+                    if !d.try_removing && !d.is_trigger && m.pipe.sc.get(&d.id).is_none() {
                         reason!(
                             "dispatcher {} of table {} on {} is unknown to the maintainer",
                             d.id,
@@ -118,7 +122,7 @@ impl Driver {
             }
         }
         for t in g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()) {
-            if !m.sc.is_table_exists(t.id) {
+            if !m.pipe.sc.is_table_exists(t.id) {
                 reason!("table {} ({}) has no span", t.id, t.name);
             }
             let holes = find_holes(t.id, working.get(&t.id).map(|v| v.as_slice()).unwrap_or(&[]));
@@ -201,10 +205,29 @@ impl Driver {
             let now = g.now_ms;
             g.upstream.tso(now)
         };
-        let deadline = self.now() + self.scn.limits.converge_timeout_ms;
+        let budget = self.scn.limits.converge_timeout_ms;
+        let start = self.now();
+        let mut deadline = start + budget;
+        // A run still making progress at the deadline (what is pending changed over the
+        // last window: e.g. adds admitted one per scheduler round with batch size 1) gets
+        // another window, up to twice the budget. A stable hang fails at the budget as before.
+        let cap = start + 2 * budget;
+        let window = PROGRESS_WINDOW_MS.min(budget);
+        let mut snapshot: Option<Vec<String>> = None;
         loop {
             if self.pending(target, false).is_empty() {
                 return;
+            }
+            // Everything pending (the detailed list), taken a window before the deadline.
+            if snapshot.is_none() && self.now() + window >= deadline {
+                snapshot = Some(self.pending(target, true));
+            }
+            if self.now() >= deadline && self.now() < cap {
+                let now_pending = self.pending(target, true);
+                if snapshot.as_ref() != Some(&now_pending) {
+                    snapshot = Some(now_pending);
+                    deadline = (self.now() + window).min(cap);
+                }
             }
             let over = self.budget().is_err() || self.now() >= deadline;
             let p = if over { self.pending(target, true) } else { Vec::new() };
@@ -221,8 +244,13 @@ impl Driver {
                     invariant: CONVERGES.into(),
                     at_ms: self.now(),
                     detail: format!(
-                        "not converged within {} ms: {}",
-                        self.scn.limits.converge_timeout_ms,
+                        "not converged within {} ms{}: {}",
+                        budget,
+                        if deadline > start + budget {
+                            format!(" (extended to {} ms while it progressed)", deadline - start)
+                        } else {
+                            String::new()
+                        },
                         p.join("; ")
                     ),
                 });

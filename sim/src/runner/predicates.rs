@@ -107,7 +107,9 @@ impl Driver {
                 let c = m
                     .filter(|m| m.initialized())
                     .map(|m| {
-                        m.sc.tasks_of_table(t)
+                        m.pipe
+                            .sc
+                            .tasks_of_table(t)
                             .iter()
                             .filter(|r| r.state == core_sched::maintainer::span_controller::ReplicaState::Replicating)
                             .filter_map(|r| r.node)
@@ -120,7 +122,7 @@ impl Driver {
             Predicate::TableScheduled { table } => {
                 let t = self.table(table)?;
                 m.map(|m| {
-                    let ts = m.sc.tasks_of_table(t);
+                    let ts = m.pipe.sc.tasks_of_table(t);
                     !ts.is_empty() && ts.iter().all(|r| r.node.is_some())
                 })
                 .unwrap_or(false)
@@ -129,12 +131,12 @@ impl Driver {
                 let t = self.table(table)?;
                 m.filter(|m| m.initialized())
                     .map(|m| {
-                        let ts = m.sc.tasks_of_table(t);
+                        let ts = m.pipe.sc.tasks_of_table(t);
                         !ts.is_empty() && ts.iter().all(|r| r.node == on_node && r.state == ReplicaState::Replicating)
                     })
                     .unwrap_or(false)
             }
-            Predicate::DispatcherCount { op, count } => cmp(*op, m.map(|m| m.sc.tasks.len()).unwrap_or(0), *count),
+            Predicate::DispatcherCount { op, count } => cmp(*op, m.map(|m| m.pipe.sc.tasks.len()).unwrap_or(0), *count),
             Predicate::MaintainerMoved => {
                 let before = self.vars.get("maintainer").copied();
                 match (g.maintainer(), before) {

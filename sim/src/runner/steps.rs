@@ -167,12 +167,7 @@ impl Driver {
                 let now = g.now_ms;
                 g.upstream.exchange_partition(now, id, *partition, normal)?;
                 // The normal table's name now names the old partition's ID.
-                let part = g
-                    .upstream
-                    .tables
-                    .values()
-                    .find(|t| t.name == *with && t.dropped_ts.is_none() && t.logical.is_none())
-                    .map(|t| t.id);
+                let part = g.upstream.tables.values().find(|t| t.name == *with && t.is_live_normal()).map(|t| t.id);
                 drop(g);
                 if let Some(part) = part {
                     self.tables.insert(with.clone(), part);

@@ -54,13 +54,7 @@ impl Driver {
             let (op, pick, node, n, kind) = {
                 let mut g = self.w.lock().unwrap();
                 let op = ops[g.sim_rng.random_range(0..ops.len())];
-                let live: Vec<TableId> = g
-                    .upstream
-                    .tables
-                    .values()
-                    .filter(|t| t.dropped_ts.is_none() && t.logical.is_none())
-                    .map(|t| t.id)
-                    .collect();
+                let live = g.upstream.live_normal_tables();
                 let pick = if live.is_empty() { None } else { Some(live[g.sim_rng.random_range(0..live.len())]) };
                 let node = NodeId(g.sim_rng.random_range(0..nodes));
                 let n = g.sim_rng.random_range(1..=5u64);

@@ -170,13 +170,7 @@ impl Driver {
         }
         let mut g = self.w.lock().unwrap();
         let now = g.now_ms;
-        let live: Vec<TableId> = g
-            .upstream
-            .tables
-            .values()
-            .filter(|t| t.dropped_ts.is_none() && t.logical.is_none())
-            .map(|t| t.id)
-            .collect();
+        let live = g.upstream.live_normal_tables();
         let live_count = g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()).count();
         let pick = (!live.is_empty()).then(|| live[g.sim_rng.random_range(0..live.len())]);
         let room = live_count < c.max_tables;
@@ -283,12 +277,7 @@ impl Driver {
                     return false;
                 }
                 // The normal table's name now names the old partition's ID.
-                let part = g
-                    .upstream
-                    .tables
-                    .values()
-                    .find(|t| t.name == with && t.dropped_ts.is_none() && t.logical.is_none())
-                    .map(|t| t.id);
+                let part = g.upstream.tables.values().find(|t| t.name == with && t.is_live_normal()).map(|t| t.id);
                 if let Some(part) = part {
                     self.tables.insert(with, part);
                 }

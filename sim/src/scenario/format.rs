@@ -144,6 +144,13 @@ pub struct ChangefeedDef {
     /// `scheduling-task-count-per-node` (TiCDC's default 20): scheduling spans of a
     /// split group per node.
     pub scheduling_task_count_per_node: Option<usize>,
+    /// `consistent.level`: `none` (TiCDC's default) or `eventual` (redo log on; not yet
+    /// supported by the simulator, the loader refuses it).
+    pub consistent_level: Option<String>,
+    /// `consistent.flush-interval` in ms (TiCDC's default 2000, minimum 50).
+    pub consistent_flush_interval_ms: Option<u64>,
+    /// `consistent.meta-flush-interval` in ms (TiCDC's default 200, minimum 50).
+    pub consistent_meta_flush_interval_ms: Option<u64>,
 }
 
 /// The changefeed configuration keys `update_changefeed` may change (a

@@ -97,7 +97,7 @@ pub fn node_view(generation: u64, state: Option<&crate::world::NodeState>, cf: &
                 BarKey::Maintainer { epoch: m.epoch },
                 (format!("{:?}", m.state), None, format!("maintainer epoch {}", m.epoch)),
             );
-            for (slot, s) in &m.oc.slots {
+            for (slot, s) in &m.pipe.oc.slots {
                 if s.done {
                     continue;
                 }

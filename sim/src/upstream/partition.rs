@@ -264,7 +264,7 @@ impl Upstream {
     ) -> Result<(), UpstreamError> {
         let mut p = self.live_partitioned(id)?;
         let part = Self::partition_at(&p, i)?;
-        let n = self.tables.get(&normal).filter(|t| t.dropped_ts.is_none() && t.logical.is_none()).cloned();
+        let n = self.tables.get(&normal).filter(|t| t.is_live_normal()).cloned();
         let Some(n) = n else { return Err(UpstreamError::NoSuchTable(format!("normal table {}", normal))) };
         let ts = self.tso(now_ms);
         let (nsid, nschema, nname) = (n.schema_id, n.schema_name.clone(), n.name.clone());
@@ -273,6 +273,7 @@ impl Upstream {
             if t.schema_id != nsid {
                 t.moves.push((ts, t.schema_id));
             }
+            t.renames.push((ts, std::mem::take(&mut t.schema_name), std::mem::take(&mut t.name)));
             t.logical = None;
             t.schema_id = nsid;
             t.schema_name = nschema.clone();
@@ -283,6 +284,7 @@ impl Upstream {
             if t.schema_id != p.schema_id {
                 t.moves.push((ts, t.schema_id));
             }
+            t.renames.push((ts, std::mem::take(&mut t.schema_name), std::mem::take(&mut t.name)));
             t.logical = Some(p.id);
             t.schema_id = p.schema_id;
             t.schema_name = p.schema_name.clone();

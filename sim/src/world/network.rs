@@ -74,7 +74,7 @@ pub fn send(w: &W, wd: &mut World, env: Envelope) {
     let key = (env.from.0, gen, lane);
     let release = match wd.net.collector.admit(&mut wd.sim_rng, key, wd.now_ms, gen, env) {
         Admission::Queued { release } => release,
-        Admission::PassNow(env) => return send_link(w, wd, env),
+        Admission::PassNow(env) => return send_link(w, wd, *env),
     };
     let w2 = w.clone();
     let wait = release - wd.now_ms;
@@ -296,7 +296,7 @@ fn arrive(
             }
         }
         match g.net.stream.admit(&mut g.sim_rng, key, t, to_gen, env) {
-            Admission::PassNow(env) => env,
+            Admission::PassNow(env) => *env,
             Admission::Queued { release } => {
                 let w2 = w.clone();
                 spawn_net(g, async move {
@@ -324,7 +324,7 @@ pub(crate) fn handle_delivered(w: &W, env: Envelope, gen: Option<u64>) {
         // barrier-owner-only: look at what the maintainer holds about each dispatcher
         // reported by a node it is not bound to, before and after the request.
         let probe = match &env.msg {
-            Message::BlockStatusRequest { cf, statuses } => ns
+            Message::BlockStatusRequest { cf, statuses, .. } => ns
                 .mm
                 .maintainers
                 .get(cf)
@@ -424,10 +424,11 @@ mod tests {
             tagged(1),
             Message::MaintainerHeartbeat { statuses: vec![] },
             Message::MaintainerCloseRequest { cf: cf.clone(), removed: false, maintainer_epoch: 1 },
-            Message::HeartBeatResponse { cf: cf.clone(), statuses: vec![], maintainer_epoch: 1 },
+            Message::HeartBeatResponse { mode: Mode::Default, cf: cf.clone(), statuses: vec![], maintainer_epoch: 1 },
             Message::MergeDispatcherRequest {
                 cf: cf.clone(),
                 req: MergeDispatcherRequest {
+                    mode: Mode::Default,
                     dispatcher_ids: vec![],
                     merged_dispatcher_id: DispatcherId(1),
                     maintainer_epoch: 1,
@@ -435,13 +436,14 @@ mod tests {
             },
             Message::MaintainerCloseResponse { cf: cf.clone(), success: true, maintainer_epoch: 1 },
             Message::HeartBeatRequest {
+                redo_watermark: None,
                 cf: cf.clone(),
                 watermark: Watermark::default(),
                 statuses: vec![],
                 complete_status: false,
                 err: None,
             },
-            Message::BlockStatusRequest { cf: cf.clone(), statuses: vec![] },
+            Message::BlockStatusRequest { mode: Mode::Default, cf: cf.clone(), statuses: vec![] },
         ];
         for m in msgs {
             assert_eq!(m.stream(), Stream::Command, "{}", m.name());

@@ -141,7 +141,8 @@ pub fn record_ddl_ts(wd: &mut World) {
             continue;
         }
         let Some(ev) = wd.upstream.ddl_at(ts) else { continue };
-        let alive = |t: &crate::upstream::UTable| t.created_ts < ts && t.dropped_ts.map(|d| d >= ts).unwrap_or(true);
+        // Every life of the table (a table dropped and recovered after `ts` was live at it).
+        let alive = |t: &crate::upstream::UTable| t.seen_by_ddl_at(ts);
         let mut tables: Vec<TableId> = match ev.blocked_tables.influence_type {
             InfluenceType::Normal => ev.blocked_tables.table_ids.clone(),
             InfluenceType::Db => std::iter::once(DDL_SPAN_TABLE_ID)

@@ -42,7 +42,12 @@ pub const PAGES: &[Page] = &[
     Page {
         file: "03-zombie-closing-dispatcher-manager.md",
         scenarios: &["scenarios/findings/zombie_closing_dispatcher_manager.toml"],
-        seed_files: &["swarm-nobug-291.json", "swarm-nobug-56.json"],
+        seed_files: &[
+            "swarm-nobug-537.json",
+            "swarm-nobug-697.json",
+            "swarm_slow_bootstrap-nobug-782.json",
+            "swarm_slow_bootstrap-nobug-903.json",
+        ],
         no_shrink: Some(
             "its smallest `converges` failure restarts the maintainer's capture before a maintainer exists, which is another hang",
         ),
@@ -55,6 +60,16 @@ pub const PAGES: &[Page] = &[
             "swarm_slow_bootstrap-nobug-106.json",
             "swarm_slow_bootstrap-nobug-132.json",
             "swarm_slow_bootstrap-nobug-190.json",
+            "swarm-nobug-83.json",
+            "swarm-nobug-185.json",
+            "swarm-nobug-431.json",
+            "swarm-nobug-524.json",
+            "swarm-nobug-624.json",
+            "swarm-nobug-655.json",
+            "swarm-nobug-880.json",
+            "swarm_slow_bootstrap-nobug-251.json",
+            "swarm_slow_bootstrap-nobug-767.json",
+            "swarm_slow_bootstrap-nobug-996.json",
         ],
         no_shrink: None,
     },
@@ -89,7 +104,35 @@ pub const PAGES: &[Page] = &[
             "scenarios/findings/partition_table.toml",
             "scenarios/findings/ddl_mix_with_random_move_table.toml",
         ],
-        seed_files: &["swarm-nobug-152.json", "swarm-nobug-218.json"],
+        seed_files: &[
+            "swarm-nobug-168.json",
+            "swarm-nobug-4.json",
+            "swarm-nobug-38.json",
+            "swarm-nobug-45.json",
+            "swarm-nobug-74.json",
+            "swarm-nobug-175.json",
+            "swarm-nobug-194.json",
+            "swarm-nobug-846.json",
+            "swarm-nobug-725.json",
+            "swarm-nobug-343.json",
+            "swarm-nobug-460.json",
+            "swarm-nobug-547.json",
+            "swarm-nobug-610.json",
+            "swarm-nobug-683.json",
+            "swarm-nobug-701.json",
+            "swarm-nobug-739.json",
+            "swarm-nobug-763.json",
+            "swarm-nobug-798.json",
+            "swarm-nobug-818.json",
+            "swarm-nobug-851.json",
+            "swarm-nobug-875.json",
+        ],
+        no_shrink: None,
+    },
+    Page {
+        file: "10-rename-hides-db-ddl.md",
+        scenarios: &[],
+        seed_files: &["swarm-nobug-448.json", "swarm-nobug-295.json", "swarm-nobug-459.json"],
         no_shrink: None,
     },
 ];
@@ -133,7 +176,7 @@ mod tests {
             assert_eq!(find(&format!("{:02}", i + 1)), Some(p));
         }
         assert_eq!(find("no-such-page"), None);
-        assert_eq!(find("10"), None);
+        assert_eq!(find("11"), None);
     }
 
     /// Every seed file of seeds/findings/ has exactly one page, or is listed unclassified.

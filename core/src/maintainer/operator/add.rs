@@ -121,12 +121,24 @@ mod tests {
         // Status from another node is ignored; Working from dest finishes.
         op.check(
             NodeId(1),
-            &TableSpanStatus { id, state: ComponentState::Working, checkpoint_ts: 0, event_size_per_second: 0 },
+            &TableSpanStatus {
+                mode: Mode::Default,
+                id,
+                state: ComponentState::Working,
+                checkpoint_ts: 0,
+                event_size_per_second: 0,
+            },
         );
         assert!(!op.finished);
         op.check(
             NodeId(2),
-            &TableSpanStatus { id, state: ComponentState::Working, checkpoint_ts: 0, event_size_per_second: 0 },
+            &TableSpanStatus {
+                mode: Mode::Default,
+                id,
+                state: ComponentState::Working,
+                checkpoint_ts: 0,
+                event_size_per_second: 0,
+            },
         );
         assert!(op.finished);
         op.post_finish(&mut sc);

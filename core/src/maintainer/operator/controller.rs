@@ -73,6 +73,8 @@ pub struct OperatorController {
     pub next_execute_at: u64,
     /// Failed assertions, moved out by the maintainer ([`crate::assertions`]).
     pub failed: Failures,
+    /// Stamped on every request its operators send (`NewOperatorController(.., mode)`).
+    pub mode: Mode,
 }
 
 impl Default for OperatorController {
@@ -86,6 +88,7 @@ impl Default for OperatorController {
             batch_size: DEFAULT_OPERATOR_BATCH_SIZE,
             next_execute_at: 0,
             failed: Failures::default(),
+            mode: Mode::Default,
         }
     }
 }
@@ -499,8 +502,8 @@ impl OperatorController {
                     // `scheduleOperator`: a frozen operator does not send.
                     let allowed = self.slots.get(&slot).map(|s| self.allowed(&s.op.id())).unwrap_or(false);
                     if allowed {
-                        if let Some(m) = self.slots.get_mut(&slot).and_then(|s| s.op.schedule(sc, now, epoch)) {
-                            msgs.push(m);
+                        if let Some((to, r)) = self.slots.get_mut(&slot).and_then(|s| s.op.schedule(sc, now, epoch)) {
+                            msgs.push((to, r.with_mode(self.mode)));
                         }
                     }
                     executed += 1;
@@ -688,6 +691,7 @@ mod tests {
 
     fn st_working(id: u64) -> TableSpanStatus {
         TableSpanStatus {
+            mode: Mode::Default,
             id: DispatcherId(id),
             state: ComponentState::Working,
             checkpoint_ts: 120,

@@ -77,6 +77,8 @@ impl MergeDispatcherOperator {
         Some((
             self.origin,
             MergeDispatcherRequest {
+                // The operator controller stamps its mode on what its operators send.
+                mode: Mode::Default,
                 dispatcher_ids: self.sources.clone(),
                 merged_dispatcher_id: self.id,
                 maintainer_epoch: epoch,
@@ -127,6 +129,7 @@ impl MergeDispatcherOperator {
             sc.update_status(
                 &self.id,
                 &TableSpanStatus {
+                    mode: sc.mode,
                     id: self.id,
                     state: ComponentState::Working,
                     checkpoint_ts: self.checkpoint_ts,
@@ -216,6 +219,7 @@ mod tests {
     }
     fn working(id: u64, cp: Ts) -> TableSpanStatus {
         TableSpanStatus {
+            mode: Mode::Default,
             id: DispatcherId(id),
             state: ComponentState::Working,
             checkpoint_ts: cp,

@@ -72,6 +72,17 @@ pub enum OpRequest {
     Merge(MergeDispatcherRequest),
 }
 
+impl OpRequest {
+    /// The sending controller's mode, as Go's operators take it from their replica set.
+    pub fn with_mode(mut self, mode: Mode) -> Self {
+        match &mut self {
+            OpRequest::Schedule(r) => r.config.mode = mode,
+            OpRequest::Merge(r) => r.mode = mode,
+        }
+        self
+    }
+}
+
 impl Operator {
     pub fn id(&self) -> DispatcherId {
         match self {
@@ -268,6 +279,7 @@ pub fn add_dispatcher_config(r: &super::span_controller::SpanReplication, commit
         skip = false;
     }
     DispatcherConfig {
+        mode: Mode::Default,
         span: r.span,
         start_ts: start,
         dispatcher_id: r.id,
@@ -289,7 +301,14 @@ pub fn create_config(sc: &SpanController, r: &super::span_controller::SpanReplic
 
 pub fn remove_request(id: DispatcherId, span: TableSpan, op: OperatorType, epoch: Epoch) -> ScheduleDispatcherRequest {
     ScheduleDispatcherRequest {
-        config: DispatcherConfig { span, start_ts: 0, dispatcher_id: id, schema_id: 0, skip_dml_as_start_ts: false },
+        config: DispatcherConfig {
+            mode: Mode::Default,
+            span,
+            start_ts: 0,
+            dispatcher_id: id,
+            schema_id: 0,
+            skip_dml_as_start_ts: false,
+        },
         action: ScheduleAction::Remove,
         operator_type: op,
         maintainer_epoch: epoch,

@@ -162,7 +162,13 @@ mod tests {
         sc
     }
     fn st(state: ComponentState) -> TableSpanStatus {
-        TableSpanStatus { id: DispatcherId(9), state, checkpoint_ts: 120, event_size_per_second: 0 }
+        TableSpanStatus {
+            mode: Mode::Default,
+            id: DispatcherId(9),
+            state,
+            checkpoint_ts: 120,
+            event_size_per_second: 0,
+        }
     }
 
     #[test]

@@ -133,6 +133,7 @@ mod tests {
         op.check(
             NodeId(1),
             &TableSpanStatus {
+                mode: Mode::Default,
                 id: DispatcherId(3),
                 state: ComponentState::WaitingMerge,
                 checkpoint_ts: 0,
@@ -144,6 +145,7 @@ mod tests {
         op.check(
             NodeId(2),
             &TableSpanStatus {
+                mode: Mode::Default,
                 id: DispatcherId(3),
                 state: ComponentState::Stopped,
                 checkpoint_ts: 0,
@@ -155,6 +157,7 @@ mod tests {
         op.check(
             NodeId(1),
             &TableSpanStatus {
+                mode: Mode::Default,
                 id: DispatcherId(3),
                 state: ComponentState::Stopped,
                 checkpoint_ts: 0,

@@ -387,3 +387,56 @@ fn renames_recover_and_batch_creates_track_table_names() {
     ));
     assert!(e.contains("still exists"), "{e}");
 }
+
+#[test]
+fn consistent_eventual_is_refused_until_redo_lands() {
+    let (p, e) = load_err(&format!("{HEAD}[changefeed]\nconsistent-level = \"eventual\"\n"));
+    assert_eq!(
+        e,
+        format!(
+            "{}:6: changefeed.consistent-level = \"eventual\": redo mode is not yet supported by the simulator",
+            p.display()
+        )
+    );
+}
+
+#[test]
+fn consistent_level_must_be_known() {
+    let (p, e) = load_err(&format!("{HEAD}[changefeed]\nconsistent-level = \"NONE\"\n"));
+    assert_eq!(
+        e,
+        format!("{}:6: changefeed.consistent-level must be \"none\" or \"eventual\", got \"NONE\"", p.display())
+    );
+}
+
+#[test]
+fn consistent_intervals_have_ticdcs_minimum() {
+    let (p, e) =
+        load_err(&format!("{HEAD}[changefeed]\nconsistent-level = \"none\"\nconsistent-flush-interval-ms = 49\n"));
+    assert_eq!(
+        e,
+        format!(
+            "{}:7: changefeed.consistent-flush-interval-ms must be at least 50 (TiCDC's minimum), got 49",
+            p.display()
+        )
+    );
+    let (p, e) = load_err(&format!("{HEAD}[changefeed]\nconsistent-meta-flush-interval-ms = 1\n"));
+    assert_eq!(
+        e,
+        format!(
+            "{}:6: changefeed.consistent-meta-flush-interval-ms must be at least 50 (TiCDC's minimum), got 1",
+            p.display()
+        )
+    );
+}
+
+#[test]
+fn consistent_none_loads_with_redo_off() {
+    let d = temp_dir();
+    let body = format!(
+        "{HEAD}[changefeed]\nconsistent-level = \"none\"\nconsistent-flush-interval-ms = 0\nconsistent-meta-flush-interval-ms = 50\n"
+    );
+    let p = write(&d, "ok.toml", &body);
+    let l = load_path(&p).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(l.scenario.changefeed.consistent_level.as_deref(), Some("none"));
+}

@@ -104,7 +104,7 @@ impl World {
     /// `HandleStatus(from, BlockStatusRequest{statuses})`.
     pub fn handle(&mut self, from: NodeId, statuses: Vec<(DispatcherId, BlockState)>) -> BarrierOut {
         let statuses: Vec<TableSpanBlockStatus> =
-            statuses.into_iter().map(|(id, state)| TableSpanBlockStatus { id, state }).collect();
+            statuses.into_iter().map(|(id, state)| TableSpanBlockStatus { mode: Mode::Default, id, state }).collect();
         let mut out = BarrierOut::default();
         let next = &mut self.next_id;
         let mut new_id = || {

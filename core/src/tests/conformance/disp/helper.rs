@@ -125,6 +125,7 @@ fn ticdc_helper_TestHeartBeatResponseAllowedByMaintainerEpoch() {
 fn ticdc_helper_TestHeartBeatResponseHandlerDropsStaleMaintainerEpoch() {
     let (mut dm, mut env) = with_meta(n(2), 2);
     let msg = Message::HeartBeatResponse {
+        mode: Mode::Default,
         cf: cf(),
         statuses: vec![DispatcherStatus {
             influenced: InfluencedDispatchers::Normal(vec![X]),

@@ -147,7 +147,7 @@ pub fn ev_row(ts: Ts) -> UpstreamEvent {
 /// Dispatcher statuses of one heartbeat response for `ids`.
 #[allow(dead_code)]
 pub fn hb_response(epoch: Epoch, statuses: Vec<DispatcherStatus>) -> Message {
-    Message::HeartBeatResponse { cf: cf(), statuses, maintainer_epoch: epoch }
+    Message::HeartBeatResponse { mode: Mode::Default, cf: cf(), statuses, maintainer_epoch: epoch }
 }
 
 #[allow(dead_code)]
@@ -205,6 +205,7 @@ pub fn run_merge_check(dm: &mut crate::dispatcher::DispatcherManager, env: &mut 
 
 pub fn post_bootstrap_req(trigger: DispatcherId, epoch: Epoch) -> Message {
     Message::MaintainerPostBootstrapRequest {
+        redo_schemas: vec![],
         cf: cf(),
         table_trigger_event_dispatcher_id: trigger,
         schemas: vec![],

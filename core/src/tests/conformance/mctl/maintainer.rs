@@ -99,7 +99,7 @@ fn ticdc_maintainer_TestMaintainerSchedule() {
     h.m.config.scheduler.check_balance_interval_ms = 60_000;
     h.bootstrap(vec![]);
     assert!(h.m.initialized());
-    assert_eq!(h.m.sc.get(&h.ddl()).and_then(|r| r.last_state), Some(Working));
+    assert_eq!(h.m.pipe.sc.get(&h.ddl()).and_then(|r| r.last_state), Some(Working));
     basic(&mut h);
     finish_adds(&mut h);
     assert_eq!(replicating_size(&h), 100);
@@ -124,8 +124,8 @@ fn ticdc_maintainer_TestMaintainer_GetMaintainerStatusUsesCommittedCheckpoint() 
     let mut h = MH::new(&[0], TestSchema::default());
     h.bootstrap(vec![]);
     // Go's 20 / 30, shifted above START: committed 120, watermark 130.
-    h.m.committed_checkpoint = 120;
-    h.m.sc.committed_checkpoint = 120;
+    h.m.pipe.committed_checkpoint = 120;
+    h.m.pipe.sc.committed_checkpoint = 120;
     h.handle(0, heartbeat(130, 1, vec![]));
     let s = h.m.status();
     assert_eq!(s.checkpoint_ts, 120);
@@ -146,7 +146,7 @@ fn ticdc_maintainer_TestMaintainerHeartbeatDuringRemovingSkipsFailoverRecovery_n
     let mut h = working_span_maintainer();
     h.handle(0, heartbeat(120, 1, vec![st(X, Stopped, 120)]));
     assert_eq!(absent_size(&h), 1);
-    assert_eq!(h.m.sc.get(&X).and_then(|r| r.last_state), Some(Stopped));
+    assert_eq!(h.m.pipe.sc.get(&X).and_then(|r| r.last_state), Some(Stopped));
     assert_eq!(h.state(X).and_then(|s| s.1), None);
 }
 
@@ -161,7 +161,7 @@ fn ticdc_maintainer_TestMaintainerHeartbeatDuringRemovingSkipsFailoverRecovery_r
     h.env.take();
     h.handle(0, heartbeat(120, 1, vec![st(X, Stopped, 120)]));
     assert_eq!(absent_size(&h), 0);
-    assert_eq!(h.m.sc.get(&X).and_then(|r| r.last_state), Some(Stopped));
+    assert_eq!(h.m.pipe.sc.get(&X).and_then(|r| r.last_state), Some(Stopped));
     assert_eq!(h.state(X).and_then(|s| s.1), Some(n(0)));
     assert_eq!(op_size(&h), 0);
 }
@@ -214,7 +214,7 @@ fn ticdc_maintainer_TestMaintainerCalculateNewCheckpointTs_drops_max_checkpoint(
     h.bootstrap(vec![]);
     h.handle(0, heartbeat(u64::MAX, 1, vec![]));
     assert_eq!(h.m.calc_checkpoint(), None);
-    assert_eq!(h.m.committed_checkpoint, START);
+    assert_eq!(h.m.pipe.committed_checkpoint, START);
 }
 
 // maintainer_test.go:652 (sub-case of :623) — a removing maintainer, ordinary operators
@@ -224,7 +224,7 @@ fn ticdc_maintainer_TestMaintainerCalculateNewCheckpointTs_drops_max_checkpoint(
 fn ticdc_maintainer_TestMaintainerCalculateNewCheckpointTs_removing_keeps_blocked_add_operator_checkpoint_constraint() {
     let mut h = MH::new(&[0], TestSchema::default());
     h.bootstrap(vec![]);
-    h.m.sc.insert(SpanReplication {
+    h.m.pipe.sc.insert(SpanReplication {
         id: X,
         span: TableSpan::full(101),
         schema_id: SCHEMA,
@@ -244,7 +244,7 @@ fn ticdc_maintainer_TestMaintainerCalculateNewCheckpointTs_removing_keeps_blocke
     assert_eq!(h.m.state, MaintainerState::Removing);
     h.handle(0, heartbeat(200, 1, vec![]));
     assert_eq!(h.m.calc_checkpoint(), Some(120));
-    assert_eq!(h.m.committed_checkpoint, 120);
+    assert_eq!(h.m.pipe.committed_checkpoint, 120);
 }
 
 // maintainer_test.go:700 — while the only watermark is MaxUint64 the committed checkpoint
@@ -256,12 +256,57 @@ fn ticdc_maintainer_TestMaintainerCalCheckpointTsSkipsInvalidGlobalCheckpoint() 
     h.handle(0, heartbeat(u64::MAX, 1, vec![]));
     for _ in 0..5 {
         h.m.calc_checkpoint();
-        assert_eq!(h.m.committed_checkpoint, START);
+        assert_eq!(h.m.pipe.committed_checkpoint, START);
         assert_eq!(h.m.status().checkpoint_ts, START);
     }
     h.handle(0, heartbeat(120, 2, vec![]));
     h.m.calc_checkpoint();
-    assert_eq!(h.m.committed_checkpoint, 120);
-    assert_eq!(h.m.sc.committed_checkpoint, 120);
+    assert_eq!(h.m.pipe.committed_checkpoint, 120);
+    assert_eq!(h.m.pipe.sc.committed_checkpoint, 120);
     assert_eq!(h.m.status().checkpoint_ts, 120);
+}
+
+// maintainer_test.go:781 — with the event checkpoint at 100 and the maintainer node's
+// redo watermark at 40, one redo meta round advances the **redo** span controller's
+// committed checkpoint to 40. Shifted above the harness's start: event START + 100, redo
+// START + 40.
+#[test]
+fn ticdc_maintainer_TestMaintainerHandleRedoMetaTsMessageUsesRedoCheckpointForRedoController() {
+    let mut config = crate::config::ChangefeedConfig::default();
+    config.consistent.level = crate::config::ConsistentLevel::Eventual;
+    let mut h = MH::with_config(Env::new(0), &[0], TestSchema::with_tables(&[]), config);
+    let redo_ddl = h.m.redo_pipe.as_ref().unwrap().sc.ddl_span_id;
+    let spans = vec![
+        bspan(h.ddl(), TableSpan::ddl_span(), Working, START),
+        BootstrapTableSpan { mode: Mode::Redo, ..bspan(redo_ddl, TableSpan::ddl_span(), Working, START) },
+    ];
+    h.handle(
+        0,
+        Message::MaintainerBootstrapResponse {
+            cf: cf(),
+            spans,
+            checkpoint_ts: START,
+            redo_checkpoint_ts: START,
+            operators: vec![],
+            merge_operators: vec![],
+            err: None,
+            maintainer_epoch: EPOCH,
+        },
+    );
+    assert!(h.m.initialized());
+    h.handle(
+        0,
+        Message::HeartBeatRequest {
+            cf: cf(),
+            watermark: Watermark { checkpoint_ts: START + 100, resolved_ts: START + 100, seq: 1 },
+            redo_watermark: Some(Watermark { checkpoint_ts: START + 40, resolved_ts: START + 40, seq: 1 }),
+            statuses: vec![],
+            complete_status: false,
+            err: None,
+        },
+    );
+    assert_eq!(h.m.calc_checkpoint(), Some(START + 100));
+    h.m.run_redo_meta(&mut h.env.ctx());
+    assert_eq!(h.m.redo_pipe.as_ref().unwrap().sc.committed_checkpoint, START + 40);
+    assert_eq!(h.m.pipe.sc.committed_checkpoint, START + 100);
 }

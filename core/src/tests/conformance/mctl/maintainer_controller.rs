@@ -56,8 +56,9 @@ fn ticdc_maintainer_controller_TestNewControllerInitializesMaintainerEpoch() {
     // The operator side: a request an operator sends carries the epoch.
     let mut m = m;
     let schema = TestSchema::with_tables(&[1]);
-    let trigger = m.sc.ddl_span_id;
+    let trigger = m.pipe.sc.ddl_span_id;
     let resp = Message::MaintainerBootstrapResponse {
+        redo_checkpoint_ts: 0,
         cf: cf(),
         spans: vec![bspan(trigger, TableSpan::ddl_span(), Working, START)],
         checkpoint_ts: START,
@@ -74,6 +75,33 @@ fn ticdc_maintainer_controller_TestNewControllerInitializesMaintainerEpoch() {
     let reqs = schedule_reqs(&env.take());
     assert_eq!(reqs.len(), 1);
     assert_eq!(reqs[0].1.maintainer_epoch, 42);
+
+    // The redo operator controller gets the epoch too (`:177-186`).
+    let mut config = crate::config::ChangefeedConfig::default();
+    config.consistent.level = crate::config::ConsistentLevel::Eventual;
+    let mut m = crate::maintainer::Maintainer::new(&mut env.ctx(), cf(), config, START, 42, false, nodes(&[0]));
+    env.take();
+    let (trigger, redo_trigger) = (m.pipe.sc.ddl_span_id, m.redo_pipe.as_ref().unwrap().sc.ddl_span_id);
+    let resp = Message::MaintainerBootstrapResponse {
+        redo_checkpoint_ts: START,
+        cf: cf(),
+        spans: vec![
+            bspan(trigger, TableSpan::ddl_span(), Working, START),
+            BootstrapTableSpan { mode: Mode::Redo, ..bspan(redo_trigger, TableSpan::ddl_span(), Working, START) },
+        ],
+        checkpoint_ts: START,
+        operators: vec![],
+        merge_operators: vec![],
+        err: None,
+        maintainer_epoch: 42,
+    };
+    m.handle_message(&mut env.ctx(), n(0), resp, &schema);
+    assert!(m.initialized());
+    m.run_redo_basic_scheduler(&mut env.ctx());
+    env.take();
+    m.execute_redo_operators(&mut env.ctx());
+    let reqs = schedule_reqs(&env.take());
+    assert_eq!(reqs.iter().map(|(_, r)| (r.config.mode, r.maintainer_epoch)).collect::<Vec<_>>(), [(Mode::Redo, 42)]);
 }
 
 // maintainer_controller_test.go:1110 — a new node makes the balance scheduler move half of
@@ -100,7 +128,7 @@ fn ticdc_maintainer_controller_TestBalance() {
     assert_eq!(node_size(&h, NODE2), 0);
     // the new node leaves
     h.m.alive = nodes(&[NODE1]);
-    h.m.oc.on_node_removed(n(NODE2), &mut h.m.sc);
+    h.m.pipe.oc.on_node_removed(n(NODE2), &mut h.m.pipe.sc);
     let out = h.execute();
     let reqs = schedule_reqs(&out);
     assert_eq!(reqs.len(), 50);
@@ -142,11 +170,11 @@ fn ticdc_maintainer_controller_TestStoppedWhenMoving() {
     assert_eq!(replicating_size(&h), 1);
     assert_eq!(node_size(&h, NODE1), 2);
     assert_eq!(node_size(&h, NODE2), 0);
-    let id = h.m.oc.running().next().unwrap().id();
+    let id = h.m.pipe.oc.running().next().unwrap().id();
     status(&mut h, NODE1, id, Stopped, 1);
     h.execute();
-    h.m.oc.on_node_removed(n(NODE2), &mut h.m.sc);
-    h.m.oc.on_node_removed(n(NODE1), &mut h.m.sc);
+    h.m.pipe.oc.on_node_removed(n(NODE2), &mut h.m.pipe.sc);
+    h.m.pipe.oc.on_node_removed(n(NODE1), &mut h.m.pipe.sc);
     assert_eq!(scheduling_size(&h), 0);
     assert_eq!(absent_size(&h), 2, "changed to absent");
     assert_eq!(node_size(&h, NODE1), 0);
@@ -179,9 +207,16 @@ fn ticdc_maintainer_controller_TestDefaultSpanIntoSplit() {
         h.handle(
             NODE1,
             Message::HeartBeatRequest {
+                redo_watermark: None,
                 cf: cf(),
                 watermark: Watermark { checkpoint_ts: 2, resolved_ts: 2, seq: 1 },
-                statuses: vec![TableSpanStatus { id, state: Working, checkpoint_ts: 2, event_size_per_second: 1200 }],
+                statuses: vec![TableSpanStatus {
+                    mode: Mode::Default,
+                    id,
+                    state: Working,
+                    checkpoint_ts: 2,
+                    event_size_per_second: 1200,
+                }],
                 complete_status: true,
                 err: None,
             },
@@ -232,7 +267,7 @@ fn ticdc_maintainer_controller_TestFinishBootstrap() {
     assert_eq!(node_size(&h, NODE1), 1);
     assert_eq!(replicating_size(&h), 1);
     assert_eq!(scheduling_size(&h), 0);
-    assert!(h.m.sc.get(&d2).is_some());
+    assert!(h.m.pipe.sc.get(&d2).is_some());
     // A late (second) bootstrap response yields no second post-bootstrap request.
     let out = h.respond(NODE1, NodeReport::default());
     assert!(!out.msgs.iter().any(|e| matches!(e.msg, Message::MaintainerPostBootstrapRequest { .. })));
@@ -264,7 +299,7 @@ fn stale_create_for_dropped_table(op_type: OperatorType, include_reported_span: 
     }
     h.bootstrap(vec![(NODE1, r)]);
     assert!(h.m.initialized());
-    assert!(h.m.sc.get(&DROPPED).is_none());
+    assert!(h.m.pipe.sc.get(&DROPPED).is_none());
     assert!(h.op(DROPPED).is_none());
     assert_eq!(op_size(&h), 0);
     assert_eq!(absent_size(&h), 0);
@@ -315,17 +350,17 @@ fn ticdc_maintainer_controller_TestFinishBootstrapRepairsCoverageAfterRestoredSt
     assert_eq!(absent_size(&h), 0);
     assert_eq!(op_kind(&h, SRC1), Some("remove"));
     status(&mut h, NODE1, SRC1, Stopped, 10);
-    assert!(h.m.oc.get(&SRC1).is_some_and(|o| o.is_finished()));
+    assert!(h.m.pipe.oc.get(&SRC1).is_some_and(|o| o.is_finished()));
     assert!(h.op(SRC1).is_some(), "finalized by the controller, not by the status");
     assert_eq!(absent_size(&h), 0);
     h.execute();
     assert!(h.op(SRC1).is_none());
-    assert!(h.m.sc.get(&SRC1).is_none());
-    assert!(h.m.sc.get(&SRC2).is_some());
+    assert!(h.m.pipe.sc.get(&SRC1).is_none());
+    assert!(h.m.pipe.sc.get(&SRC2).is_some());
     assert_eq!(replicating_size(&h), 1);
     assert_eq!(absent_size(&h), 1);
     let repaired = h.table_tasks(1).into_iter().find(|id| *id != SRC2).expect("repaired span");
-    assert_eq!(h.m.sc.get(&repaired).unwrap().span, env.s1);
+    assert_eq!(h.m.pipe.sc.get(&repaired).unwrap().span, env.s1);
     basic(&mut h);
     assert_eq!(absent_size(&h), 0);
     assert_eq!(scheduling_size(&h), 1);
@@ -339,12 +374,12 @@ fn ticdc_maintainer_controller_TestFinishBootstrapDoesNotRepairDroppedTableAfter
     let env = MergeEnv::new();
     let mut h = env.mh(TestSchema::default());
     env.boot(&mut h, vec![], vec![env.span(SRC1, env.s1, Working)], vec![env.standalone_remove(SRC1, env.s1)]);
-    assert!(h.m.sc.get(&SRC1).is_none());
+    assert!(h.m.pipe.sc.get(&SRC1).is_none());
     assert_eq!(replicating_size(&h), 0);
     assert_eq!(absent_size(&h), 0);
     assert!(h.op(SRC1).is_some());
     status(&mut h, NODE1, SRC1, Removed, 10);
-    assert!(h.m.oc.get(&SRC1).is_some_and(|o| o.is_finished()));
+    assert!(h.m.pipe.oc.get(&SRC1).is_some_and(|o| o.is_finished()));
     h.execute();
     assert!(h.op(SRC1).is_none());
     assert!(h.table_tasks(1).is_empty());
@@ -375,7 +410,7 @@ fn ticdc_maintainer_controller_TestFinishBootstrapRestoresInFlightMergeWithoutDu
     assert_eq!(scheduling_size(&h), 3);
     assert_eq!(replicating_size(&h), 0);
     for id in [SRC1, SRC2, MERGED] {
-        assert!(h.m.sc.get(&id).is_some());
+        assert!(h.m.pipe.sc.get(&id).is_some());
     }
     assert_eq!(op_kind(&h, MERGED), Some("merge"));
 }
@@ -401,7 +436,7 @@ fn ticdc_maintainer_controller_TestFinishBootstrapKeepsOverlapCoveredAfterMergeJ
     assert!(h.table_tasks(1).len() >= 2);
     assert!(replicating_size(&h) >= 2);
     assert_eq!(scheduling_size(&h), 0);
-    assert!(h.m.sc.get(&MERGED).is_some());
+    assert!(h.m.pipe.sc.get(&MERGED).is_some());
 }
 
 // maintainer_controller_test.go:1792 — two partly overlapping Working spans with no
@@ -424,21 +459,21 @@ fn ticdc_maintainer_controller_TestFinishBootstrapRemovesUnexpectedOverlappingWo
         vec![],
     );
     assert!(h.m.initialized());
-    assert!(h.m.sc.get(&kept).is_some());
-    assert!(h.m.sc.get(&rejected).is_some());
+    assert!(h.m.pipe.sc.get(&kept).is_some());
+    assert!(h.m.pipe.sc.get(&rejected).is_some());
     assert_eq!(replicating_size(&h), 2);
     assert_eq!(absent_size(&h), 0);
     assert_eq!(op_kind(&h, rejected), Some("remove"));
     basic(&mut h);
     assert_eq!(absent_size(&h), 0);
     status(&mut h, NODE1, rejected, Stopped, 10);
-    assert!(h.m.oc.get(&rejected).is_some_and(|o| o.is_finished()));
+    assert!(h.m.pipe.oc.get(&rejected).is_some_and(|o| o.is_finished()));
     h.execute();
-    assert!(h.m.sc.get(&rejected).is_none());
+    assert!(h.m.pipe.sc.get(&rejected).is_none());
     assert_eq!(replicating_size(&h), 1);
     assert_eq!(absent_size(&h), 1);
     let tail = h.table_tasks(1).into_iter().find(|id| *id != kept).expect("repaired tail");
-    let s = h.m.sc.get(&tail).unwrap().span;
+    let s = h.m.pipe.sc.get(&tail).unwrap().span;
     assert_eq!((s.start, s.end), (kept_end, full.end));
 }
 
@@ -462,18 +497,18 @@ fn missing_merge_source(target: Option<ComponentState>, outcome: Outcome) {
             assert_eq!(op_size(&h), 0);
             assert_eq!(scheduling_size(&h), 0);
             assert_eq!(h.state(SRC1).map(|s| s.0), Some(ReplicaState::Replicating));
-            assert!(h.m.sc.get(&MERGED).is_none());
+            assert!(h.m.pipe.sc.get(&MERGED).is_none());
         }
         Outcome::AbortUncommittedTarget => {
             assert_eq!(absent_size(&h), 0);
-            assert!(h.m.sc.get(&SRC1).is_some());
-            assert!(h.m.sc.get(&MERGED).is_some());
+            assert!(h.m.pipe.sc.get(&SRC1).is_some());
+            assert!(h.m.pipe.sc.get(&MERGED).is_some());
             assert_eq!(op_kind(&h, MERGED), Some("remove"));
             status(&mut h, NODE1, MERGED, Stopped, 10);
-            assert!(h.m.oc.get(&MERGED).is_some_and(|o| o.is_finished()));
+            assert!(h.m.pipe.oc.get(&MERGED).is_some_and(|o| o.is_finished()));
             h.execute();
-            assert!(h.m.sc.get(&MERGED).is_none());
-            assert!(h.m.sc.get(&SRC1).is_some());
+            assert!(h.m.pipe.sc.get(&MERGED).is_none());
+            assert!(h.m.pipe.sc.get(&SRC1).is_some());
             assert_eq!(replicating_size(&h), 1);
             assert_eq!(absent_size(&h), 1);
         }
@@ -482,11 +517,11 @@ fn missing_merge_source(target: Option<ComponentState>, outcome: Outcome) {
             assert_eq!(absent_size(&h), 0);
             assert_eq!(scheduling_size(&h), 0);
             assert_eq!(replicating_size(&h), 1);
-            assert!(h.m.sc.get(&SRC1).is_none());
-            assert!(h.m.sc.get(&SRC2).is_none());
-            assert!(h.m.sc.get(&MERGED).is_some());
+            assert!(h.m.pipe.sc.get(&SRC1).is_none());
+            assert!(h.m.pipe.sc.get(&SRC2).is_none());
+            assert!(h.m.pipe.sc.get(&MERGED).is_some());
             status(&mut h, NODE1, MERGED, Working, 20);
-            assert_eq!(h.m.sc.get(&MERGED).and_then(|r| r.last_state), Some(Working));
+            assert_eq!(h.m.pipe.sc.get(&MERGED).and_then(|r| r.last_state), Some(Working));
             assert_eq!(scheduling_size(&h), 0);
             assert_eq!(replicating_size(&h), 1);
         }
@@ -540,11 +575,11 @@ fn ticdc_maintainer_controller_TestFinishBootstrapRejectsInvalidMergeJournalGeom
     assert_eq!(absent_size(&h), 0);
     assert_eq!(op_kind(&h, MERGED), Some("remove"));
     status(&mut h, NODE1, MERGED, Removed, 10);
-    assert!(h.m.oc.get(&MERGED).is_some_and(|o| o.is_finished()));
+    assert!(h.m.pipe.oc.get(&MERGED).is_some_and(|o| o.is_finished()));
     h.execute();
-    assert!(h.m.sc.get(&MERGED).is_none());
-    assert!(h.m.sc.get(&SRC1).is_some());
-    assert!(h.m.sc.get(&SRC2).is_some());
+    assert!(h.m.pipe.sc.get(&MERGED).is_none());
+    assert!(h.m.pipe.sc.get(&SRC1).is_some());
+    assert!(h.m.pipe.sc.get(&SRC2).is_some());
     assert_eq!(replicating_size(&h), 2);
     assert_eq!(absent_size(&h), 1);
 }
@@ -572,7 +607,7 @@ fn ticdc_maintainer_controller_TestFinishBootstrapSkipsMergeOperatorForDroppedTa
     assert_eq!(absent_size(&h), 0);
     assert_eq!(scheduling_size(&h), 0);
     for id in [SRC1, SRC2, MERGED] {
-        assert!(h.m.sc.get(&id).is_none());
+        assert!(h.m.pipe.sc.get(&id).is_none());
     }
     assert!(h.table_tasks(1).is_empty());
 }
@@ -630,9 +665,9 @@ fn ticdc_maintainer_controller_TestHandleStatusDropsTerminalSourcesCoveredByMerg
     assert_eq!(absent_size(&h), 0);
     assert_eq!(scheduling_size(&h), 0);
     assert_eq!(replicating_size(&h), 1);
-    assert!(h.m.sc.get(&SRC1).is_none());
-    assert!(h.m.sc.get(&SRC2).is_none());
-    assert!(h.m.sc.get(&MERGED).is_some());
+    assert!(h.m.pipe.sc.get(&SRC1).is_none());
+    assert!(h.m.pipe.sc.get(&SRC2).is_none());
+    assert!(h.m.pipe.sc.get(&MERGED).is_some());
     assert_eq!(h.table_tasks(1).len(), 1);
 }
 
@@ -651,7 +686,7 @@ fn ticdc_maintainer_controller_TestSplitTableWhenBootstrapFinished() {
     h.m.config.scheduler.enable_table_across_nodes = true;
     h.m.config.scheduler.region_threshold = 1;
     h.m.config.scheduler.region_count_per_span = 1;
-    h.m.sc.cfg = h.m.config.scheduler.clone();
+    h.m.pipe.sc.cfg = h.m.config.scheduler.clone();
     let full = TableSpan::full(1);
     let a = full.start + 10;
     let b = full.start + 20;
@@ -741,9 +776,16 @@ fn traffic(h: &mut MH, from: u32, id: DispatcherId, event_size: u64) {
     h.handle(
         from,
         Message::HeartBeatRequest {
+            redo_watermark: None,
             cf: cf(),
             watermark: Watermark { checkpoint_ts: 2, resolved_ts: 2, seq: 1 },
-            statuses: vec![TableSpanStatus { id, state: Working, checkpoint_ts: 2, event_size_per_second: event_size }],
+            statuses: vec![TableSpanStatus {
+                mode: Mode::Default,
+                id,
+                state: Working,
+                checkpoint_ts: 2,
+                event_size_per_second: event_size,
+            }],
             complete_status: true,
             err: None,
         },
@@ -822,8 +864,8 @@ fn ticdc_maintainer_controller_TestBalanceGroupsNewNodeAdd_SplitsTableMoreThanNo
     assert_eq!(node_size(&h, NODE1), 400, "still on the primary node");
     assert_eq!(node_size(&h, NODE2), 0);
     h.m.alive = nodes(&[NODE1]);
-    h.m.oc.on_node_removed(n(NODE2), &mut h.m.sc);
-    let ids: Vec<DispatcherId> = h.m.oc.running().map(|o| o.id()).collect();
+    h.m.pipe.oc.on_node_removed(n(NODE2), &mut h.m.pipe.sc);
+    let ids: Vec<DispatcherId> = h.m.pipe.oc.running().map(|o| o.id()).collect();
     for id in &ids {
         status(&mut h, NODE1, *id, Stopped, 2);
         assert!(h.op(*id).is_some_and(|o| o.is_finished()), "the move finished");
@@ -837,7 +879,7 @@ fn ticdc_maintainer_controller_TestBalanceGroupsNewNodeAdd_SplitsTableMoreThanNo
         rounds += 1;
         let prev = absent_size(&h);
         basic(&mut h);
-        let ops: Vec<DispatcherId> = h.m.oc.running().map(|o| o.id()).collect();
+        let ops: Vec<DispatcherId> = h.m.pipe.oc.running().map(|o| o.id()).collect();
         let out = h.execute();
         let reqs = schedule_reqs(&out);
         assert_eq!(reqs.len(), ops.len(), "every operator schedules a message");
@@ -881,14 +923,14 @@ fn ticdc_maintainer_controller_TestBalanceGroupsNewNodeAdd_SplitsTableLessThanNo
     assert_eq!(node_size(&h, NODE1), 100);
     assert_eq!(node_size(&h, NODE2), 100);
     h.m.alive = nodes(&[NODE1, NODE2]);
-    h.m.oc.on_node_removed(n(NODE3), &mut h.m.sc);
-    let ids: Vec<DispatcherId> = h.m.oc.running().map(|o| o.id()).collect();
+    h.m.pipe.oc.on_node_removed(n(NODE3), &mut h.m.pipe.sc);
+    let ids: Vec<DispatcherId> = h.m.pipe.oc.running().map(|o| o.id()).collect();
     assert_eq!(ids.len(), 100);
     for id in ids {
-        let op = h.m.oc.get_mut(&id).expect("operator");
-        op.on_task_removed(&mut h.m.sc);
+        let op = h.m.pipe.oc.get_mut(&id).expect("operator");
+        op.on_task_removed(&mut h.m.pipe.sc);
         assert!(op.is_finished());
-        h.m.oc.finalize_operator(&id, &mut h.m.sc, &mut || DispatcherId(0)).expect("PostFinish");
+        h.m.pipe.oc.finalize_operator(&id, &mut h.m.pipe.sc, &mut || DispatcherId(0)).expect("PostFinish");
     }
     assert_eq!(absent_size(&h), 100);
     assert_eq!(scheduling_size(&h), 0);
@@ -911,7 +953,7 @@ fn ticdc_maintainer_controller_TestSplitBalanceGroupsWithNodeRemove() {
         assert_eq!(node_size(&h, node), 200);
     }
     h.m.alive = nodes(&[NODE1, NODE2]);
-    h.m.oc.on_node_removed(n(NODE3), &mut h.m.sc);
+    h.m.pipe.oc.on_node_removed(n(NODE3), &mut h.m.pipe.sc);
     assert_eq!(absent_size(&h), 200);
     assert_eq!(scheduling_size(&h), 0);
     basic(&mut h);
@@ -945,13 +987,15 @@ fn ticdc_maintainer_controller_TestSplitBalanceGroupsWithNodeRemove() {
 /// `UpdateStatus` of a Working span with a traffic sample and checkpoint `cp`, as a
 /// complete-status heartbeat from the span's node.
 fn traffic_cp(h: &mut MH, id: DispatcherId, event_size: u64, cp: Ts) {
-    let from = h.m.sc.get(&id).and_then(|r| r.node).expect("bound span").0;
+    let from = h.m.pipe.sc.get(&id).and_then(|r| r.node).expect("bound span").0;
     h.handle(
         from,
         Message::HeartBeatRequest {
+            redo_watermark: None,
             cf: cf(),
             watermark: Watermark { checkpoint_ts: cp, resolved_ts: cp, seq: 1 },
             statuses: vec![TableSpanStatus {
+                mode: Mode::Default,
                 id,
                 state: Working,
                 checkpoint_ts: cp,
@@ -968,18 +1012,18 @@ fn traffic_cp(h: &mut MH, id: DispatcherId, event_size: u64, cp: Ts) {
 fn post_finish_remove(h: &mut MH, id: DispatcherId) -> Vec<DispatcherId> {
     let rng = &mut h.env.rng;
     let mut new_id = || crate::maintainer::new_id_from(rng);
-    let follow = h.m.oc.finalize_operator(&id, &mut h.m.sc, &mut new_id).expect("operator");
+    let follow = h.m.pipe.oc.finalize_operator(&id, &mut h.m.pipe.sc, &mut new_id).expect("operator");
     let mut ids = Vec::new();
     for f in follow {
         ids.push(f.id());
-        assert!(h.m.oc.add_operator(f, &mut h.m.sc, &h.m.alive, h.env.now).is_ok());
+        assert!(h.m.pipe.oc.add_operator(f, &mut h.m.pipe.sc, &h.m.alive, h.env.now).is_ok());
     }
     ids
 }
 
 /// The running operators as (kind, ID), in ID order.
 fn ops(h: &MH) -> Vec<(&'static str, DispatcherId)> {
-    let mut v: Vec<(&'static str, DispatcherId)> = h.m.oc.running().map(|o| (o.kind(), o.id())).collect();
+    let mut v: Vec<(&'static str, DispatcherId)> = h.m.pipe.oc.running().map(|o| (o.kind(), o.id())).collect();
     v.sort_by_key(|x| x.1);
     v
 }
@@ -990,7 +1034,7 @@ fn of_kind(v: &[(&'static str, DispatcherId)], kind: &str) -> Vec<DispatcherId> 
 
 /// The node of the task `id`.
 fn node_of(h: &MH, id: DispatcherId) -> NodeId {
-    h.m.sc.get(&id).and_then(|r| r.node).expect("bound task")
+    h.m.pipe.sc.get(&id).and_then(|r| r.node).expect("bound task")
 }
 
 // maintainer_controller_test.go:496 — one group of 6 spans over 3 nodes (span1 4 regions,
@@ -1134,18 +1178,18 @@ fn ticdc_maintainer_controller_TestSplitTableBalanceWhenTrafficUnbalanced() {
     let now = h.env.now;
     // `op.Start()` is done at admission here (as for the splits, adds and merges above).
     for (_, id) in v {
-        let op = h.m.oc.get_mut(&id).expect("operator");
-        let (origin, _) = op.schedule(&h.m.sc, now, EPOCH).expect("message to the origin");
+        let op = h.m.pipe.oc.get_mut(&id).expect("operator");
+        let (origin, _) = op.schedule(&h.m.pipe.sc, now, EPOCH).expect("message to the origin");
         op.check(
             origin,
-            &TableSpanStatus { id, state: Stopped, checkpoint_ts: 1, event_size_per_second: 0 },
-            &mut h.m.sc,
+            &TableSpanStatus { mode: Mode::Default, id, state: Stopped, checkpoint_ts: 1, event_size_per_second: 0 },
+            &mut h.m.pipe.sc,
         );
-        let (dest, _) = op.schedule(&h.m.sc, now, EPOCH).expect("message to the destination");
+        let (dest, _) = op.schedule(&h.m.pipe.sc, now, EPOCH).expect("message to the destination");
         op.check(
             dest,
-            &TableSpanStatus { id, state: Working, checkpoint_ts: 1, event_size_per_second: 0 },
-            &mut h.m.sc,
+            &TableSpanStatus { mode: Mode::Default, id, state: Working, checkpoint_ts: 1, event_size_per_second: 0 },
+            &mut h.m.pipe.sc,
         );
         post_finish_remove(&mut h, id);
     }

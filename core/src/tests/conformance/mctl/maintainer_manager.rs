@@ -41,7 +41,7 @@ impl MM {
     /// The registered maintainer's identity (its trigger's dispatcher ID is drawn at
     /// creation) and epoch.
     pub fn current(&self) -> Option<(DispatcherId, Epoch)> {
-        self.mm.maintainers.get(&cf()).map(|m| (m.sc.ddl_span_id, m.epoch))
+        self.mm.maintainers.get(&cf()).map(|m| (m.pipe.sc.ddl_span_id, m.epoch))
     }
     pub fn stop_current(&mut self) {
         let m = self.mm.maintainers.get_mut(&cf()).unwrap();
@@ -218,8 +218,8 @@ fn remove_tasks_by_table_ids(h: &mut MH, tables: &[TableId]) {
     use crate::maintainer::operator::{Operator, RemoveDispatcherOperator, RemovePostFinish};
     for t in tables {
         for id in h.table_tasks(*t) {
-            let r = h.m.sc.get(&id).cloned().unwrap();
-            h.m.oc.on_task_removed(&id, &mut h.m.sc);
+            let r = h.m.pipe.sc.get(&id).cloned().unwrap();
+            h.m.pipe.oc.on_task_removed(&id, &mut h.m.pipe.sc);
             if let Some(node) = r.node {
                 let op = Operator::Remove(RemoveDispatcherOperator::new(
                     id,
@@ -229,9 +229,9 @@ fn remove_tasks_by_table_ids(h: &mut MH, tables: &[TableId]) {
                     RemovePostFinish::None,
                 ));
                 let now = h.env.now;
-                h.m.oc.admission_insert(op, &mut h.m.sc, &h.m.alive.clone(), now);
+                h.m.pipe.oc.admission_insert(op, &mut h.m.pipe.sc, &h.m.alive.clone(), now);
             }
-            h.m.sc.remove(&id);
+            h.m.pipe.sc.remove(&id);
         }
     }
 }
@@ -305,7 +305,8 @@ fn ticdc_maintainer_manager_TestMaintainerBootstrapWithTablesReported() {
     assert_eq!(node_size(&h, 0), 4);
     let ddl = h.ddl();
     let replicating: Vec<_> =
-        h.m.sc
+        h.m.pipe
+            .sc
             .tasks
             .values()
             .filter(|r| r.id != ddl && r.state == crate::maintainer::span_controller::ReplicaState::Replicating)

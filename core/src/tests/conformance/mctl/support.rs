@@ -11,7 +11,7 @@ pub const NODE2: u32 = 1;
 pub const NODE3: u32 = 2;
 
 fn count(h: &MH, s: ReplicaState) -> usize {
-    h.m.sc.tasks.values().filter(|r| r.id != h.ddl() && r.state == s).count()
+    h.m.pipe.sc.tasks.values().filter(|r| r.id != h.ddl() && r.state == s).count()
 }
 /// `GetAbsentSize` (the table trigger is not a task of the span controller's sets).
 pub fn absent_size(h: &MH) -> usize {
@@ -27,15 +27,15 @@ pub fn replicating_size(h: &MH) -> usize {
 }
 /// `GetTaskSizeByNodeID`.
 pub fn node_size(h: &MH, node: u32) -> usize {
-    h.m.sc.tasks_on_node(n(node)).len()
+    h.m.pipe.sc.tasks_on_node(n(node)).len()
 }
 /// `OperatorSize`.
 pub fn op_size(h: &MH) -> usize {
-    h.m.oc.size()
+    h.m.pipe.oc.size()
 }
 /// Kinds of the running operators, sorted.
 pub fn op_kinds(h: &MH) -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = h.m.oc.running().map(|o| o.kind()).collect();
+    let mut v: Vec<&'static str> = h.m.pipe.oc.running().map(|o| o.kind()).collect();
     v.sort();
     v
 }
@@ -49,14 +49,14 @@ pub fn op_kind(h: &MH, id: DispatcherId) -> Option<&'static str> {
 pub fn controller(alive: &[u32], cfg: impl FnOnce(&mut crate::config::SchedulerConfig)) -> MH {
     let mut h = MH::new(alive, TestSchema::default());
     cfg(&mut h.m.config.scheduler);
-    h.m.sc.cfg = h.m.config.scheduler.clone();
+    h.m.pipe.sc.cfg = h.m.config.scheduler.clone();
     h.bootstrap(vec![]);
     h
 }
 
 /// `AddReplicatingSpan` of a span bound to `node`.
 pub fn add_replicating(h: &mut MH, id: DispatcherId, span: TableSpan, node: u32) {
-    h.m.sc.insert(SpanReplication {
+    h.m.pipe.sc.insert(SpanReplication {
         id,
         span,
         schema_id: SCHEMA,
@@ -74,7 +74,7 @@ pub fn add_new_table(h: &mut MH, table: TableId, ts: Ts) -> Vec<DispatcherId> {
     let info = table_info(table, SCHEMA);
     let rng = &mut h.env.rng;
     let mut new_id = || crate::maintainer::new_id_from(rng);
-    h.m.sc.add_new_table(&info, ts, regions, &mut new_id)
+    h.m.pipe.sc.add_new_table(&info, ts, regions, &mut new_id)
 }
 
 /// A status as the Go tests send it through `HandleStatus` / `op.Check`.
@@ -89,7 +89,7 @@ pub fn basic(h: &mut MH) {
 }
 /// Run the balance scheduler once, whatever its next check time.
 pub fn balance(h: &mut MH) {
-    h.m.next_balance_check_ms = 0;
+    h.m.pipe.next_balance_check_ms = 0;
     let mut ctx = h.env.ctx();
     h.m.run_balance_scheduler(&mut ctx, &h.schema);
 }
@@ -130,7 +130,7 @@ impl MergeEnv {
     pub fn mh_with(&self, env: Env, schema: TestSchema) -> MH {
         let mut h = MH::with_env(env, &[NODE1], schema);
         h.m.config.scheduler.enable_table_across_nodes = true;
-        h.m.sc.cfg = h.m.config.scheduler.clone();
+        h.m.pipe.sc.cfg = h.m.config.scheduler.clone();
         h
     }
     pub fn span(&self, id: DispatcherId, span: TableSpan, state: ComponentState) -> BootstrapTableSpan {

@@ -47,6 +47,7 @@ fn status(h: &mut MH, t: TableId, state: ComponentState, event_size: u64) {
     h.handle(
         1,
         Message::HeartBeatRequest {
+            redo_watermark: None,
             cf: cf(),
             watermark: Watermark { checkpoint_ts: START, resolved_ts: START, seq },
             statuses: vec![s],
@@ -57,16 +58,16 @@ fn status(h: &mut MH, t: TableId, state: ComponentState, event_size: u64) {
 }
 
 fn score(h: &MH, t: TableId) -> u32 {
-    h.m.default_traffic.get(&id_of(t)).map(|s| s.score).unwrap_or(0)
+    h.m.pipe.default_traffic.get(&id_of(t)).map(|s| s.score).unwrap_or(0)
 }
 
 /// `Check`: the balance scheduler at its next wake-up; the spans it splits.
 fn check(h: &mut MH) -> Vec<DispatcherId> {
-    h.env.now = h.env.now.max(h.m.next_balance_check_ms);
+    h.env.now = h.env.now.max(h.m.pipe.next_balance_check_ms);
     let mut ctx = h.env.ctx();
     h.m.run_balance_scheduler(&mut ctx, &h.schema);
     h.env.take();
-    h.m.oc.running().filter_map(|op| if let Operator::Split(s) = op { Some(s.id) } else { None }).collect()
+    h.m.pipe.oc.running().filter_map(|op| if let Operator::Split(s) = op { Some(s.id) } else { None }).collect()
 }
 
 // default_span_split_checker_test.go:43 — a whole-table span is tracked once, with no
@@ -75,12 +76,12 @@ fn check(h: &mut MH) -> Vec<DispatcherId> {
 fn ticdc_default_span_split_checker_TestDefaultSpanSplitChecker_AddReplica() {
     let mut h = checker(&[1], 1, 1000, 10);
     assert_eq!(score(&h, 1), 0);
-    assert_eq!(h.m.region_counts.get(&id_of(1)).copied().unwrap_or(0), 0);
+    assert_eq!(h.m.pipe.region_counts.get(&id_of(1)).copied().unwrap_or(0), 0);
     check(&mut h);
-    assert_eq!(h.m.region_counts.len(), 1);
-    assert!(h.m.region_counts.contains_key(&id_of(1)));
+    assert_eq!(h.m.pipe.region_counts.len(), 1);
+    assert!(h.m.pipe.region_counts.contains_key(&id_of(1)));
     check(&mut h);
-    assert_eq!(h.m.region_counts.len(), 1, "no duplicate");
+    assert_eq!(h.m.pipe.region_counts.len(), 1, "no duplicate");
 }
 
 // default_span_split_checker_test.go:75 — a removed span leaves the checker.
@@ -88,11 +89,11 @@ fn ticdc_default_span_split_checker_TestDefaultSpanSplitChecker_AddReplica() {
 fn ticdc_default_span_split_checker_TestDefaultSpanSplitChecker_RemoveReplica() {
     let mut h = checker(&[1, 2], 1, 1000, 10);
     status(&mut h, 1, ComponentState::Working, 500);
-    assert!(h.m.default_traffic.contains_key(&id_of(1)));
-    h.m.sc.remove(&id_of(1));
+    assert!(h.m.pipe.default_traffic.contains_key(&id_of(1)));
+    h.m.pipe.sc.remove(&id_of(1));
     check(&mut h);
-    assert!(!h.m.default_traffic.contains_key(&id_of(1)));
-    assert!(h.m.default_traffic.len() <= 1);
+    assert!(!h.m.pipe.default_traffic.contains_key(&id_of(1)));
+    assert!(h.m.pipe.default_traffic.len() <= 1);
 }
 
 // default_span_split_checker_test.go:99 — the score resets below the write threshold,
@@ -121,7 +122,7 @@ fn ticdc_default_span_split_checker_TestDefaultSpanSplitChecker_UpdateStatus_Reg
     let mut h = checker(&[1], 6, 1000, 5);
     status(&mut h, 1, ComponentState::Working, 500);
     let split = check(&mut h);
-    assert_eq!(h.m.region_counts.get(&id_of(1)), Some(&6));
+    assert_eq!(h.m.pipe.region_counts.get(&id_of(1)), Some(&6));
     assert_eq!(split, vec![id_of(1)]);
 }
 
@@ -151,7 +152,7 @@ fn ticdc_default_span_split_checker_TestDefaultSpanSplitChecker_Check_BatchLimit
     let mut h = checker(&tables, 4, 1000, 5);
     h.m.config.scheduler.balance_move_batch_size = 3;
     for t in &tables {
-        let s = h.m.default_traffic.entry(id_of(*t)).or_default();
+        let s = h.m.pipe.default_traffic.entry(id_of(*t)).or_default();
         s.score = 5;
         s.latest = 1500.0;
     }

@@ -161,6 +161,7 @@ fn ticdc_split_span_checker_TestSplitSpanChecker_UpdateStatus_Region() {
     h.handle(
         1,
         Message::HeartBeatRequest {
+            redo_watermark: None,
             cf: cf(),
             watermark: Watermark { checkpoint_ts: START, resolved_ts: START, seq: 1 },
             statuses: vec![s],
@@ -169,11 +170,11 @@ fn ticdc_split_span_checker_TestSplitSpanChecker_UpdateStatus_Region() {
         },
     );
     for _ in 0..2 {
-        h.env.now = h.env.now.max(h.m.next_balance_check_ms);
+        h.env.now = h.env.now.max(h.m.pipe.next_balance_check_ms);
         let mut ctx = h.env.ctx();
         h.m.run_balance_scheduler(&mut ctx, &h.schema);
         h.env.take();
-        assert_eq!(h.m.region_counts.get(&d(101)), Some(&6));
+        assert_eq!(h.m.pipe.region_counts.get(&d(101)), Some(&6));
     }
 }
 
@@ -199,13 +200,14 @@ fn ticdc_split_span_checker_TestSplitSpanChecker_UpdateStatus_NonWorking() {
             bspan(d(102), b, ComponentState::Working, START),
         ]),
     )]);
-    assert!(h.m.sc.split_checkers[&t].spans.contains_key(&d(101)));
+    assert!(h.m.pipe.sc.split_checkers[&t].spans.contains_key(&d(101)));
     for _ in 0..2 {
         let mut s = st(d(101), ComponentState::Stopped, START);
         s.event_size_per_second = 1500;
         h.handle(
             1,
             Message::HeartBeatRequest {
+                redo_watermark: None,
                 cf: cf(),
                 watermark: Watermark { checkpoint_ts: START, resolved_ts: START, seq: 1 },
                 statuses: vec![s],
@@ -213,7 +215,7 @@ fn ticdc_split_span_checker_TestSplitSpanChecker_UpdateStatus_NonWorking() {
                 err: None,
             },
         );
-        let status = h.m.sc.split_checkers[&t].spans.get(&d(101)).expect("still tracked");
+        let status = h.m.pipe.sc.split_checkers[&t].spans.get(&d(101)).expect("still tracked");
         assert_eq!(status.score, 0);
         assert_eq!(status.last_three[0], 0.0);
     }
