@@ -46,7 +46,7 @@ impl Driver {
             let (merge, kill, wait) =
                 (g.sim_rng.random_bool(0.5), g.sim_rng.random_bool(0.5), g.sim_rng.random_range(2..=15u64) * 100);
             let Some((m, mt)) = g.maintainer() else { return false };
-            let origin = mt.sc.tasks_of_table(t).iter().filter_map(|r| r.node).find(|x| *x != m);
+            let origin = mt.pipe.sc.tasks_of_table(t).iter().filter_map(|r| r.node).find(|x| *x != m);
             (m, origin, g.running_members(), merge, kill, wait)
         };
         let Some(origin) = origin else { return false };

@@ -22,7 +22,7 @@ impl Driver {
             let nodes: Vec<NodeId> = g.running_members().into_iter().collect();
             let Some((_, m)) = g.maintainer() else { return };
             let split = |t: &TableId| {
-                let ts = m.sc.tasks_of_table(*t);
+                let ts = m.pipe.sc.tasks_of_table(*t);
                 ts.len() > 1 && ts.iter().all(|r| r.state == ReplicaState::Replicating)
             };
             let tables: Vec<TableId> = g
