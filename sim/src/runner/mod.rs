@@ -9,12 +9,15 @@ mod config;
 mod converge;
 mod end_checks;
 mod error;
+mod lifecycle;
 mod pinned_plan;
 mod predicates;
 mod refs;
 mod steps;
 pub mod swarm;
 mod workload;
+mod workload_held;
+mod workload_inflight;
 mod workload_ops;
 
 pub use error::StepError;

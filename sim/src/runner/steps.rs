@@ -4,7 +4,6 @@
 use super::cluster::restart_node;
 use super::{Driver, StepError, WAIT_POLL_MS};
 use crate::scenario::*;
-use crate::world::*;
 use core_sched::config::ChangefeedConfig;
 use core_sched::coordinator::ChangefeedInfo;
 use core_sched::messages::FeedState;
@@ -227,38 +226,12 @@ impl Driver {
             }
             Step::PauseChangefeed | Step::ResumeChangefeed => {
                 let pause = matches!(step, Step::PauseChangefeed);
-                let (owner, cf) = {
+                if !super::lifecycle::pause_or_resume(&self.w, pause)? {
                     let g = self.w.lock().unwrap();
-                    (g.owner().ok_or(StepError::NoOwner)?, g.cf.clone())
-                };
-                let mut ok = false;
-                crate::world::step(&self.w, owner, None, StepKind::Api, |ns, ctx, _, meta| {
-                    if let Some(c) = ns.coord.as_mut() {
-                        ok = if pause {
-                            c.pause_changefeed(ctx, &cf, meta)
-                        } else {
-                            c.resume_changefeed(ctx, &cf, meta)
-                        };
-                    }
-                });
-                if !ok {
                     return Err(StepError::ChangefeedRefused {
                         action: if pause { "pause" } else { "resume" },
-                        state: self.w.lock().unwrap().meta.changefeeds.get(&cf).map(|i| i.state),
+                        state: g.meta.changefeeds.get(&g.cf).map(|i| i.state),
                     });
-                }
-                if !pause {
-                    // Syncpoints are due from the first one at or after the checkpoint the
-                    // new maintainer generation starts from.
-                    let mut g = self.w.lock().unwrap();
-                    let info = g.meta.changefeeds[&cf].clone();
-                    if let Some(iv) = info.config.sync_point_interval() {
-                        let first = core_sched::syncpoint::calculate_start_sync_point_ts(info.checkpoint_ts, iv, false);
-                        g.sync_points = Some(match g.sync_points {
-                            Some((f, i)) if i == iv => (f.min(first), iv),
-                            _ => (first, iv),
-                        });
-                    }
                 }
             }
             Step::UpdateChangefeed { config } => {

@@ -119,6 +119,12 @@ pub fn plan(seed: u64) -> SwarmPlan {
     // Slow trigger creation and schema-store initialisation (as `swarm_slow_bootstrap`).
     let slow_bootstrap =
         on("slow_bootstrap", &mut r).then(|| [r.random_range(100..3000u64), r.random_range(100..3000u64)]);
+    // Changefeed pause/resume through the coordinator, and removals held open at a
+    // maintainer failover (their workload ops; drawn last as well).
+    on("changefeed.pause", &mut r);
+    on("failover.held_removal", &mut r);
+    // DDLs held at their writer while their table's spans are merged or moved.
+    on("ddl.in_flight_scheduling", &mut r);
     SwarmPlan {
         families,
         split_check,

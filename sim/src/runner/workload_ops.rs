@@ -2,7 +2,10 @@
 //! (`split.check`), DDL bursts (`ddl.burst`), partitioned tables (`ddl.partition`),
 //! failpoint pulses (`failpoint`), maintainer moves
 //! and failovers with table operators in flight (`move_in_flight`) and coordinator
-//! session loss (`coordinator.loss`). Each is left out of a swarm seed's draw when its
+//! session loss (`coordinator.loss`), changefeed pause/resume (`changefeed.pause`,
+//! `lifecycle.rs`) and held removals at a failover (`failover.held_removal`,
+//! `workload_held.rs`) and DDLs held at their writer while their table's spans are
+//! merged or moved (`ddl.in_flight_scheduling`, `workload_inflight.rs`). Each is left out of a swarm seed's draw when its
 //! family is off, so those seeds keep their op streams.
 
 use super::{Driver, StepError};
@@ -43,6 +46,9 @@ pub(super) fn draw_family(op: WorkloadOp) -> Option<&'static str> {
         WorkloadOp::Failpoint => "failpoint",
         WorkloadOp::MoveInFlight => "move_in_flight",
         WorkloadOp::CoordinatorLoss => "coordinator.loss",
+        WorkloadOp::PauseResume => "changefeed.pause",
+        WorkloadOp::HeldFailover => "failover.held_removal",
+        WorkloadOp::DdlInFlight => "ddl.in_flight_scheduling",
         _ => return None,
     })
 }
@@ -74,6 +80,9 @@ pub(super) fn is_coverage_op(op: WorkloadOp) -> bool {
             | WorkloadOp::Failpoint
             | WorkloadOp::MoveInFlight
             | WorkloadOp::CoordinatorLoss
+            | WorkloadOp::PauseResume
+            | WorkloadOp::HeldFailover
+            | WorkloadOp::DdlInFlight
     )
 }
 
@@ -144,6 +153,9 @@ impl Driver {
             WorkloadOp::Failpoint => self.pulse_failpoint(c),
             WorkloadOp::MoveInFlight => ran.moved = self.move_in_flight(c).await,
             WorkloadOp::CoordinatorLoss => ran.moved = self.coordinator_loss(c),
+            WorkloadOp::PauseResume => self.pause_resume(1_000 * c.n),
+            WorkloadOp::HeldFailover => ran.moved = self.held_failover(c).await,
+            WorkloadOp::DdlInFlight => self.ddl_in_flight(c).await,
             _ => {}
         }
         Ok(ran)
@@ -296,27 +308,11 @@ impl Driver {
 
     /// A failpoint on at the op's capture, off again 1-5 s later.
     fn pulse_failpoint(&mut self, c: &OpCtx) {
-        let (name, n) = {
+        let name = {
             let mut g = self.w.lock().unwrap();
-            (PULSED_FAILPOINTS[g.sim_rng.random_range(0..PULSED_FAILPOINTS.len())].to_string(), c.node)
+            PULSED_FAILPOINTS[g.sim_rng.random_range(0..PULSED_FAILPOINTS.len())]
         };
-        let set = move |g: &mut crate::world::World, on: bool| {
-            if on {
-                g.failpoints[n.0 as usize].0.insert(name.clone());
-            } else {
-                g.failpoints[n.0 as usize].0.remove(&name);
-            }
-            let ev = if on { "enable failpoint" } else { "disable failpoint" };
-            g.record(&n.to_string(), "Failpoint", 0, ev, vec![("name".into(), name.clone())]);
-        };
-        set(&mut self.w.lock().unwrap(), true);
-        let w = self.w.clone();
-        let net = self.w.lock().unwrap().net_handle.clone().unwrap();
-        let off_after = 1_000 * c.n;
-        net.spawn(async move {
-            madsim::time::sleep(Duration::from_millis(off_after)).await;
-            set(&mut w.lock().unwrap(), false);
-        });
+        self.failpoint_for(c.node, name, 1_000 * c.n);
     }
 
     /// A move, split or merge of the op's table, then at once (or 100-300 ms later) a
@@ -405,6 +401,9 @@ mod tests {
             WorkloadOp::Failpoint,
             WorkloadOp::MoveInFlight,
             WorkloadOp::CoordinatorLoss,
+            WorkloadOp::PauseResume,
+            WorkloadOp::HeldFailover,
+            WorkloadOp::DdlInFlight,
         ];
         for op in ops {
             assert!(is_coverage_op(op), "{:?}", op);
