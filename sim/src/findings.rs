@@ -112,7 +112,7 @@ pub fn run_group(group: &Group, files: Vec<Recorded>, seeds: u64, jobs: usize) -
     let fails = |(_, seed, plan): &Recorded, bugs: &Bugs| {
         let mut s = scn.clone();
         if let Some(p) = plan {
-            p.completed().pin(&mut s);
+            p.pin(&mut s);
         }
         run_on_fresh_thread(&s, *seed, bugs, &RunOptions::default()).outcome != Outcome::Pass
     };

@@ -65,7 +65,7 @@ impl Driver {
 
     /// Run one scenario step; an error stops the run (a `converges` violation).
     pub(super) async fn run_step(&mut self, step: &Step) -> Result<(), StepError> {
-        let desc = format!("{:?}", step);
+        let desc = self.describe(step);
         {
             let mut g = self.w.lock().unwrap();
             g.now_ms = crate::world::now_ms();
@@ -364,6 +364,28 @@ impl Driver {
             }
         }
         Ok(())
+    }
+
+    /// The step as traced. A workload's op list leaves out the ops of the families a
+    /// pinned plan does not name: they joined the swarm after the plan was recorded, and
+    /// the run is the recorded one, trace included.
+    fn describe(&self, step: &Step) -> String {
+        match step {
+            Step::RandomWorkload { duration_ms, interval_ms, ops, max_tables, regions } if !self.unnamed.is_empty() => {
+                let unnamed =
+                    |op: &WorkloadOp| super::workload_ops::draw_family(*op).is_some_and(|f| self.unnamed.contains(f));
+                let ops = ops.iter().copied().filter(|op| !unnamed(op)).collect();
+                let s = Step::RandomWorkload {
+                    duration_ms: *duration_ms,
+                    interval_ms: *interval_ms,
+                    ops,
+                    max_tables: *max_tables,
+                    regions: *regions,
+                };
+                format!("{:?}", s)
+            }
+            _ => format!("{:?}", step),
+        }
     }
 
     /// Stop every background `dml_loop` (at a `stop_dml_loop` step and after the steps).

@@ -173,7 +173,7 @@ pub fn shrunk_stem(scenario_name: &str, bugs: &[String], seed: u64) -> String {
 pub fn shrink_primary(p: &Primary, shrink: bool, log: &mut dyn FnMut(&str)) -> Result<ShrinkView, CliError> {
     let mut loaded = load::resolve(&p.scenario)?;
     if let Some(plan) = &p.plan {
-        plan.completed().pin(&mut loaded.scenario);
+        plan.pin(&mut loaded.scenario);
     }
     let bugs = parse_bugs(&p.bugs)?;
     if !shrink {
