@@ -693,6 +693,7 @@ pub enum Known {
 /// Match a failure against the known seed files: same scenario (any of `names`), seed,
 /// bugs, outcome and first invariant, and, for a file with a recorded swarm plan, the
 /// seed's current draw `drawn` is that plan (families the file does not name are off).
+/// `OlderPlan`: a file records the seed with another plan (whatever its outcome).
 pub fn known_match(
     known: &[SeedFile],
     names: &[&str],
@@ -706,17 +707,14 @@ pub fn known_match(
     for k in known {
         let mut kb = k.bugs.clone();
         kb.sort();
-        let same = names.contains(&k.scenario.as_str())
-            && k.seed == f.seed
-            && kb == want_bugs
-            && k.expect.outcome == f.outcome
-            && k.expect.invariant == f.invariant;
-        if !same {
+        if !(names.contains(&k.scenario.as_str()) && k.seed == f.seed && kb == want_bugs) {
             continue;
         }
+        // Another plan is another run, whatever it failed with.
         match (&k.swarm_plan, drawn) {
             (Some(p), Some(d)) if !p.same_run(d) => older = true,
-            _ => return Known::Yes,
+            _ if k.expect.outcome == f.outcome && k.expect.invariant == f.invariant => return Known::Yes,
+            _ => {}
         }
     }
     if older {
@@ -787,7 +785,10 @@ mod tests {
         assert_eq!(m(known_file(8, Some(plan(9))), &plan(9)), Known::No);
         let mut other = known_file(9, Some(plan(9)));
         other.expect.invariant = Some("converges".into());
-        assert_eq!(m(other, &plan(9)), Known::No);
+        assert_eq!(m(other.clone(), &plan(9)), Known::No);
+        // Another plan is reported whatever the file's outcome.
+        other.swarm_plan = Some(plan(10));
+        assert_eq!(m(other, &plan(9)), Known::OlderPlan);
     }
 
     #[test]
