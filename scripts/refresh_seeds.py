@@ -13,19 +13,38 @@ that meets the whole expectation (its control included: the same seed with the b
 off must avoid `control.absent`, or pass); the file is rewritten under its new name with a
 note saying so. Without `--repick` such files are only listed; a file that expects
 `pass` is never re-picked (a failing regression seed is a regression).
+
+A file that records a swarm plan (`swarm_plan`) runs its own seed with that plan
+(`scenario --seed-file`). A re-picked seed has no recorded plan (the swarm draws it):
+run `ticdc-sim pin-plans` on the file afterwards to record it.
 """
-import json, os, subprocess, sys
+import json, os, subprocess, sys, tempfile
 
 SIM = "target/release/ticdc-sim"
 
 
-def run(scn, seed, bugs, fixes=()):
-    cmd = [SIM, "scenario", scn, "--seed", str(seed), "--json", "--no-report"]
-    for b in bugs:
-        cmd += ["--bug", b]
-    for f in fixes:
-        cmd += ["--fix", f]
+def run(f, seed, bugs, fixes=()):
+    """The JSON report of `seed` of the file's scenario with `bugs` and `fixes`; the file's
+    own seed runs with the file's recorded swarm plan, if it has one."""
+    tmp = None
+    if "swarm_plan" in f and seed == f["seed"]:
+        # The run with other bugs (a control, bugs off) keeps the file's plan: a copy
+        # of the file with those bugs.
+        g = {k: v for k, v in f.items() if k not in ("control", "fixed_by")}
+        g["bugs"] = list(bugs)
+        tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+        tmp.write(json.dumps(g))
+        tmp.close()
+        cmd = [SIM, "scenario", "--seed-file", tmp.name, "--json", "--no-report"]
+    else:
+        cmd = [SIM, "scenario", f["scenario"], "--seed", str(seed), "--json", "--no-report"]
+        for b in bugs:
+            cmd += ["--bug", b]
+    for x in fixes:
+        cmd += ["--fix", x]
     out = subprocess.run(cmd, capture_output=True, text=True)
+    if tmp is not None:
+        os.remove(tmp.name)
     try:
         return json.loads(out.stdout)
     except json.JSONDecodeError:
@@ -38,7 +57,7 @@ def invariants(r):
 
 def meets(f, seed):
     """The run with the file's bugs, or None when the seed does not meet the file."""
-    r = run(f["scenario"], seed, f["bugs"])
+    r = run(f, seed, f["bugs"])
     e = f["expect"]
     if r["outcome"] != e["outcome"]:
         return None
@@ -50,16 +69,16 @@ def meets(f, seed):
             return None
     c = f.get("control")
     if c is not None:
-        cr = run(f["scenario"], seed, c.get("bugs", []))
+        cr = run(f, seed, c.get("bugs", []))
         if any(a in invariants(cr) for a in c.get("absent", [])):
             return None
     control_is_bugs_off = c is not None and not c.get("bugs")
     if f["bugs"] and e["outcome"] != "pass" and not control_is_bugs_off:
         # The same seed with the bugs off must pass.
-        if run(f["scenario"], seed, [])["outcome"] != "pass":
+        if run(f, seed, [])["outcome"] != "pass":
             return None
     if f.get("fixed_by"):
-        if run(f["scenario"], seed, f["bugs"], f["fixed_by"])["outcome"] != "pass":
+        if run(f, seed, f["bugs"], f["fixed_by"])["outcome"] != "pass":
             return None
     return r
 
@@ -110,6 +129,9 @@ def main():
         seed, r = found
         old = f["seed"]
         f["seed"] = seed
+        # The recorded plan was the old seed's; the new seed's run is its draw.
+        if f.pop("swarm_plan", None) is not None:
+            print(f"unpinned {path}: run `{SIM} pin-plans` on the new file to record its plan")
         f["trace_hash"] = r["trace_hash"]
         f["note"] = (f"Re-picked seed {old} -> {seed} after a behaviour change; the account below "
                      f"was written for seed {old}, so its times and IDs differ at seed {seed}: " + f["note"])

@@ -108,14 +108,18 @@ pub struct FuzzArgs {
 #[derive(Args, Debug)]
 pub struct ShrinkArgs {
     /// Scenario name (from scenarios/) or path to a .toml file.
-    #[arg(value_name = "NAME|PATH")]
-    pub scenario: String,
+    #[arg(value_name = "NAME|PATH", required_unless_present = "seed_file")]
+    pub scenario: Option<String>,
     /// The failing seed (unsigned 64-bit integer).
-    #[arg(long, allow_hyphen_values = true)]
-    pub seed: String,
+    #[arg(long, allow_hyphen_values = true, required_unless_present = "seed_file")]
+    pub seed: Option<String>,
     /// Re-introduce a historical bug (repeatable; see `ticdc-sim bugs`).
     #[arg(long = "bug", value_name = "NAME")]
     pub bugs: Vec<String>,
+    /// Shrink a seed file's run instead: its scenario, seed and bugs, with its recorded
+    /// swarm plan (`swarm_plan`) instead of the seed's draw.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["scenario", "seed", "bugs"])]
+    pub seed_file: Option<std::path::PathBuf>,
     /// Switch on a candidate fix for an open finding (repeatable; written into the
     /// minimized scenario's `mask-findings`).
     #[arg(long = "fix", value_name = "NAME")]

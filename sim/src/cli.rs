@@ -1,14 +1,15 @@
-//! The `ticdc-sim` command line: `list`, `scenario`, `bugs`, `fuzz`, `replay`, `zoo`,
-//! `findings`, `coverage`, `shrink`.
+//! The `ticdc-sim` command line: `list`, `scenario`, `bugs`, `fuzz`, `replay`,
+//! `pin-plans`, `zoo`, `findings`, `coverage`, `shrink`.
 //!
 //! Exit codes: 0 pass, 1 safety, 2 usage error or bad input, 3 liveness, 4 crash,
 //! 5 nondeterminism. Bad input is reported as one `error: ...` line on stderr.
 
-use crate::args::{parse_bugs, parse_fixes, parse_jobs, parse_seed, reproduce_command, FuzzArgs};
+use crate::args::{parse_bugs, parse_fixes, parse_jobs, reproduce_command, FuzzArgs};
 use crate::error::CliError;
 use crate::result::{Outcome, RunResult, TraceRecord};
 use crate::runner::{run_on_fresh_thread, RunOptions};
 use crate::scenario::load;
+use crate::target::RunTarget;
 use clap::{Args, Parser, Subcommand};
 use core_sched::bugs::{Bugs, ALL_BUGS, ALL_FIXES};
 use serde::Serialize;
@@ -54,6 +55,9 @@ pub enum Command {
     Fuzz(FuzzArgs),
     /// Rerun seed files (a file, or every *.json in a directory) and check them.
     Replay(ReplayArgs),
+    /// Record each swarm seed file's drawn plan in it (`swarm_plan`), so the file keeps
+    /// its run when families join the swarm; a file is written only if the run is the same.
+    PinPlans(ReplayArgs),
     /// Run every historical bug against its scenario and tabulate detection.
     Zoo(ZooArgs),
     /// Run every known open finding with and without its candidate fix and tabulate.
@@ -119,14 +123,18 @@ pub struct FindingsArgs {
 #[derive(Args, Debug)]
 pub struct ScenarioArgs {
     /// Scenario name (from scenarios/) or path to a .toml file.
-    #[arg(value_name = "NAME|PATH")]
-    pub scenario: String,
+    #[arg(value_name = "NAME|PATH", required_unless_present = "seed_file")]
+    pub scenario: Option<String>,
     /// Seed to run (unsigned 64-bit integer).
-    #[arg(long, allow_hyphen_values = true)]
-    pub seed: String,
+    #[arg(long, allow_hyphen_values = true, required_unless_present = "seed_file")]
+    pub seed: Option<String>,
     /// Re-introduce a historical bug (repeatable; see `ticdc-sim bugs`).
     #[arg(long = "bug", value_name = "NAME")]
     pub bugs: Vec<String>,
+    /// Run a seed file's run instead: its scenario, seed and bugs, with its recorded swarm
+    /// plan (`swarm_plan`) instead of the seed's draw.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["scenario", "seed", "bugs"])]
+    pub seed_file: Option<std::path::PathBuf>,
     /// Switch on a candidate fix for an open finding (repeatable; see `ticdc-sim bugs`).
     #[arg(long = "fix", value_name = "NAME")]
     pub fixes: Vec<String>,
@@ -242,6 +250,7 @@ pub fn run(cli: Cli) -> Result<(String, i32), CliError> {
         Command::Scenario(a) => run_scenario(&a),
         Command::Fuzz(a) => crate::fuzz::cli_fuzz(&a),
         Command::Replay(a) => crate::replay::cli_replay(&a.path),
+        Command::PinPlans(a) => crate::pin_plans::cli_pin_plans(&a.path),
         Command::Zoo(a) => crate::zoo::cli_zoo(a.seeds, parse_jobs(a.jobs)?, &a.report_dir, &parse_bugs(&a.bugs)?),
         Command::Findings(a) => {
             let docs = match (&a.write_docs, a.pages.is_empty()) {
@@ -285,11 +294,12 @@ pub struct Divergence {
 }
 
 fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), CliError> {
-    let seed = parse_seed(&a.seed)?;
-    let bugs = parse_fixes(parse_bugs(&a.bugs)?, &a.fixes)?;
-    let mut loaded = load::resolve(&a.scenario)?;
+    let target = RunTarget::resolve(a.scenario.as_deref(), a.seed.as_deref(), &a.bugs, a.seed_file.as_deref())?;
+    let seed = target.seed;
+    let bugs = parse_fixes(parse_bugs(&target.bug_names)?, &a.fixes)?;
+    let mut loaded = target.scenario.clone();
     if a.no_mask {
-        loaded.scenario.unmask();
+        loaded.unmask();
     }
     let progress = std::sync::Arc::new(crate::runner::RunProgress::default());
     let opts = RunOptions {
@@ -300,23 +310,23 @@ fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), CliError> {
         full_checks: a.full_checks,
     };
     let watch = crate::wallclock::ProgressWatch::start(
-        format!("scenario {} seed {}", loaded.scenario.name, seed),
+        format!("scenario {} seed {}", loaded.name, seed),
         progress,
         long_run_after(),
         std::time::Duration::from_secs(LONG_RUN_SECS),
     );
-    let mut result = run_on_fresh_thread(&loaded.scenario, seed, &bugs, &opts);
+    let mut result = run_on_fresh_thread(&loaded, seed, &bugs, &opts);
     let determinism = a.check_determinism.then(|| {
-        let second = run_on_fresh_thread(&loaded.scenario, seed, &bugs, &opts);
+        let second = run_on_fresh_thread(&loaded, seed, &bugs, &opts);
         compare_runs(&result, &second)
     });
     drop(watch);
     if determinism.as_ref().is_some_and(|d| !d.ok) {
         result.outcome = Outcome::Nondeterminism;
     }
-    let reproduce = (result.outcome != Outcome::Pass).then(|| reproduce_line(a, seed, &bugs));
+    let reproduce = (result.outcome != Outcome::Pass).then(|| reproduce_line(a, &target, &bugs));
     if a.report || (result.outcome != Outcome::Pass && !a.no_report) {
-        let rep = reproduce.clone().unwrap_or_else(|| reproduce_line(a, seed, &bugs));
+        let rep = reproduce.clone().unwrap_or_else(|| reproduce_line(a, &target, &bugs));
         match crate::report::write(&a.report_dir, &result, &rep) {
             Ok((md, json)) => eprintln!("report: {} {}", md.display(), json.display()),
             // Asked for explicitly, a report that cannot be written is an error; written
@@ -326,7 +336,7 @@ fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), CliError> {
         }
     }
     if a.html {
-        let rep = reproduce.clone().unwrap_or_else(|| reproduce_line(a, seed, &bugs));
+        let rep = reproduce.clone().unwrap_or_else(|| reproduce_line(a, &target, &bugs));
         let path = crate::timeline::write(&a.report_dir, &result, &rep)?;
         eprintln!("timeline: {}", path.display());
     }
@@ -334,7 +344,7 @@ fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), CliError> {
         let report = JsonReport { result: &result, reproduce, determinism };
         serde_json::to_string(&report).map_err(CliError::serialize("report"))? + "\n"
     } else {
-        format_report(&loaded.scenario.name, &result, a.verbose, determinism.as_ref(), reproduce.as_deref())
+        format_report(&loaded.name, &result, a.verbose, determinism.as_ref(), reproduce.as_deref())
     };
     Ok((out, result.outcome.exit_code()))
 }
@@ -361,8 +371,14 @@ pub fn first_divergence(a: &[TraceRecord], b: &[TraceRecord]) -> Option<Divergen
 }
 
 /// A copy-pasteable command that reruns this seed.
-fn reproduce_line(a: &ScenarioArgs, seed: u64, bugs: &Bugs) -> String {
-    let mut s = reproduce_command(&a.scenario, seed, &bugs.names(), &bugs.fix_names());
+fn reproduce_line(a: &ScenarioArgs, t: &RunTarget, bugs: &Bugs) -> String {
+    let mut s = match &t.seed_file {
+        Some(_) => {
+            let fixes: String = bugs.fix_names().iter().map(|f| format!(" --fix {}", f)).collect();
+            format!("cargo run --release -- scenario {}{}", t.args(), fixes)
+        }
+        None => reproduce_command(&t.scenario_ref, t.seed, &bugs.names(), &bugs.fix_names()),
+    };
     if a.no_mask {
         s.push_str(" --no-mask");
     }

@@ -11,6 +11,7 @@ use crate::args::{parse_bugs, parse_fixes};
 use crate::error::CliError;
 use crate::fuzz::{run_campaign, Campaign, CampaignResult, ProgressBar, SeedList, SeedRange, Shard};
 use crate::result::Outcome;
+use crate::runner::swarm::SwarmPlan;
 use crate::runner::{run_on_fresh_thread, RunOptions};
 use crate::scenario::load;
 use crate::seedfile::{collect, SeedFile};
@@ -56,17 +57,23 @@ fn summarize(r: &CampaignResult) -> (usize, Option<u64>, BTreeMap<String, usize>
 /// A finding group: (scenario, bugs, fixed_by) as the seed files name them.
 pub type Group = (String, Vec<String>, Vec<String>);
 
-/// The seed files of `dir` by group, each as (file name, seed).
-pub fn groups(dir: &Path) -> Result<BTreeMap<Group, Vec<(String, u64)>>, CliError> {
-    let mut groups: BTreeMap<Group, Vec<(String, u64)>> = BTreeMap::new();
+/// A seed file of a group: its name, seed and recorded swarm plan (its runs pin it).
+pub type Recorded = (String, u64, Option<SwarmPlan>);
+
+/// The seed files of `dir` by group.
+pub fn groups(dir: &Path) -> Result<BTreeMap<Group, Vec<Recorded>>, CliError> {
+    let mut groups: BTreeMap<Group, Vec<Recorded>> = BTreeMap::new();
     let paths = collect(dir)?;
     if paths.is_empty() {
         return Err(CliError::NoSeedFiles { what: "--dir", path: dir.to_path_buf() });
     }
     for path in paths {
         let f = SeedFile::load(&path)?;
+        // A plan its scenario cannot pin is bad input, found before anything runs.
+        f.run_scenario(&path)?;
         let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        groups.entry((f.scenario.clone(), f.bugs.clone(), f.fixed_by.clone())).or_default().push((name, f.seed));
+        let group = (f.scenario.clone(), f.bugs.clone(), f.fixed_by.clone());
+        groups.entry(group).or_default().push((name, f.seed, f.swarm_plan));
     }
     Ok(groups)
 }
@@ -79,7 +86,7 @@ pub fn run_findings(dir: &Path, seeds: u64, jobs: usize) -> Result<Vec<FindingRo
 
 /// Run the given groups in order (stops early on an interrupt).
 pub fn run_groups(
-    groups: BTreeMap<Group, Vec<(String, u64)>>,
+    groups: BTreeMap<Group, Vec<Recorded>>,
     seeds: u64,
     jobs: usize,
 ) -> Result<Vec<FindingRow>, CliError> {
@@ -95,22 +102,26 @@ pub fn run_groups(
 
 /// One group: its seed files' own seeds, then seeds `0..seeds` on the fixed core and with
 /// the fixes. `files` may be empty (a finding scenario without a seed file).
-pub fn run_group(group: &Group, files: Vec<(String, u64)>, seeds: u64, jobs: usize) -> Result<FindingRow, CliError> {
+pub fn run_group(group: &Group, files: Vec<Recorded>, seeds: u64, jobs: usize) -> Result<FindingRow, CliError> {
     let (scenario, bugs, fixes) = group.clone();
     let finding = |e: CliError| CliError::Finding { scenario: scenario.clone(), source: Box::new(e) };
     let scn = load::resolve(&scenario).map_err(|e| finding(e.into()))?.scenario;
     let base = parse_bugs(&bugs).map_err(|e| finding(e.into()))?;
     let fixed = parse_fixes(base.clone(), &fixes).map_err(|e| finding(e.into()))?;
-    let opts = RunOptions::default();
-    let recorded_failing =
-        files.iter().filter(|(_, s)| run_on_fresh_thread(&scn, *s, &base, &opts).outcome != Outcome::Pass).count();
+    // The seed files' own runs, each with its recorded plan (the campaigns below draw).
+    let fails = |(_, seed, plan): &Recorded, bugs: &Bugs| {
+        let mut s = scn.clone();
+        if let Some(p) = plan {
+            p.pin(&mut s);
+        }
+        run_on_fresh_thread(&s, *seed, bugs, &RunOptions::default()).outcome != Outcome::Pass
+    };
+    let recorded_failing = files.iter().filter(|f| fails(f, &base)).count();
     let recorded_failing_with_fix = match fixes.is_empty() {
         true => recorded_failing,
-        false => {
-            files.iter().filter(|(_, s)| run_on_fresh_thread(&scn, *s, &fixed, &opts).outcome != Outcome::Pass).count()
-        }
+        false => files.iter().filter(|f| fails(f, &fixed)).count(),
     };
-    let files: Vec<String> = files.into_iter().map(|(n, _)| n).collect();
+    let files: Vec<String> = files.into_iter().map(|(n, _, _)| n).collect();
     let seed_list = SeedList { range: SeedRange { start: 0, end: seeds }, shard: Shard::default() };
     let campaign = |bugs: Bugs, label: String| {
         let mut bar = ProgressBar::new(&label);

@@ -11,8 +11,10 @@ pub use crate::args::{SeedRange, Shard};
 use crate::args::{parse_bugs, parse_fixes, parse_jobs, parse_range, parse_shard, reproduce_command, FuzzArgs};
 use crate::error::CliError;
 use crate::result::{Outcome, RunResult};
+use crate::runner::swarm::SwarmPlan;
 use crate::runner::{run_on_fresh_thread, RunOptions};
 use crate::scenario::Scenario;
+use crate::seedfile::SeedFile;
 use crate::wallclock::Stopwatch;
 use core_sched::bugs::Bugs;
 use serde::Serialize;
@@ -518,7 +520,6 @@ pub struct FuzzOutput {
 
 /// Run a `fuzz` campaign: its output, exit code and coverage.
 pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
-    use crate::seedfile::SeedFile;
     if a.explore {
         return crate::explore::output::run_explore(a);
     }
@@ -589,6 +590,7 @@ pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
             note: note.clone(),
             control: None,
             fixed_by: Vec::new(),
+            swarm_plan: SeedFile::plan_for(&loaded.scenario, o.seed),
         };
         let path = dir.join(sf.file_name());
         match crate::error::write_atomic(&path, sf.to_json()) {
@@ -618,23 +620,19 @@ pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
     });
     // Known open findings: recorded failures that are expected until fixed.
     let mut known_hits = Vec::new();
+    let mut older_plans = Vec::new();
     if !known.is_empty() {
-        let mut want_bugs: Vec<String> = bug_names.iter().map(|s| s.to_string()).collect();
-        want_bugs.sort();
+        let names = [a.scenario.as_str(), loaded.scenario.name.as_str(), scenario_ref.as_str()];
+        let want_bugs: Vec<String> = bug_names.iter().map(|s| s.to_string()).collect();
         s.failing_seeds.retain(|f| {
-            let hit = known.iter().any(|k| {
-                let mut kb = k.bugs.clone();
-                kb.sort();
-                (k.scenario == a.scenario || k.scenario == loaded.scenario.name || k.scenario == scenario_ref)
-                    && k.seed == f.seed
-                    && kb == want_bugs
-                    && k.expect.outcome == f.outcome
-                    && k.expect.invariant == f.invariant
-            });
-            if hit {
-                known_hits.push(f.seed);
+            let drawn = SeedFile::plan_for(&loaded.scenario, f.seed);
+            let k = known_match(&known, &names, &want_bugs, f, drawn.as_ref());
+            match k {
+                Known::Yes => known_hits.push(f.seed),
+                Known::OlderPlan => older_plans.push(f.seed),
+                Known::No => {}
             }
-            !hit
+            k != Known::Yes
         });
         s.failures = s.failing_seeds.len() as u64;
     }
@@ -663,6 +661,12 @@ pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
     if !known_hits.is_empty() && !a.json {
         out.push_str(&format!("known open findings (failing as recorded, not counted): seeds {:?}\n", known_hits));
     }
+    if !older_plans.is_empty() && !a.json {
+        out.push_str(&format!(
+            "new, though a known file records the seed with an older swarm plan (the seed now draws another): seeds {:?}\n",
+            older_plans
+        ));
+    }
     // 130 (128 + SIGINT) says the campaign is incomplete, whatever it found so far.
     let code = if r.interrupted {
         crate::interrupt::EXIT_INTERRUPTED
@@ -674,6 +678,50 @@ pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
         1
     };
     Ok(FuzzOutput { out, code, new_failures: s.failures, runs: s.runs, coverage: r.coverage })
+}
+
+/// Whether a campaign failure is a known open finding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Known {
+    Yes,
+    /// A file records the seed's failure, but for a swarm plan the seed no longer draws:
+    /// another run, so the failure is new.
+    OlderPlan,
+    No,
+}
+
+/// Match a failure against the known seed files: same scenario (any of `names`), seed,
+/// bugs, outcome and first invariant, and, for a file with a recorded swarm plan, the
+/// seed's current draw `drawn` is that plan (families the file does not name are off).
+/// `OlderPlan`: a file records the seed with another plan (whatever its outcome).
+pub fn known_match(
+    known: &[SeedFile],
+    names: &[&str],
+    bugs: &[String],
+    f: &FailingSeed,
+    drawn: Option<&SwarmPlan>,
+) -> Known {
+    let mut want_bugs = bugs.to_vec();
+    want_bugs.sort();
+    let mut older = false;
+    for k in known {
+        let mut kb = k.bugs.clone();
+        kb.sort();
+        if !(names.contains(&k.scenario.as_str()) && k.seed == f.seed && kb == want_bugs) {
+            continue;
+        }
+        // Another plan is another run, whatever it failed with.
+        match (&k.swarm_plan, drawn) {
+            (Some(p), Some(d)) if !p.same_run(d) => older = true,
+            _ if k.expect.outcome == f.outcome && k.expect.invariant == f.invariant => return Known::Yes,
+            _ => {}
+        }
+    }
+    if older {
+        Known::OlderPlan
+    } else {
+        Known::No
+    }
 }
 
 /// The `by outcome:` and `by invariant:` lines of a campaign summary (fuzz and explore).
@@ -692,6 +740,56 @@ pub(crate) fn write_counts(o: &mut String, by_outcome: &BTreeMap<String, u64>, b
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A known file of swarm seed `seed` failing as `no-data-loss`, with `plan`.
+    fn known_file(seed: u64, plan: Option<SwarmPlan>) -> SeedFile {
+        let json = format!(
+            r#"{{"scenario": "swarm", "seed": {seed}, "expect": {{"outcome": "safety", "invariant": "no-data-loss"}}, "trace_hash": "0123456789abcdef"}}"#
+        );
+        let mut f = SeedFile::parse(std::path::Path::new("k.json"), &json).unwrap();
+        f.swarm_plan = plan;
+        f
+    }
+
+    fn failing(seed: u64) -> FailingSeed {
+        FailingSeed {
+            seed,
+            outcome: Outcome::Safety,
+            invariant: Some("no-data-loss".into()),
+            trace_hash: String::new(),
+            divergence: None,
+            reproduce: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_known_file_matches_only_the_plan_it_recorded() {
+        use crate::runner::swarm::plan;
+        let names = ["swarm"];
+        let m = |k: SeedFile, drawn: &SwarmPlan| known_match(&[k], &names, &[], &failing(9), Some(drawn));
+        assert_eq!(m(known_file(9, Some(plan(9))), &plan(9)), Known::Yes);
+        // The seed draws another plan now (a family joined and is on): a new failure.
+        assert_eq!(m(known_file(9, Some(plan(10))), &plan(9)), Known::OlderPlan);
+        // Families the file does not name are off: a draw with them off is the same run.
+        let mut older = plan(9);
+        let off: Vec<String> = older.families.iter().filter(|(_, on)| !**on).map(|(f, _)| f.clone()).collect();
+        off.iter().for_each(|f| {
+            older.families.remove(f);
+        });
+        assert_eq!(m(known_file(9, Some(older.clone())), &plan(9)), Known::Yes);
+        let mut on = plan(9);
+        on.families.insert(off[0].clone(), true);
+        assert_eq!(m(known_file(9, Some(older)), &on), Known::OlderPlan);
+        // A file without a plan matches as before; another seed or invariant never.
+        assert_eq!(m(known_file(9, None), &plan(9)), Known::Yes);
+        assert_eq!(m(known_file(8, Some(plan(9))), &plan(9)), Known::No);
+        let mut other = known_file(9, Some(plan(9)));
+        other.expect.invariant = Some("converges".into());
+        assert_eq!(m(other.clone(), &plan(9)), Known::No);
+        // Another plan is reported whatever the file's outcome.
+        other.swarm_plan = Some(plan(10));
+        assert_eq!(m(other, &plan(9)), Known::OlderPlan);
+    }
 
     #[test]
     fn shards_partition() {

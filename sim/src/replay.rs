@@ -13,7 +13,7 @@ use crate::error::CliError;
 use crate::fuzz::first_invariant;
 use crate::result::{Outcome, RunResult};
 use crate::runner::{run_on_fresh_thread, RunOptions};
-use crate::scenario::{load, Scenario};
+use crate::scenario::Scenario;
 use crate::seedfile::{SeedFile, SeedFileError};
 use core_sched::bugs::Bugs;
 use std::fmt::Write as _;
@@ -35,8 +35,7 @@ pub struct Prepared {
 pub fn prepare(path: &Path) -> Result<Prepared, SeedFileError> {
     let file = SeedFile::load(path)?;
     let p = || path.to_path_buf();
-    let scenario =
-        load::resolve(&file.scenario).map_err(|e| SeedFileError::Scenario { path: p(), source: Box::new(e) })?.scenario;
+    let scenario = file.run_scenario(path)?;
     let names = |field: &'static str| move |source| SeedFileError::Name { path: p(), field, source };
     let bugs = parse_bugs(&file.bugs).map_err(names("bugs"))?;
     let control_bugs = match &file.control {

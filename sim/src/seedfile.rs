@@ -3,7 +3,9 @@
 
 use crate::args::ArgError;
 use crate::result::{Outcome, RunResult};
+use crate::runner::swarm::SwarmPlan;
 use crate::scenario::load::LoadError;
+use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -34,6 +36,11 @@ pub enum SeedFileError {
     BugsOffControlOutsideFindings { path: PathBuf, scenario: String },
     #[error("{}: control: with no bugs, 'absent' must list every invariant the file expects ({missing} is missing)", path.display())]
     BugsOffControlMissesInvariant { path: PathBuf, missing: String },
+    /// A recorded swarm plan the swarm could not have drawn.
+    #[error("{}: swarm_plan: {message}", path.display())]
+    Plan { path: PathBuf, message: String },
+    #[error("{}: swarm_plan is only for a swarm scenario (faults.swarm = true); '{scenario}' is not one", path.display())]
+    PlanWithoutSwarm { path: PathBuf, scenario: String },
 }
 
 /// `bugs` is the file's main list and goes unnamed in messages, as before.
@@ -45,7 +52,7 @@ fn field_prefix(field: &str) -> String {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SeedFile {
     /// Scenario name (a file stem in `scenarios/`) or path.
@@ -67,6 +74,11 @@ pub struct SeedFile {
     /// the same seed must pass, so the claim that they fix it stays checked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fixed_by: Vec<String>,
+    /// For a swarm scenario: the plan the seed drew when the file was written. Every run
+    /// of the file pins it instead of drawing, so the file keeps its run when families
+    /// join the swarm (those it does not name are off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swarm_plan: Option<SwarmPlan>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,7 +116,30 @@ impl SeedFile {
             note,
             control: None,
             fixed_by: Vec::new(),
+            swarm_plan: None,
         }
+    }
+
+    /// The scenario a run of the file runs: the file's scenario with its recorded swarm
+    /// plan pinned instead of the seed's draw. `path` is only used in messages.
+    pub fn run_scenario(&self, path: &Path) -> Result<Scenario, SeedFileError> {
+        let p = || path.to_path_buf();
+        let mut scn = crate::scenario::load::resolve(&self.scenario)
+            .map_err(|e| SeedFileError::Scenario { path: p(), source: Box::new(e) })?
+            .scenario;
+        if let Some(plan) = &self.swarm_plan {
+            if !scn.faults.swarm {
+                return Err(SeedFileError::PlanWithoutSwarm { path: p(), scenario: self.scenario.clone() });
+            }
+            // Uncompleted: the runner knows the families it does not name (off).
+            plan.pin(&mut scn);
+        }
+        Ok(scn)
+    }
+
+    /// The plan to record for a run of `scn` at `seed`: the swarm's draw, for a swarm.
+    pub fn plan_for(scn: &Scenario, seed: u64) -> Option<SwarmPlan> {
+        scn.faults.swarm.then(|| crate::runner::swarm::plan(seed))
     }
 
     /// Parse one file's text; `path` is only used in messages.
@@ -128,6 +163,9 @@ impl SeedFile {
         }
         if f.expect.outcome == Outcome::Pass && f.expect.invariant.is_some() {
             return Err(SeedFileError::InvariantOnPass { path: path.to_path_buf() });
+        }
+        if let Some(p) = &f.swarm_plan {
+            p.check().map_err(|message| SeedFileError::Plan { path: path.to_path_buf(), message })?;
         }
         Ok(f)
     }
@@ -192,5 +230,47 @@ mod tests {
         assert!(e.contains("unknown variant `passed`"), "{e}");
         let e = SeedFile::parse(Path::new("x.json"), &GOOD.replace("f6d3fff8189935ad", "xyz")).unwrap_err().to_string();
         assert!(e.contains("16 hex digits"), "{e}");
+    }
+
+    #[test]
+    fn a_recorded_plan_round_trips_and_pins_the_run_scenario() {
+        let plan = crate::runner::swarm::plan(168);
+        let mut f = SeedFile::parse(Path::new("a.json"), &GOOD.replace("fail_over", "swarm")).unwrap();
+        f.swarm_plan = Some(plan.clone());
+        let back = SeedFile::parse(Path::new("a.json"), &f.to_json()).unwrap();
+        assert_eq!(back.swarm_plan.as_ref(), Some(&plan));
+        let scn = back.run_scenario(Path::new("a.json")).unwrap();
+        assert!(!scn.faults.swarm);
+        assert_eq!(scn.faults.swarm_families.as_ref(), Some(&plan.families));
+        // Without a plan the scenario draws, as before.
+        assert!(
+            SeedFile::parse(Path::new("a.json"), &GOOD.replace("fail_over", "swarm"))
+                .unwrap()
+                .run_scenario(Path::new("a.json"))
+                .unwrap()
+                .faults
+                .swarm
+        );
+    }
+
+    #[test]
+    fn a_bad_plan_names_the_file_and_what_is_wrong() {
+        let with = |plan: &str| GOOD.replace("\"note\": \"x\"", &format!("\"note\": \"x\", \"swarm_plan\": {}", plan));
+        let e =
+            SeedFile::parse(Path::new("s.json"), &with(r#"{"families": {"net.lost": true}}"#)).unwrap_err().to_string();
+        assert!(
+            e.starts_with("s.json: swarm_plan: unknown family 'net.lost'; valid families: net.loss, net.duplicate,"),
+            "{e}"
+        );
+        let e = SeedFile::parse(Path::new("s.json"), &with(r#"{"families": {"net.loss": true}, "loss": 2.0}"#))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "s.json: swarm_plan: loss must be a probability between 0 and 1, got 2");
+        let e = SeedFile::parse(Path::new("s.json"), &with(r#"{"families": {}, "los": 0.1}"#)).unwrap_err().to_string();
+        assert!(e.contains("unknown field `los`"), "{e}");
+        // A plan for a scenario that is not a swarm.
+        let f = SeedFile::parse(Path::new("s.json"), &with(r#"{"families": {"net.loss": false}}"#)).unwrap();
+        let e = f.run_scenario(Path::new("s.json")).unwrap_err().to_string();
+        assert_eq!(e, "s.json: swarm_plan is only for a swarm scenario (faults.swarm = true); 'fail_over' is not one");
     }
 }

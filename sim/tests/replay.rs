@@ -181,3 +181,36 @@ fn a_bugs_off_control_replaces_the_must_pass_check() {
     assert!(e.contains("only for a scenario under scenarios/findings/"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A swarm seed file runs its recorded plan, not the seed's draw: families the plan does
+/// not name are off (the same run as the draw with them off), and switching on one of them
+/// in the file makes another run.
+#[test]
+fn a_swarm_seed_file_runs_its_recorded_plan() {
+    use ticdc_sim::seedfile::SeedFile;
+    let src = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../seeds/swarm-nobug-7.json"));
+    let f = SeedFile::load(&src).unwrap_or_else(|e| panic!("{e}"));
+    let plan = f.swarm_plan.clone().expect("the swarm seed files record their plans (ticdc-sim pin-plans)");
+    let dir = std::env::temp_dir().join(format!("ticdc-sim-plan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, f: &SeedFile| {
+        let path = dir.join(name);
+        std::fs::write(&path, f.to_json()).unwrap();
+        path
+    };
+    // Only the families that are on: the others are missing, hence off.
+    let mut only_on = f.clone();
+    let off: Vec<String> = plan.families.iter().filter(|(_, on)| !**on).map(|(k, _)| k.clone()).collect();
+    assert!(!off.is_empty());
+    only_on.swarm_plan.as_mut().unwrap().families.retain(|_, on| *on);
+    let p = prepare(&write("only-on.json", &only_on)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(replay(&p), Verdict::Ok, "a plan without its off families is the same run");
+    // A family that gates workload ops only, switched on: another run.
+    let gated = ["ddl.burst", "failpoint", "coordinator.loss", "move_in_flight", "ddl_table_set", "ddl.partition"];
+    let family = gated.iter().find(|g| off.iter().any(|o| o == *g)).expect("seed 7 has a workload family off");
+    let mut more = f.clone();
+    more.swarm_plan.as_mut().unwrap().families.insert(family.to_string(), true);
+    let p = prepare(&write("more.json", &more)).unwrap_or_else(|e| panic!("{e}"));
+    assert_ne!(replay(&p), Verdict::Ok, "{family} on is another run");
+    let _ = std::fs::remove_dir_all(&dir);
+}

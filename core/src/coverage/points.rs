@@ -225,7 +225,7 @@ points! {
     DmCreateDispatcher = "dm.create_dispatcher", Must, "a dispatcher manager created a table dispatcher";
     DmCreateExisting = "dm.create_existing", Must, "a Create for a dispatcher that already exists was ignored";
     DmCreateDuplicateJournaled = "dm.create_duplicate_journaled", Gap("a Create resend reaching a manager while the first is journaled"), "a Create already journaled by the current owner was ignored (a resend)";
-    DmCreateWritePathClosed = "dm.create_write_path_closed", Gap("a Create reaching a manager whose write path closed"), "a Create on a closed write path stayed journaled, no dispatcher created";
+    DmCreateWritePathClosed = "dm.create_write_path_closed", Must, "a Create on a closed write path stayed journaled, no dispatcher created";
     DmCreatePaused = "dm.create_paused", Must, "failpoint BlockCreateDispatcher paused a Create, holding the fence lock";
     DmCreatePausedResumed = "dm.create_paused_resumed", Must, "paused Creates completed once BlockCreateDispatcher was off";
     DmCreateRecoveryLifted = "dm.create_recovery_lifted", Must, "a table dispatcher's start ts was lifted by its ddl_ts row";

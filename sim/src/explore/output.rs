@@ -263,6 +263,8 @@ fn record_failure(x: &mut Saver, rec: &RunRecord) -> Result<FailingRun, CliError
             note: format!("found by fuzz {} --explore --campaign-seed {} (run {})", a.scenario, campaign_seed, rec.run),
             control: None,
             fixed_by: Vec::new(),
+            // The written scenario pins its plan itself.
+            swarm_plan: None,
         };
         let path = save.join(sf.file_name());
         write_atomic(&path, sf.to_json()).map_err(|source| CliError::WriteSeedFile { path, source })?;

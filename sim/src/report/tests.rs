@@ -161,10 +161,13 @@ fn a_checkpoint_violation_is_walked_back_to_the_heartbeat() {
 /// Run a seed file's scenario at its seed with its bugs.
 fn run_seed_file(path: &str) -> RunResult {
     let dir = env!("CARGO_MANIFEST_DIR");
-    let sf = crate::seedfile::SeedFile::load(std::path::Path::new(&format!("{}/../{}", dir, path))).unwrap();
-    let scn_path =
-        if sf.scenario.ends_with(".toml") { sf.scenario.clone() } else { format!("scenarios/{}.toml", sf.scenario) };
-    let scn = crate::scenario::load::resolve(&format!("{}/../{}", dir, scn_path)).unwrap().scenario;
+    let file = std::path::PathBuf::from(format!("{}/../{}", dir, path));
+    let mut sf = crate::seedfile::SeedFile::load(&file).unwrap();
+    if sf.scenario.ends_with(".toml") {
+        sf.scenario = format!("{}/../{}", dir, sf.scenario);
+    }
+    // The file's run: its recorded swarm plan, if any, pinned.
+    let scn = sf.run_scenario(&file).unwrap();
     let bugs = crate::args::parse_bugs(&sf.bugs).unwrap();
     crate::runner::run_on_fresh_thread(&scn, sf.seed, &bugs, &Default::default())
 }

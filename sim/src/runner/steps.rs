@@ -4,7 +4,6 @@
 use super::cluster::restart_node;
 use super::{Driver, StepError, WAIT_POLL_MS};
 use crate::scenario::*;
-use crate::world::*;
 use core_sched::config::ChangefeedConfig;
 use core_sched::coordinator::ChangefeedInfo;
 use core_sched::messages::FeedState;
@@ -66,7 +65,7 @@ impl Driver {
 
     /// Run one scenario step; an error stops the run (a `converges` violation).
     pub(super) async fn run_step(&mut self, step: &Step) -> Result<(), StepError> {
-        let desc = format!("{:?}", step);
+        let desc = self.describe(step);
         {
             let mut g = self.w.lock().unwrap();
             g.now_ms = crate::world::now_ms();
@@ -227,38 +226,12 @@ impl Driver {
             }
             Step::PauseChangefeed | Step::ResumeChangefeed => {
                 let pause = matches!(step, Step::PauseChangefeed);
-                let (owner, cf) = {
+                if !super::lifecycle::pause_or_resume(&self.w, pause)? {
                     let g = self.w.lock().unwrap();
-                    (g.owner().ok_or(StepError::NoOwner)?, g.cf.clone())
-                };
-                let mut ok = false;
-                crate::world::step(&self.w, owner, None, StepKind::Api, |ns, ctx, _, meta| {
-                    if let Some(c) = ns.coord.as_mut() {
-                        ok = if pause {
-                            c.pause_changefeed(ctx, &cf, meta)
-                        } else {
-                            c.resume_changefeed(ctx, &cf, meta)
-                        };
-                    }
-                });
-                if !ok {
                     return Err(StepError::ChangefeedRefused {
                         action: if pause { "pause" } else { "resume" },
-                        state: self.w.lock().unwrap().meta.changefeeds.get(&cf).map(|i| i.state),
+                        state: g.meta.changefeeds.get(&g.cf).map(|i| i.state),
                     });
-                }
-                if !pause {
-                    // Syncpoints are due from the first one at or after the checkpoint the
-                    // new maintainer generation starts from.
-                    let mut g = self.w.lock().unwrap();
-                    let info = g.meta.changefeeds[&cf].clone();
-                    if let Some(iv) = info.config.sync_point_interval() {
-                        let first = core_sched::syncpoint::calculate_start_sync_point_ts(info.checkpoint_ts, iv, false);
-                        g.sync_points = Some(match g.sync_points {
-                            Some((f, i)) if i == iv => (f.min(first), iv),
-                            _ => (first, iv),
-                        });
-                    }
                 }
             }
             Step::UpdateChangefeed { config } => {
@@ -391,6 +364,28 @@ impl Driver {
             }
         }
         Ok(())
+    }
+
+    /// The step as traced. A workload's op list leaves out the ops of the families a
+    /// pinned plan does not name: they joined the swarm after the plan was recorded, and
+    /// the run is the recorded one, trace included.
+    fn describe(&self, step: &Step) -> String {
+        match step {
+            Step::RandomWorkload { duration_ms, interval_ms, ops, max_tables, regions } if !self.unnamed.is_empty() => {
+                let unnamed =
+                    |op: &WorkloadOp| super::workload_ops::draw_family(*op).is_some_and(|f| self.unnamed.contains(f));
+                let ops = ops.iter().copied().filter(|op| !unnamed(op)).collect();
+                let s = Step::RandomWorkload {
+                    duration_ms: *duration_ms,
+                    interval_ms: *interval_ms,
+                    ops,
+                    max_tables: *max_tables,
+                    regions: *regions,
+                };
+                format!("{:?}", s)
+            }
+            _ => format!("{:?}", step),
+        }
     }
 
     /// Stop every background `dml_loop` (at a `stop_dml_loop` step and after the steps).

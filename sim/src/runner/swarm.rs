@@ -7,32 +7,48 @@ use crate::scenario::Scenario;
 use crate::world::*;
 use core_sched::config::ChangefeedConfig;
 use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// What the swarm drew for one seed: every family's switch, and the intensity of each
-/// family that is on and has one (`None` when off).
-#[derive(Clone, Debug, PartialEq)]
+/// family that is on and has one (`None` when off). A seed file records it
+/// (`swarm_plan`, seeds/README.md), so the file keeps its run when the swarm grows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SwarmPlan {
     pub families: BTreeMap<String, bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duplicate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_spike: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage_latency_ms: Option<[u64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_point_interval_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collector_lag: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream_lag: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_event_ms: Option<[u64; 2]>,
     /// Probability and time range of stream reconnects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream_reconnect: Option<(f64, [u64; 2])>,
     /// Probability of a storage failure, and how many at most.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage_error: Option<(f64, u64)>,
     /// `add-table-batch-size`, `balance-move-batch-size`, `scheduling-task-count-per-node`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub small_batch: Option<[usize; 3]>,
     /// The split checkers' knobs: `check-balance-interval` and
     /// `region-count-refresh-interval` in ms, `balance-score-threshold`
     /// (`write-key-threshold` is TiCDC's minimum, 10 MiB/s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split_check: Option<[u64; 3]>,
     /// `schema-store-init-ms` and `trigger-create-ms` (both `[0, max]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow_bootstrap: Option<[u64; 2]>,
 }
 
@@ -103,6 +119,12 @@ pub fn plan(seed: u64) -> SwarmPlan {
     // Slow trigger creation and schema-store initialisation (as `swarm_slow_bootstrap`).
     let slow_bootstrap =
         on("slow_bootstrap", &mut r).then(|| [r.random_range(100..3000u64), r.random_range(100..3000u64)]);
+    // Changefeed pause/resume through the coordinator, and removals held open at a
+    // maintainer failover (their workload ops; drawn last as well).
+    on("changefeed.pause", &mut r);
+    on("failover.held_removal", &mut r);
+    // DDLs held at their writer while their table's spans are merged or moved.
+    on("ddl.in_flight_scheduling", &mut r);
     // The trigger's DONE of a table-set DDL held while it reports the next DDLs
     // (`BlockOrWaitReportAfterWrite` with a DDL burst): the barrier's schedule order.
     on("ddl.report_after_write", &mut r);

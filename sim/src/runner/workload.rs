@@ -62,15 +62,7 @@ impl Driver {
                 (op, pick, node, n, kind)
             };
             let live_count = self.w.lock().unwrap().upstream.tables.values().filter(|t| t.dropped_ts.is_none()).count();
-            let family = match op {
-                WorkloadOp::KillRestart => Some("kill_restart"),
-                WorkloadOp::MoveMaintainer => Some("move_maintainer"),
-                WorkloadOp::MoveTable => Some("move_table"),
-                WorkloadOp::SplitTable | WorkloadOp::MergeTable | WorkloadOp::MergeTableRegions => Some("split_merge"),
-                WorkloadOp::Partition => Some("partition"),
-                WorkloadOp::SessionLoss => Some("session_loss"),
-                _ => None,
-            };
+            let family = super::workload_ops::skip_family(op);
             if family.map(|f| self.families.get(f) == Some(&false)).unwrap_or(false) {
                 madsim::time::sleep(Duration::from_millis(interval)).await;
                 continue;

@@ -3,7 +3,10 @@
 //! failpoint pulses (`failpoint`), DDL bursts behind a held DONE
 //! (`ddl.report_after_write`), maintainer moves
 //! and failovers with table operators in flight (`move_in_flight`) and coordinator
-//! session loss (`coordinator.loss`). Each is left out of a swarm seed's draw when its
+//! session loss (`coordinator.loss`), changefeed pause/resume (`changefeed.pause`,
+//! `lifecycle.rs`) and held removals at a failover (`failover.held_removal`,
+//! `workload_held.rs`) and DDLs held at their writer while their table's spans are
+//! merged or moved (`ddl.in_flight_scheduling`, `workload_inflight.rs`). Each is left out of a swarm seed's draw when its
 //! family is off, so those seeds keep their op streams.
 
 use super::{Driver, StepError};
@@ -45,6 +48,24 @@ pub(super) fn draw_family(op: WorkloadOp) -> Option<&'static str> {
         WorkloadOp::MoveInFlight => "move_in_flight",
         WorkloadOp::CoordinatorLoss => "coordinator.loss",
         WorkloadOp::ReportAfterWrite => "ddl.report_after_write",
+        WorkloadOp::PauseResume => "changefeed.pause",
+        WorkloadOp::HeldFailover => "failover.held_removal",
+        WorkloadOp::DdlInFlight => "ddl.in_flight_scheduling",
+        _ => return None,
+    })
+}
+
+/// The swarm family of an op that is drawn and skipped when the family is off: only the
+/// swarm's first families, whose ops were in the op list from the start (a family that
+/// joins later must use [`draw_family`], so that off it changes no seed's op stream).
+pub(super) fn skip_family(op: WorkloadOp) -> Option<&'static str> {
+    Some(match op {
+        WorkloadOp::KillRestart => "kill_restart",
+        WorkloadOp::MoveMaintainer => "move_maintainer",
+        WorkloadOp::MoveTable => "move_table",
+        WorkloadOp::SplitTable | WorkloadOp::MergeTable | WorkloadOp::MergeTableRegions => "split_merge",
+        WorkloadOp::Partition => "partition",
+        WorkloadOp::SessionLoss => "session_loss",
         _ => return None,
     })
 }
@@ -61,6 +82,9 @@ pub(super) fn is_coverage_op(op: WorkloadOp) -> bool {
             | WorkloadOp::Failpoint
             | WorkloadOp::MoveInFlight
             | WorkloadOp::CoordinatorLoss
+            | WorkloadOp::PauseResume
+            | WorkloadOp::HeldFailover
+            | WorkloadOp::DdlInFlight
             | WorkloadOp::ReportAfterWrite
     )
 }
@@ -132,6 +156,9 @@ impl Driver {
             WorkloadOp::Failpoint => self.pulse_failpoint(c),
             WorkloadOp::MoveInFlight => ran.moved = self.move_in_flight(c).await,
             WorkloadOp::CoordinatorLoss => ran.moved = self.coordinator_loss(c),
+            WorkloadOp::PauseResume => self.pause_resume(1_000 * c.n),
+            WorkloadOp::HeldFailover => ran.moved = self.held_failover(c).await,
+            WorkloadOp::DdlInFlight => self.ddl_in_flight(c).await,
             WorkloadOp::ReportAfterWrite => ran.created = self.report_after_write(c, created),
             _ => {}
         }
@@ -287,7 +314,7 @@ impl Driver {
     /// burst, and the failpoint off 1-5 s later. Returns whether a table-adding DDL ran.
     fn report_after_write(&mut self, c: &OpCtx, created: &mut u32) -> bool {
         let Some(n) = self.w.lock().unwrap().maintainer().map(|(n, _)| n) else { return false };
-        self.pulse(core_sched::effects::FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE.to_string(), n, c.n);
+        self.failpoint_for(n, core_sched::effects::FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE, 1_000 * c.n);
         self.ddl_burst(c, created)
     }
 
@@ -295,30 +322,9 @@ impl Driver {
     fn pulse_failpoint(&mut self, c: &OpCtx) {
         let name = {
             let mut g = self.w.lock().unwrap();
-            PULSED_FAILPOINTS[g.sim_rng.random_range(0..PULSED_FAILPOINTS.len())].to_string()
+            PULSED_FAILPOINTS[g.sim_rng.random_range(0..PULSED_FAILPOINTS.len())]
         };
-        self.pulse(name, c.node, c.n);
-    }
-
-    /// Failpoint `name` on at capture `n` now, off `secs` s later.
-    fn pulse(&mut self, name: String, n: NodeId, secs: u64) {
-        let set = move |g: &mut crate::world::World, on: bool| {
-            if on {
-                g.failpoints[n.0 as usize].0.insert(name.clone());
-            } else {
-                g.failpoints[n.0 as usize].0.remove(&name);
-            }
-            let ev = if on { "enable failpoint" } else { "disable failpoint" };
-            g.record(&n.to_string(), "Failpoint", 0, ev, vec![("name".into(), name.clone())]);
-        };
-        set(&mut self.w.lock().unwrap(), true);
-        let w = self.w.clone();
-        let net = self.w.lock().unwrap().net_handle.clone().unwrap();
-        let off_after = 1_000 * secs;
-        net.spawn(async move {
-            madsim::time::sleep(Duration::from_millis(off_after)).await;
-            set(&mut w.lock().unwrap(), false);
-        });
+        self.failpoint_for(c.node, name, 1_000 * c.n);
     }
 
     /// A move, split or merge of the op's table, then at once (or 100-300 ms later) a
@@ -407,6 +413,9 @@ mod tests {
             WorkloadOp::Failpoint,
             WorkloadOp::MoveInFlight,
             WorkloadOp::CoordinatorLoss,
+            WorkloadOp::PauseResume,
+            WorkloadOp::HeldFailover,
+            WorkloadOp::DdlInFlight,
             WorkloadOp::ReportAfterWrite,
         ];
         for op in ops {

@@ -538,8 +538,8 @@ pub enum WorkloadOp {
     /// `ddl.report_after_write` swarm family.
     ReportAfterWrite,
     /// Switch a failpoint (`BlockCreateDispatcher`, `BlockOrWaitBeforeWrite`,
-    /// `NotReadyToCloseDispatcher`, `StopBalanceScheduler`, `NewDispatcherManagerDelay` or
-    /// `getAllPhysicalTablesGCFastFail`) on at a random capture and off 1-5 s later. In the
+    /// `NotReadyToCloseDispatcher`, `StopBalanceScheduler` or `NewDispatcherManagerDelay`)
+    /// on at a random capture and off 1-5 s later. In the
     /// `failpoint` swarm family.
     Failpoint,
     /// Start table operators (a move, split or merge API call) and at once move the
@@ -550,6 +550,20 @@ pub enum WorkloadOp {
     /// notices, 1-4 s later) right after a maintainer move, and restarts once it has
     /// exited. In the `coordinator.loss` swarm family.
     CoordinatorLoss,
+    /// Pause the changefeed through the coordinator (`cdc cli changefeed pause`: its
+    /// maintainer is stopped with cascade) and resume it 1-5 s later (a new maintainer
+    /// generation from the checkpoint). In the `changefeed.pause` swarm family.
+    PauseResume,
+    /// Hold the dispatchers of a table's capture open (`NotReadyToCloseDispatcher`),
+    /// move, split, merge or drop the table, and move the maintainer or kill its capture
+    /// while that removal is held; the failpoint goes off 2-6 s later. In the
+    /// `failover.held_removal` swarm family.
+    HeldFailover,
+    /// ADD COLUMN on a random table of two or more spans while `BlockOrWaitBeforeWrite`
+    /// holds barrier writes on every capture, then a merge or move of that table 0.5-3 s
+    /// later; the failpoint goes off 1-5 s after that. In the `ddl.in_flight_scheduling`
+    /// swarm family.
+    DdlInFlight,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -857,6 +871,9 @@ pub const SWARM_FAMILIES: &[&str] = &[
     "move_in_flight",
     "coordinator.loss",
     "slow_bootstrap",
+    "changefeed.pause",
+    "failover.held_removal",
+    "ddl.in_flight_scheduling",
     "ddl.report_after_write",
 ];
 impl Default for FaultConfig {

@@ -2,11 +2,12 @@
 //! the before/after summary.
 
 use super::{faults, shrink, Request, ShrinkError, Shrunk, Stop};
-use crate::args::{parse_bugs, parse_fixes, parse_seed, reproduce_command, ShrinkArgs};
+use crate::args::{parse_bugs, parse_fixes, reproduce_command, ShrinkArgs};
 use crate::error::{write_atomic, CliError};
 use crate::result::RunResult;
 use crate::scenario::{load, Scenario};
 use crate::seedfile::{Control, SeedFile};
+use crate::target::RunTarget;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -84,22 +85,22 @@ fn stop_name(s: Option<Stop>) -> Option<&'static str> {
 
 /// `ticdc-sim shrink`.
 pub fn cli_shrink(a: &ShrinkArgs) -> Result<(String, i32), CliError> {
-    let seed = parse_seed(&a.seed)?;
-    let bugs = parse_fixes(parse_bugs(&a.bugs)?, &a.fixes)?;
+    let t = RunTarget::resolve(a.scenario.as_deref(), a.seed.as_deref(), &a.bugs, a.seed_file.as_deref())?;
+    let seed = t.seed;
+    let bugs = parse_fixes(parse_bugs(&t.bug_names)?, &a.fixes)?;
     if a.max_runs == 0 {
         return Err(ShrinkError::ZeroRuns.into());
     }
-    let loaded = load::resolve(&a.scenario)?;
     if a.out.exists() && !a.out.is_dir() {
         return Err(ShrinkError::OutNotDir { path: a.out.clone() }.into());
     }
     std::fs::create_dir_all(&a.out).map_err(CliError::create_dir("--out directory", &a.out))?;
     // Bugs joined by '.': a scenario's file name has no '+' (seed file names do).
     let bug_names = if bugs.0.is_empty() { "nobug".to_string() } else { bugs.names().join(".") };
-    let stem = format!("{}-{}-{}-min", loaded.scenario.name, bug_names, seed);
+    let stem = format!("{}-{}-{}-min", t.scenario.name, bug_names, seed);
     crate::interrupt::install();
     let req = Request {
-        scenario: loaded.scenario.clone(),
+        scenario: t.scenario.clone(),
         seed,
         bugs,
         max_runs: a.max_runs,
@@ -111,7 +112,7 @@ pub fn cli_shrink(a: &ShrinkArgs) -> Result<(String, i32), CliError> {
     std::fs::create_dir_all(&dir).map_err(CliError::create_dir("--out directory", &dir))?;
     let toml_path = dir.join(format!("{}.toml", stem));
     let json_path = dir.join(format!("{}.json", stem));
-    let (toml_text, seed_file, reproduce) = files(a, &shrunk, &toml_path);
+    let (toml_text, seed_file, reproduce) = files(a, &t, &shrunk, &toml_path);
     write_atomic(&toml_path, &toml_text).map_err(CliError::write_file(&toml_path))?;
     write_atomic(&json_path, seed_file.to_json()).map_err(CliError::write_file(&json_path))?;
     // What was written must load as it was run (the candidates went through the same
@@ -122,7 +123,7 @@ pub fn cli_shrink(a: &ShrinkArgs) -> Result<(String, i32), CliError> {
     let code = if shrunk.stop == Some(Stop::Interrupted) { crate::interrupt::EXIT_INTERRUPTED } else { 0 };
     let out = if a.json {
         let s = Summary {
-            scenario: &a.scenario,
+            scenario: &t.scenario_ref,
             seed,
             bugs: &seed_file.bugs,
             outcome: shrunk.best_run.outcome.as_str(),
@@ -140,14 +141,14 @@ pub fn cli_shrink(a: &ShrinkArgs) -> Result<(String, i32), CliError> {
         };
         serde_json::to_string(&s).map_err(CliError::serialize("summary"))? + "\n"
     } else {
-        human(a, &shrunk, &before, &after, &toml_path, &json_path, &reproduce)
+        human(a.max_runs, &t, &shrunk, &toml_path, &json_path, &reproduce)
     };
     Ok((out, code))
 }
 
 /// The minimized scenario's text (a header, then the scenario), its seed file and the
 /// command that reproduces it.
-fn files(a: &ShrinkArgs, s: &Shrunk, toml_path: &Path) -> (String, SeedFile, String) {
+fn files(a: &ShrinkArgs, t: &RunTarget, s: &Shrunk, toml_path: &Path) -> (String, SeedFile, String) {
     let reference = load::seed_file_reference(toml_path);
     let names: Vec<&str> = s.best_run.bugs.iter().map(|b| b.as_str()).collect();
     let reproduce = reproduce_command(&reference, s.best_run.seed, &names, &[]);
@@ -156,10 +157,7 @@ fn files(a: &ShrinkArgs, s: &Shrunk, toml_path: &Path) -> (String, SeedFile, Str
         Some(i) => format!("{} ({})", s.best_run.outcome.as_str(), i),
         None => s.best_run.outcome.as_str().to_string(),
     };
-    let mut cmd = format!("ticdc-sim shrink {} --seed {}", a.scenario, a.seed);
-    for b in &a.bugs {
-        let _ = write!(cmd, " --bug {}", b);
-    }
+    let mut cmd = format!("ticdc-sim shrink {}", t.args());
     for f in &a.fixes {
         let _ = write!(cmd, " --fix {}", f);
     }
@@ -176,25 +174,18 @@ fn files(a: &ShrinkArgs, s: &Shrunk, toml_path: &Path) -> (String, SeedFile, Str
     (format!("{}\n{}", head, s.best_text), f, reproduce)
 }
 
-fn human(
-    a: &ShrinkArgs,
-    s: &Shrunk,
-    before: &Size,
-    after: &Size,
-    toml_path: &Path,
-    json_path: &Path,
-    reproduce: &str,
-) -> String {
+fn human(max_runs: usize, t: &RunTarget, s: &Shrunk, toml_path: &Path, json_path: &Path, reproduce: &str) -> String {
+    let (before, after) = (&Size::of(&s.start, &s.start_run), &Size::of(&s.best, &s.best_run));
     let mut o = String::new();
-    let bugs = if a.bugs.is_empty() { "none".to_string() } else { a.bugs.join(",") };
+    let bugs = if t.bug_names.is_empty() { "none".to_string() } else { t.bug_names.join(",") };
     let what = match crate::fuzz::first_invariant(&s.best_run) {
         Some(i) => format!("{} ({})", s.best_run.outcome.as_str(), i),
         None => s.best_run.outcome.as_str().to_string(),
     };
-    let _ = writeln!(o, "shrink {} seed {} bugs {}: fails as {}", a.scenario, a.seed, bugs, what);
+    let _ = writeln!(o, "shrink {} seed {} bugs {}: fails as {}", t.scenario_ref, t.seed, bugs, what);
     let stop = match s.stop {
         None => "no smaller candidate fails the same way".to_string(),
-        Some(Stop::Budget) => format!("stopped at the run budget (--max-runs {})", a.max_runs),
+        Some(Stop::Budget) => format!("stopped at the run budget (--max-runs {})", max_runs),
         Some(Stop::Interrupted) => "interrupted: the best scenario so far is written".to_string(),
     };
     let _ = writeln!(o, "runs: {} ({} invalid candidates skipped); {}", s.runs, s.invalid, stop);

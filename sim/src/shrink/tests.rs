@@ -95,9 +95,10 @@ fn the_budget_bounds_the_runs() {
 
 fn args(scenario: &str, seed: &str, out: PathBuf) -> ShrinkArgs {
     ShrinkArgs {
-        scenario: scenario.into(),
-        seed: seed.into(),
+        scenario: Some(scenario.into()),
+        seed: Some(seed.into()),
         bugs: vec![],
+        seed_file: None,
         fixes: vec![],
         out,
         max_runs: 5,

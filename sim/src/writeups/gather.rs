@@ -6,6 +6,7 @@ use crate::args::parse_bugs;
 use crate::error::CliError;
 use crate::findings::{run_group, FindingRow, Group};
 use crate::report::{causal_slice, Slice};
+use crate::runner::swarm::SwarmPlan;
 use crate::runner::{run_on_fresh_thread, RunOptions};
 use crate::scenario::load;
 use crate::seedfile::SeedFile;
@@ -102,13 +103,15 @@ pub fn rows_for(
 }
 
 /// The seed the timeline is from.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Primary {
     pub scenario: String,
     pub seed: u64,
     pub bugs: Vec<String>,
     /// The seed file it is recorded in; `None`: the first failing seed of the scenario.
     pub file: Option<String>,
+    /// The seed file's recorded swarm plan: the run pins it instead of drawing.
+    pub plan: Option<SwarmPlan>,
 }
 
 /// The page's first seed file; else the first failing seed of its scenarios in order.
@@ -119,6 +122,7 @@ pub fn primary(seeds: &[SeedRef], rows: &[FindingRow]) -> Option<Primary> {
             seed: s.f.seed,
             bugs: s.f.bugs.clone(),
             file: Some(s.file.clone()),
+            plan: s.f.swarm_plan.clone(),
         });
     }
     rows.iter().find_map(|r| {
@@ -127,6 +131,7 @@ pub fn primary(seeds: &[SeedRef], rows: &[FindingRow]) -> Option<Primary> {
             seed,
             bugs: r.bugs.clone(),
             file: None,
+            plan: None,
         })
     })
 }
@@ -166,7 +171,10 @@ pub fn shrunk_stem(scenario_name: &str, bugs: &[String], seed: u64) -> String {
 /// Shrink the primary seed (default budget) and take the causal slice of the shrunk run;
 /// with `shrink` false, of the run as recorded.
 pub fn shrink_primary(p: &Primary, shrink: bool, log: &mut dyn FnMut(&str)) -> Result<ShrinkView, CliError> {
-    let loaded = load::resolve(&p.scenario)?;
+    let mut loaded = load::resolve(&p.scenario)?;
+    if let Some(plan) = &p.plan {
+        plan.pin(&mut loaded.scenario);
+    }
     let bugs = parse_bugs(&p.bugs)?;
     if !shrink {
         let run = run_on_fresh_thread(&loaded.scenario, p.seed, &bugs, &RunOptions::default());
@@ -231,6 +239,11 @@ pub fn fingerprint(page: &Page, seeds: &[SeedRef], n: u64, primary_seed: Option<
             "{} {} {} {:?} {:?} {:?} {}",
             s.file, f.scenario, f.seed, f.bugs, f.fixed_by, f.expect, f.trace_hash
         ));
+        // The plan decides the run (and the reproduce commands); none adds nothing, so
+        // files without one keep their fingerprint.
+        if let Some(p) = &f.swarm_plan {
+            parts.push(format!("plan {:?}", p.completed()));
+        }
         if !scenarios.contains(&f.scenario) {
             scenarios.push(f.scenario.clone());
         }

@@ -150,7 +150,13 @@ pub fn check_current(path: &Path, page: &Page, seeds_dir: &Path) -> Result<u64, 
     let groups = gather::page_groups(page, &seeds);
     let primary = match gather::primary(&seeds, &[]) {
         Some(p) => Some(p),
-        None => timeline.clone().map(|(scenario, seed)| gather::Primary { scenario, seed, bugs: vec![], file: None }),
+        None => timeline.clone().map(|(scenario, seed)| gather::Primary {
+            scenario,
+            seed,
+            bugs: vec![],
+            file: None,
+            plan: None,
+        }),
     };
     let now = gather::fingerprint(page, &seeds, n, primary.as_ref().map(|p| p.seed)).map_err(|e| e.to_string())?;
     let stale = |what: &str| {
@@ -239,7 +245,8 @@ mod tests {
         let mut b = Blocks { timeline: body("timeline"), reproduce: body("reproduce"), measured: body("measured") };
         let first = b.measured.lines().next().unwrap().to_string();
         let i = render::parse_inputs(&first).unwrap();
-        let p = i.timeline.map(|(scenario, seed)| gather::Primary { scenario, seed, bugs: vec![], file: None });
+        let p =
+            i.timeline.map(|(scenario, seed)| gather::Primary { scenario, seed, bugs: vec![], file: None, plan: None });
         b.measured = b.measured.replacen(&first, &render::inputs_line(i.n, p.as_ref(), "0000000000000000"), 1);
         let e = edited(b, "hash.md").unwrap_err();
         assert!(e.contains("seed files or scenarios changed"), "{}", e);
@@ -248,7 +255,13 @@ mod tests {
 
     #[test]
     fn inputs_line_round_trips() {
-        let p = gather::Primary { scenario: "scenarios/findings/x.toml".into(), seed: 7, bugs: vec![], file: None };
+        let p = gather::Primary {
+            scenario: "scenarios/findings/x.toml".into(),
+            seed: 7,
+            bugs: vec![],
+            file: None,
+            plan: None,
+        };
         let l = render::inputs_line(1000, Some(&p), "00ff");
         let want =
             render::Inputs { n: 1000, timeline: Some(("scenarios/findings/x.toml".into(), 7)), hash: "00ff".into() };

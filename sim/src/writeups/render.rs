@@ -39,6 +39,7 @@ fn size_rows(o: &mut String, b: &Size, a: &Size) {
 
 fn seed_origin(p: &Primary, n: u64) -> String {
     match &p.file {
+        Some(f) if p.plan.is_some() => format!("the seed of `seeds/findings/{}`, with its recorded swarm plan", f),
         Some(f) => format!("the seed of `seeds/findings/{}`", f),
         None => format!("no seed file: the first failing seed in 0..{}", n),
     }
@@ -135,9 +136,15 @@ pub fn reproduce(page: &Page, seeds: &[SeedRef], groups: &[Group], p: Option<&Pr
             "# the seed of the timeline{}",
             if fixes.is_empty() { "" } else { "; then with the candidate fix" }
         );
-        let _ = writeln!(o, "{} scenario {} --seed {}{}", RUN, q, p.seed, bugs);
+        // A seed file with a recorded swarm plan is its own run: the seed alone now
+        // draws the swarm's current plan, which may differ.
+        let run = match (&p.file, &p.plan) {
+            (Some(f), Some(_)) => format!("--seed-file seeds/findings/{}", shell_quote(f)),
+            _ => format!("{} --seed {}{}", q, p.seed, bugs),
+        };
+        let _ = writeln!(o, "{} scenario {}", RUN, run);
         if !fixes.is_empty() {
-            let _ = writeln!(o, "{} scenario {} --seed {}{}{}", RUN, q, p.seed, bugs, fix_args(&fixes));
+            let _ = writeln!(o, "{} scenario {}{}", RUN, run, fix_args(&fixes));
         }
         let stem = super::gather::shrunk_stem(
             &crate::scenario::load::resolve(&p.scenario).map(|l| l.scenario.name).unwrap_or_default(),
@@ -146,7 +153,7 @@ pub fn reproduce(page: &Page, seeds: &[SeedRef], groups: &[Group], p: Option<&Pr
         );
         let what = if page.no_shrink.is_some() { "the timeline is of the run above" } else { "the timeline above" };
         let _ = writeln!(o, "# the minimized scenario, and its run ({})", what);
-        let _ = writeln!(o, "{} shrink {} --seed {}{} --out {}", RUN, q, p.seed, bugs, SHRINK_OUT);
+        let _ = writeln!(o, "{} shrink {} --out {}", RUN, run, SHRINK_OUT);
         let _ = writeln!(o, "{} scenario {}/{}.toml --seed {}{}", RUN, SHRINK_OUT, stem, p.seed, bugs);
     }
     let _ = writeln!(o, "# the rates under Measured");
