@@ -28,6 +28,9 @@ use crate::types::*;
 use crate::upstream::{BlockEvent, UpstreamEvent};
 use std::collections::{BTreeMap, BTreeSet};
 
+mod redo;
+pub use redo::{RedoState, RedoTriggerError};
+
 /// The status collector's batching window: statuses that arrive within 10 ms of the
 /// batch's first go out together (`delay.Reset(10 * time.Millisecond)` in
 /// `collectComponentStatusWhenChanged`, dispatchermanager/dispatcher_manager.go:852).
@@ -64,6 +67,8 @@ pub struct BootstrapInFlight {
     pub from: NodeId,
     pub epoch: Epoch,
     pub trigger: DispatcherId,
+    /// The redo trigger the bootstrap names, created right after the event one.
+    pub redo_trigger: Option<DispatcherId>,
     pub start_ts: Ts,
     pub ready_at_ms: u64,
 }
@@ -196,6 +201,8 @@ pub struct DispatcherManager {
     pub close_finished: bool,
     /// `TryClose` returned true: the orchestrator deletes the manager.
     pub closed: bool,
+    /// The redo components; `None` when the changefeed has no redo.
+    pub redo: Option<RedoState>,
 }
 
 impl DispatcherManager {
@@ -203,7 +210,7 @@ impl DispatcherManager {
         DispatcherManager {
             cf,
             node,
-            config,
+            config: config.clone(),
             maintainer_id: NodeId::default(),
             maintainer_epoch: 0,
             dispatchers: BTreeMap::new(),
@@ -240,6 +247,7 @@ impl DispatcherManager {
             write_path_closed: false,
             close_finished: false,
             closed: false,
+            redo: config.redo_enabled().then(RedoState::new),
         }
     }
 
@@ -356,12 +364,18 @@ impl DispatcherManager {
             Message::MaintainerBootstrapRequest {
                 start_ts,
                 table_trigger_event_dispatcher_id,
+                table_trigger_redo_dispatcher_id,
                 maintainer_epoch,
                 config,
                 ..
-            } => {
-                self.handle_bootstrap(ctx, from, maintainer_epoch, start_ts, table_trigger_event_dispatcher_id, config)
-            }
+            } => self.handle_bootstrap(
+                ctx,
+                from,
+                maintainer_epoch,
+                start_ts,
+                (table_trigger_event_dispatcher_id, table_trigger_redo_dispatcher_id),
+                config,
+            ),
             Message::MaintainerPostBootstrapRequest { table_trigger_event_dispatcher_id, maintainer_epoch, .. } => {
                 self.handle_post_bootstrap(ctx, from, maintainer_epoch, table_trigger_event_dispatcher_id)
             }
@@ -634,7 +648,7 @@ impl DispatcherManager {
         from: NodeId,
         epoch: Epoch,
         start_ts: Ts,
-        trigger: Option<DispatcherId>,
+        (trigger, redo_trigger): (Option<DispatcherId>, Option<DispatcherId>),
         config: ChangefeedConfig,
     ) -> Option<Message> {
         if !self.can_update_maintainer(ctx, from, epoch) {
@@ -684,6 +698,11 @@ impl DispatcherManager {
             self.trace(ctx, "bootstrap rejected", vec![("reason", e.to_string())]);
             return Some(self.bootstrap_error(epoch, ErrorCode::InitTableTriggerDispatcherFailed, e.to_string()));
         }
+        // The redo flavor is validated after the event one (dispatcher_orchestrator.go:288-291).
+        if let Some(e) = self.validate_redo_trigger(redo_trigger) {
+            self.trace(ctx, "bootstrap rejected", vec![("reason", e.clone())]);
+            return Some(self.bootstrap_error(epoch, ErrorCode::InitTableTriggerDispatcherFailed, e));
+        }
         // Candidate fix: a departed generation's delayed resend, before it changes anything.
         if let (Some(t), None) = (trigger, self.trigger_id) {
             if self.removed_triggers.contains(&t) && ctx.fix(crate::bugs::Fix::DropBootstrapOfRemovedTrigger) {
@@ -715,13 +734,15 @@ impl DispatcherManager {
             // (seq 0), and the status collector's first copy is taken from it.
             self.latest_watermark = Watermark { checkpoint_ts: start_ts, resolved_ts: start_ts, seq: 0 };
             self.status_snapshot = self.latest_watermark;
+            self.start_redo_watermark(start_ts);
         }
         if let (Some(t), None) = (trigger, self.trigger_id) {
             let [lo, hi] = self.trigger_create_ms;
             if reused && hi > 0 && !self.write_path_closed {
                 let ready_at_ms = ctx.now_ms + rand::Rng::random_range(&mut *ctx.rng, lo..=hi.max(lo));
                 hit(P::DmBootstrapTriggerDelayed);
-                self.bootstrap_in_flight = Some(BootstrapInFlight { from, epoch, trigger: t, start_ts, ready_at_ms });
+                self.bootstrap_in_flight =
+                    Some(BootstrapInFlight { from, epoch, trigger: t, redo_trigger, start_ts, ready_at_ms });
                 self.trace(
                     ctx,
                     "creating table trigger event dispatcher",
@@ -732,6 +753,12 @@ impl DispatcherManager {
             if !self.create_trigger(ctx, t, start_ts) {
                 return self.write_path_closed_response(ctx, t, epoch);
             }
+        }
+        if let Err(reply) = self.ensure_redo_trigger(ctx, redo_trigger, start_ts, epoch) {
+            return *reply;
+        }
+        if !reused {
+            self.publish_redo_ready(ctx);
         }
         Some(self.bootstrap_response(ctx, epoch))
     }
@@ -821,7 +848,10 @@ impl DispatcherManager {
         let b = self.bootstrap_in_flight.take().unwrap();
         hit(P::DmBootstrapTriggerDelayedDone);
         let reply = if self.create_trigger(ctx, b.trigger, b.start_ts) {
-            Some(self.bootstrap_response(ctx, b.epoch))
+            match self.ensure_redo_trigger(ctx, b.redo_trigger, b.start_ts, b.epoch) {
+                Ok(()) => Some(self.bootstrap_response(ctx, b.epoch)),
+                Err(reply) => *reply,
+            }
         } else {
             self.write_path_closed_response(ctx, b.trigger, b.epoch)
         };
@@ -843,17 +873,20 @@ impl DispatcherManager {
         }
     }
 
-    /// `MaintainerBootstrapResponse`: every dispatcher, the journal, the merge journal.
+    /// `MaintainerBootstrapResponse`: every dispatcher (the redo ones only once redo is
+    /// ready), the journal, the merge journal, and both triggers' start ts.
     fn bootstrap_response(&mut self, ctx: &mut Ctx, epoch: Epoch) -> Message {
+        let redo_ready = self.redo_ready();
         let spans = self
             .dispatchers
             .values()
+            .filter(|d| !d.is_redo() || redo_ready)
             // Each dispatcher reports its component status (`GetComponentStatus`): a
             // dispatcher being removed stays Working until its `TryClose` succeeds and it
             // leaves the map, exactly as TiCDC reports it. The cleanup intent of such a
             // dispatcher travels only in the operator journal below.
             .map(|d| BootstrapTableSpan {
-                mode: Mode::Default,
+                mode: d.mode,
                 id: d.id,
                 schema_id: d.schema_id,
                 span: d.span,
@@ -887,8 +920,16 @@ impl DispatcherManager {
         // The merge journal is reported whatever the request's epoch (`GetMergeOperators`).
         let merge_operators = self.merge_operator_map.values().map(|(r, _, _)| r.clone()).collect();
         let checkpoint_ts = self.trigger_id.and_then(|t| self.dispatchers.get(&t)).map(|d| d.start_ts).unwrap_or(0);
+        let redo_checkpoint_ts = if redo_ready {
+            self.redo_trigger_id().and_then(|t| self.dispatchers.get(&t)).map(|d| d.start_ts).unwrap_or(0)
+        } else {
+            0
+        };
+        if redo_checkpoint_ts != 0 {
+            hit(P::RedoBootstrapResponseTrigger);
+        }
         Message::MaintainerBootstrapResponse {
-            redo_checkpoint_ts: 0,
+            redo_checkpoint_ts,
             cf: self.cf.clone(),
             spans,
             checkpoint_ts,
@@ -1048,7 +1089,10 @@ impl DispatcherManager {
         replies
     }
 
-    /// The initialised trigger registers with the event collector.
+    /// The initialised trigger registers with the event collector, and then, once redo
+    /// is ready, the redo trigger (`InitalizeTableTriggerRedoDispatcher`).
+    /// Simplification: the redo trigger's schema-store initialisation takes no time of its
+    /// own; it completes with the event trigger's.
     fn register_trigger(&mut self, ctx: &mut Ctx, trigger: DispatcherId) {
         if let Some(d) = self.dispatchers.get_mut(&trigger) {
             if d.is_trigger && !d.registered {
@@ -1057,6 +1101,7 @@ impl DispatcherManager {
                 self.trace(ctx, "table trigger event dispatcher registered", vec![("dispatcher", trigger.to_string())]);
             }
         }
+        self.register_redo_trigger(ctx);
     }
 
     /// `LocalFence`: stop the write path at once (no drain), and let the close finish in
@@ -1171,6 +1216,9 @@ impl DispatcherManager {
         self.merge_tasks.clear();
         self.blocked_writes.clear();
         self.fenced_trigger = self.trigger_id.take();
+        if let Some(r) = self.redo.as_mut() {
+            r.fenced_trigger = r.trigger_id.take();
+        }
         ctx.observe(Observation::DispatchersChanged);
         self.trace(ctx, "stopping dispatcher manager write path", vec![]);
     }
@@ -1846,6 +1894,11 @@ impl DispatcherManager {
                 self.trigger_id = None;
                 self.removed_triggers.insert(id);
             }
+            // `cleanRedoDispatcher` clears the redo trigger slot.
+            if let Some(r) = self.redo.as_mut().filter(|r| r.trigger_id == Some(id)) {
+                hit(P::RedoTriggerRemoved);
+                r.trigger_id = None;
+            }
             ctx.observe(Observation::DispatchersChanged);
             self.trace(
                 ctx,
@@ -2001,8 +2054,7 @@ impl DispatcherManager {
         ctx.always(crate::assertions::Assertion::DmDispatcherIdUnique, live.is_none(), || {
             format!("changefeed={} dispatcher={} live={:?} added={:?}", self.cf, d.id, live, d.span)
         });
-        self.seq += 1;
-        d.seq = self.seq;
+        d.seq = self.bump_seq(d.mode);
         self.heartbeat_task_at_ms.get_or_insert(now_ms + HEARTBEAT_INITIAL_DELAY_MS);
         self.dispatchers.insert(d.id, d);
     }
