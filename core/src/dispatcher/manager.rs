@@ -343,7 +343,7 @@ impl DispatcherManager {
                 self.handle_schedule(ctx, from, req);
                 None
             }
-            Message::HeartBeatResponse { statuses, maintainer_epoch, .. } => {
+            Message::HeartBeatResponse { statuses, maintainer_epoch, mode, .. } => {
                 if !self.request_allowed(ctx, from, maintainer_epoch) {
                     trace_ev!(
                         ctx,
@@ -358,7 +358,7 @@ impl DispatcherManager {
                 }
                 self.note_if_stale(ctx, "HeartBeatResponse", from, maintainer_epoch);
                 hit(P::DmHeartbeatResponse);
-                self.handle_heartbeat_response(ctx, statuses);
+                self.handle_heartbeat_response(ctx, statuses, mode);
                 None
             }
             Message::MaintainerBootstrapRequest {
@@ -473,6 +473,12 @@ impl DispatcherManager {
             return;
         }
         self.note_if_stale(ctx, "ScheduleDispatcherRequest", from, req.maintainer_epoch);
+        // A redo request waits for the redo components (the maintainer resends it).
+        if req.config.mode == Mode::Redo && !self.redo_ready() {
+            hit(P::RedoScheduleNotReady);
+            self.trace(ctx, "drop redo schedule request, redo not ready", vec![("dispatcher", id.to_string())]);
+            return;
+        }
         if let Some(e) = self.current_operator_map.get(&id) {
             if e.from != self.maintainer_id || e.epoch != self.maintainer_epoch {
                 hit(P::DmScheduleOldJournalDropped);
@@ -523,7 +529,7 @@ impl DispatcherManager {
                     self.current_operator_map
                         .insert(id, JournalEntry { req: req.clone(), from, epoch: req.maintainer_epoch });
                 }
-                self.remove_dispatcher(ctx, id);
+                self.remove_dispatcher(ctx, id, req.config.mode);
             }
         }
     }
@@ -532,6 +538,10 @@ impl DispatcherManager {
         let c = &req.config;
         self.current_operator_map.remove(&c.dispatcher_id);
         if self.dispatchers.contains_key(&c.dispatcher_id) {
+            return;
+        }
+        if c.mode == Mode::Redo {
+            self.create_redo_dispatcher(ctx, req);
             return;
         }
         let r = self.recovery_info(ctx, c.span.table_id, c.start_ts);
@@ -580,8 +590,9 @@ impl DispatcherManager {
 
     /// `removeDispatcher`: detach from the event collector, close its sink writer, and
     /// let the heartbeat loop report Stopped once `TryClose` succeeds. An unknown
-    /// dispatcher answers Stopped at once so the maintainer converges.
-    fn remove_dispatcher(&mut self, ctx: &mut Ctx, id: DispatcherId) {
+    /// dispatcher answers Stopped at once so the maintainer converges, in the request's
+    /// mode and with that mode's map sequence.
+    fn remove_dispatcher(&mut self, ctx: &mut Ctx, id: DispatcherId, mode: Mode) {
         match self.dispatchers.get_mut(&id) {
             Some(d) => {
                 if d.try_removing {
@@ -611,12 +622,15 @@ impl DispatcherManager {
             }
             None => {
                 hit(P::DmRemoveUnknown);
+                if mode == Mode::Redo {
+                    hit(P::RedoRemoveUnknown);
+                }
                 self.current_operator_map.remove(&id);
-                let seq = self.seq;
+                let seq = self.seq_of(mode);
                 self.send_status_change(
                     ctx,
                     TableSpanStatus {
-                        mode: Mode::Default,
+                        mode,
                         id,
                         state: ComponentState::Stopped,
                         checkpoint_ts: 0,
@@ -1223,18 +1237,24 @@ impl DispatcherManager {
         self.trace(ctx, "stopping dispatcher manager write path", vec![]);
     }
 
-    fn handle_heartbeat_response(&mut self, ctx: &mut Ctx, statuses: Vec<DispatcherStatus>) {
+    /// A barrier's response goes to the dispatchers of its mode only (the map of that
+    /// mode; for DB, that mode's trigger too: helper.go:567-589).
+    fn handle_heartbeat_response(&mut self, ctx: &mut Ctx, statuses: Vec<DispatcherStatus>, mode: Mode) {
         let mut fx_all = Vec::new();
+        if mode == Mode::Redo {
+            hit(P::RedoHeartbeatResponse);
+        }
         for st in statuses {
+            let of_mode = self.dispatchers.values().filter(|d| d.mode == mode);
             let ids: Vec<DispatcherId> = match &st.influenced {
                 InfluencedDispatchers::Normal(v) => v.clone(),
                 InfluencedDispatchers::Db(s) => {
-                    self.dispatchers.values().filter(|d| d.schema_id == *s || d.is_trigger).map(|d| d.id).collect()
+                    of_mode.filter(|d| d.schema_id == *s || d.is_trigger).map(|d| d.id).collect()
                 }
-                InfluencedDispatchers::All => self.dispatchers.keys().copied().collect(),
+                InfluencedDispatchers::All => of_mode.map(|d| d.id).collect(),
             };
             for id in ids {
-                let Some(d) = self.dispatchers.get_mut(&id) else { continue };
+                let Some(d) = self.dispatchers.get_mut(&id).filter(|d| d.mode == mode) else { continue };
                 let mut fx = DispatcherEffects::default();
                 let q = QueuedStatus {
                     ack: st.ack.clone(),
@@ -1373,7 +1393,8 @@ impl DispatcherManager {
                     vec![("dispatcher", merged.to_string()), ("reason", reason.to_string())],
                 );
                 if self.dispatchers.contains_key(&merged) {
-                    self.remove_dispatcher(ctx, merged);
+                    let mode = self.dispatchers[&merged].mode;
+                    self.remove_dispatcher(ctx, merged, mode);
                 }
                 self.merge_operator_map.remove(&merged);
                 continue;
@@ -1463,7 +1484,8 @@ impl DispatcherManager {
                 ],
             );
             for s in &sources {
-                self.remove_dispatcher(ctx, *s);
+                let mode = self.dispatchers.get(s).map_or(Mode::Default, |d| d.mode);
+                self.remove_dispatcher(ctx, *s, mode);
             }
         }
     }
@@ -1559,6 +1581,7 @@ impl DispatcherManager {
             });
         }
         let span = d.span;
+        let mode = d.mode;
         // Built only for a write: this runs for every dispatcher on every event poll.
         let schema_id = d.schema_id;
         let schema = || format!("db{}", schema_id);
@@ -1621,11 +1644,8 @@ impl DispatcherManager {
             self.send_status_change(ctx, st, seq);
         }
         if !fx.block_statuses.is_empty() {
-            let statuses = fx
-                .block_statuses
-                .into_iter()
-                .map(|state| TableSpanBlockStatus { mode: Mode::Default, id, state })
-                .collect();
+            let statuses =
+                fx.block_statuses.into_iter().map(|state| TableSpanBlockStatus { mode, id, state }).collect();
             self.send_block_statuses(ctx, statuses);
         }
     }
@@ -1884,10 +1904,15 @@ impl DispatcherManager {
         // watermark it closed with to this heartbeat (the one reporting it Stopped), so
         // the node watermark never skips over it before the maintainer has seen the stop.
         let mut closed_floor = u64::MAX;
+        let mut redo_closed_floor = u64::MAX;
         for id in closable {
             let d = self.dispatchers.remove(&id).unwrap();
             hit(P::DmHeartbeatDispatcherStopped);
-            closed_floor = closed_floor.min(d.checkpoint_ts());
+            if d.is_redo() {
+                redo_closed_floor = redo_closed_floor.min(d.checkpoint_ts());
+            } else {
+                closed_floor = closed_floor.min(d.checkpoint_ts());
+            }
             self.current_operator_map.remove(&id);
             if self.trigger_id == Some(id) {
                 hit(P::DmHeartbeatTriggerRemoved);
@@ -1910,7 +1935,7 @@ impl DispatcherManager {
                 ],
             );
             statuses.push(TableSpanStatus {
-                mode: Mode::Default,
+                mode: d.mode,
                 id,
                 state: ComponentState::Stopped,
                 checkpoint_ts: d.checkpoint_ts(),
@@ -1935,6 +1960,7 @@ impl DispatcherManager {
         wm.checkpoint_ts = wm.checkpoint_ts.min(closed_floor);
         wm.resolved_ts = wm.resolved_ts.min(closed_floor);
         self.latest_watermark = wm;
+        let redo_watermark = self.aggregate_redo_watermark(redo_closed_floor);
         // `aggregateDispatcherHeartbeats` runs in the heartbeat collector's goroutine,
         // independently of the status and block-status collectors' open batches.
         if !self.status_batch.is_empty() {
@@ -1950,7 +1976,7 @@ impl DispatcherManager {
         ctx.send(
             to,
             Message::HeartBeatRequest {
-                redo_watermark: None,
+                redo_watermark,
                 cf: self.cf.clone(),
                 watermark: wm,
                 statuses,
@@ -1978,7 +2004,7 @@ impl DispatcherManager {
             let mut v = Vec::new();
             d.resend_block_statuses(ctx.now_ms, &mut v);
             for state in v {
-                resend.push(TableSpanBlockStatus { mode: Mode::Default, id: d.id, state });
+                resend.push(TableSpanBlockStatus { mode: d.mode, id: d.id, state });
             }
         }
         if !resend.is_empty() {
@@ -2010,8 +2036,16 @@ impl DispatcherManager {
             hit(P::DmBlockStatusBatchDropped);
             return;
         }
+        // One request per mode, default first (`collectBlockStatusRequest`).
         let to = self.maintainer_id;
-        ctx.send(to, Message::BlockStatusRequest { mode: Mode::Default, cf: self.cf.clone(), statuses });
+        let (statuses, redo): (Vec<_>, Vec<_>) = statuses.into_iter().partition(|s| s.mode == Mode::Default);
+        if !statuses.is_empty() {
+            ctx.send(to, Message::BlockStatusRequest { mode: Mode::Default, cf: self.cf.clone(), statuses });
+        }
+        if !redo.is_empty() {
+            hit(P::RedoBlockStatusRequest);
+            ctx.send(to, Message::BlockStatusRequest { mode: Mode::Redo, cf: self.cf.clone(), statuses: redo });
+        }
     }
 
     /// The status collector's window closed: its batch goes out (see
@@ -2108,7 +2142,8 @@ impl DispatcherManager {
         // so a fresh minimum here would skip them; the snapshot is what TiCDC sends.
         let fresh_fix = ctx.fix(crate::bugs::Fix::FreshStatusWatermark) && !self.write_path_closed;
         let mut wm = if fresh_fix { fresh } else { self.status_snapshot };
-        for (st, seq) in &batch {
+        let redo_watermark = self.status_batch_redo_watermark(&batch);
+        for (st, seq) in batch.iter().filter(|(st, _)| st.mode == Mode::Default) {
             wm.seq = wm.seq.max(*seq);
             if st.checkpoint_ts != 0 && st.checkpoint_ts < wm.checkpoint_ts {
                 wm.checkpoint_ts = st.checkpoint_ts;
@@ -2120,7 +2155,8 @@ impl DispatcherManager {
             .dispatchers
             .values()
             .filter(|d| {
-                d.seq <= wm.seq
+                !d.is_redo()
+                    && d.seq <= wm.seq
                     && !matches!(d.state, ComponentState::Preparing | ComponentState::MergeReady)
                     && d.checkpoint_ts() < wm.checkpoint_ts
             })
@@ -2147,7 +2183,7 @@ impl DispatcherManager {
             ctx.send(
                 to,
                 Message::HeartBeatRequest {
-                    redo_watermark: None,
+                    redo_watermark,
                     cf: self.cf.clone(),
                     watermark: wm,
                     statuses,
@@ -2157,18 +2193,26 @@ impl DispatcherManager {
             );
         }
         self.status_snapshot = self.latest_watermark;
+        if let Some(r) = self.redo.as_mut() {
+            r.status_snapshot = r.latest_watermark;
+        }
     }
 
-    /// Min over dispatchers (except merge targets not yet Initializing).
+    /// Min over the event dispatchers (except merge targets not yet Initializing).
     pub fn watermark(&self) -> Watermark {
+        self.watermark_of(Mode::Default)
+    }
+
+    /// [`Self::watermark`] over one mode's dispatchers, with that map's sequence.
+    pub fn watermark_of(&self, mode: Mode) -> Watermark {
         let mut cp = u64::MAX;
-        for d in self.dispatchers.values() {
+        for d in self.dispatchers.values().filter(|d| d.mode == mode) {
             if matches!(d.state, ComponentState::Preparing | ComponentState::MergeReady) {
                 continue;
             }
             cp = cp.min(d.checkpoint_ts());
         }
-        Watermark { checkpoint_ts: cp, resolved_ts: cp, seq: self.seq }
+        Watermark { checkpoint_ts: cp, resolved_ts: cp, seq: self.seq_of(mode) }
     }
 }
 

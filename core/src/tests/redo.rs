@@ -154,3 +154,188 @@ fn post_bootstrap_registers_the_redo_trigger_after_the_event_trigger() {
     let r = kinds.iter().position(|k| *k == "table trigger redo dispatcher registered").unwrap();
     assert!(e < r, "{:?}", kinds);
 }
+
+// ---------------------------------------------------------------- creates, removes, statuses
+
+/// Redo dispatcher of table 10, event dispatcher of table 10.
+const RD: DispatcherId = DispatcherId(7101);
+const ED: DispatcherId = DispatcherId(7102);
+
+fn redo_create(id: DispatcherId, table: TableId, start: Ts) -> Message {
+    let mut req = create_req(id, TableSpan::full(table), start, OperatorType::Add, EPOCH);
+    req.config.mode = Mode::Redo;
+    sched(req)
+}
+
+fn heartbeats(o: &crate::effects::Out) -> Vec<(Watermark, Option<Watermark>, Vec<TableSpanStatus>)> {
+    o.msgs
+        .iter()
+        .filter_map(|e| match &e.msg {
+            Message::HeartBeatRequest { watermark, redo_watermark, statuses, .. } => {
+                Some((*watermark, *redo_watermark, statuses.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The self manager with a Working redo dispatcher RD and event dispatcher ED of table
+/// 10, both from [`START`].
+fn with_table() -> (DispatcherManager, Env) {
+    let (mut dm, mut env, _) = self_manager();
+    dm_handle(&mut dm, &mut env, 0, redo_create(RD, 10, START));
+    dm_handle(&mut dm, &mut env, 0, sched(create_req(ED, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    dm.redo.as_mut().unwrap().global_ts = u64::MAX;
+    for id in [RD, ED] {
+        dm_feed(&mut dm, &mut env, id, vec![], START + 1);
+    }
+    dm.collect_batches_now(&mut env.ctx());
+    env.take();
+    (dm, env)
+}
+
+#[test]
+fn a_redo_create_waits_for_redo_to_be_ready() {
+    let mut env = Env::new(0);
+    let mut dm = DispatcherManager::new(cf(), n(0), redo_config(), 1);
+    // Before the first bootstrap finished: the redo Create is dropped, a default one is not.
+    let mut req = create_req(RD, TableSpan::full(10), START, OperatorType::Add, 0);
+    req.config.mode = Mode::Redo;
+    let (_, o) = dm_handle(&mut dm, &mut env, 0, sched(req.clone()));
+    assert!(traced(&o, "drop redo schedule request, redo not ready"));
+    assert!(!dm.dispatchers.contains_key(&RD));
+    assert!(!dm.current_operator_map.contains_key(&RD), "not journaled: the maintainer resends");
+    dm_handle(&mut dm, &mut env, 0, sched(create_req(ED, TableSpan::full(10), START, OperatorType::Add, 0)));
+    assert!(dm.dispatchers.contains_key(&ED));
+    // A manager without redo drops it as well.
+    let mut plain = dm_on(0);
+    dm_handle(&mut plain, &mut env, 0, sched(req));
+    assert!(plain.dispatchers.is_empty());
+}
+
+#[test]
+fn a_redo_dispatcher_counts_in_the_redo_map_and_reports_in_redo_mode() {
+    let (mut dm, mut env, _) = self_manager();
+    dm_handle(&mut dm, &mut env, 0, redo_create(RD, 10, START));
+    let d = &dm.dispatchers[&RD];
+    assert!(d.is_redo() && d.start_ts == START);
+    assert_eq!((d.seq, dm.seq), (2, 1), "the redo map's second dispatcher; the event map unchanged");
+    // The status batch goes out at the end of the step (inline continuations).
+    let o = dm_feed(&mut dm, &mut env, RD, vec![], START + 3);
+    assert!(traced(&o, "dispatcher working"));
+    let hb = heartbeats(&o);
+    let [(wm, Some(redo_wm), statuses)] = &hb[..] else { panic!("{:?}", hb) };
+    assert_eq!(statuses.iter().map(|s| (s.id, s.mode)).collect::<Vec<_>>(), vec![(RD, Mode::Redo)]);
+    assert_eq!(redo_wm.seq, 2, "the redo status carries the redo map's seq");
+    assert_eq!(wm.seq, 0, "the event watermark does not take a redo status's seq");
+}
+
+#[test]
+fn heartbeat_aggregates_each_mode_over_its_own_dispatchers() {
+    let (mut dm, mut env) = with_table();
+    dm_feed(&mut dm, &mut env, RD, vec![], START + 9);
+    dm_feed(&mut dm, &mut env, ED, vec![], START + 4);
+    dm_feed(&mut dm, &mut env, TE, vec![], START + 4);
+    // The redo trigger is not registered: it stays at START.
+    dm.heartbeat(&mut env.ctx(), true);
+    let hb = heartbeats(&env.take());
+    let [(wm, Some(redo_wm), _)] = &hb[..] else { panic!("{:?}", hb) };
+    assert_eq!(wm.checkpoint_ts, START + 4);
+    assert_eq!(redo_wm.checkpoint_ts, START, "the redo trigger bounds the redo watermark");
+    assert_eq!(redo_wm.seq, 2);
+    dm_feed(&mut dm, &mut env, TR, vec![], START + 9);
+    env.now += 1000;
+    dm.heartbeat(&mut env.ctx(), true);
+    let hb = heartbeats(&env.take());
+    assert_eq!(hb[0].1.unwrap().checkpoint_ts, START + 9);
+    assert_eq!(hb[0].0.checkpoint_ts, START + 4, "redo dispatchers do not bound the event watermark");
+}
+
+#[test]
+fn a_manager_without_redo_sends_no_redo_watermark_and_one_not_ready_sends_the_max() {
+    let mut env = Env::new(1);
+    let mut dm = dm_on(1);
+    dm_handle(&mut dm, &mut env, 0, bootstrap_req(START, None, EPOCH));
+    dm_handle(&mut dm, &mut env, 0, sched(create_req(ED, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    dm.heartbeat(&mut env.ctx(), true);
+    assert_eq!(heartbeats(&env.take())[0].1, None);
+    let mut dm = DispatcherManager::new(cf(), n(1), redo_config(), 1);
+    dm_handle(&mut dm, &mut env, 0, redo_bootstrap(START, None, None, EPOCH));
+    dm.redo.as_mut().unwrap().ready = false;
+    dm_handle(&mut dm, &mut env, 0, sched(create_req(ED, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    dm.heartbeat(&mut env.ctx(), true);
+    let redo = heartbeats(&env.take())[0].1.expect("a redo changefeed always sends one");
+    assert_eq!((redo.checkpoint_ts, redo.seq), (u64::MAX, 0));
+}
+
+#[test]
+fn an_unknown_redo_remove_is_answered_stopped_in_redo_mode() {
+    let (mut dm, mut env, _) = self_manager();
+    let mut req = remove_req(RD, TableSpan::full(10), OperatorType::Remove, EPOCH);
+    req.config.mode = Mode::Redo;
+    let (_, o) = dm_handle(&mut dm, &mut env, 0, sched(req));
+    assert!(!dm.current_operator_map.contains_key(&RD));
+    let hb = heartbeats(&o);
+    let st = &hb[0].2[0];
+    assert_eq!((st.id, st.state, st.mode), (RD, ComponentState::Stopped, Mode::Redo));
+    assert_eq!(hb[0].1.unwrap().seq, 1, "with the redo map's seq");
+}
+
+fn db_ddl(ts: Ts) -> crate::upstream::DdlEvent {
+    crate::upstream::DdlEvent {
+        commit_ts: ts,
+        kind: crate::upstream::DdlKind::AddColumn,
+        schema_id: SCHEMA,
+        schema_name: format!("db{}", SCHEMA),
+        table_id: 0,
+        table_name: String::new(),
+        query: "ALTER DATABASE".into(),
+        blocked_tables: db(SCHEMA),
+        need_dropped_tables: None,
+        need_added_tables: vec![],
+        updated_schemas: vec![],
+    }
+}
+
+fn block_requests(o: &crate::effects::Out) -> Vec<(Mode, Vec<DispatcherId>)> {
+    o.msgs
+        .iter()
+        .filter_map(|e| match &e.msg {
+            Message::BlockStatusRequest { mode, statuses, .. } => {
+                Some((*mode, statuses.iter().map(|s| s.id).collect()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn block_statuses_go_out_per_mode_and_a_db_action_reaches_only_its_mode() {
+    let (mut dm, mut env) = with_table();
+    let ts = START + 10;
+    let ev = crate::upstream::UpstreamEvent::Ddl(db_ddl(ts));
+    dm.feed(RD, vec![ev.clone()], ts);
+    dm.feed(ED, vec![ev], ts);
+    dm.process(&mut env.ctx());
+    dm.collect_batches_now(&mut env.ctx());
+    let reqs = block_requests(&env.take());
+    assert_eq!(reqs, vec![(Mode::Default, vec![ED]), (Mode::Redo, vec![RD])]);
+    for id in [RD, ED] {
+        assert_eq!(dm.dispatchers[&id].block.as_ref().map(|b| b.stage), Some(BlockStage::Waiting));
+    }
+    // The redo barrier passes the DB event: only the redo dispatchers (and the redo
+    // trigger, which is not blocked) act on it.
+    let pass = DispatcherStatus {
+        influenced: InfluencedDispatchers::Db(SCHEMA),
+        action: Some(DispatcherAction { action: ActionKind::Pass, commit_ts: ts, is_sync_point: false }),
+        ack: None,
+        ignored_block_status: None,
+    };
+    let msg = Message::HeartBeatResponse { cf: cf(), statuses: vec![pass], maintainer_epoch: EPOCH, mode: Mode::Redo };
+    let (_, o) = dm_handle(&mut dm, &mut env, 0, msg);
+    assert!(dm.dispatchers[&RD].block.is_none(), "the redo dispatcher passed");
+    assert!(dm.dispatchers[&ED].block.is_some(), "the event dispatcher still waits for its own barrier");
+    let reqs = block_requests(&o);
+    assert_eq!(reqs, vec![(Mode::Redo, vec![RD])], "DONE in redo mode");
+}
+

@@ -216,4 +216,71 @@ impl DispatcherManager {
             self.trace(ctx, "table trigger redo dispatcher registered", vec![("dispatcher", t.to_string())]);
         }
     }
+
+    /// The sequence number of a mode's dispatcher map.
+    pub(super) fn seq_of(&self, mode: Mode) -> u64 {
+        match mode {
+            Mode::Default => self.seq,
+            Mode::Redo => self.redo.as_ref().map_or(0, |r| r.seq),
+        }
+    }
+
+    /// `newRedoDispatchers` for one Create: no MySQL recovery info, the request's
+    /// skip-DML flag, no syncpoint skip, and the redo watermark initialised.
+    pub(super) fn create_redo_dispatcher(&mut self, ctx: &mut Ctx, req: &ScheduleDispatcherRequest) {
+        let c = &req.config;
+        self.init_redo_watermark(c.start_ts);
+        let mut d = Dispatcher::new(c.dispatcher_id, c.span, c.schema_id, c.start_ts, false, c.skip_dml_as_start_ts);
+        d.mode = Mode::Redo;
+        d.traffic_since_ms = ctx.now_ms;
+        d.events_from_ms = self.first_events_at(ctx);
+        self.add_dispatcher(ctx, d);
+        hit(P::RedoCreateDispatcher);
+        ctx.observe(Observation::DispatchersChanged);
+        self.trace(
+            ctx,
+            "create redo dispatcher",
+            vec![
+                ("dispatcher", c.dispatcher_id.to_string()),
+                ("table", c.span.table_id.to_string()),
+                ("span", c.span.to_string()),
+                ("start_ts", c.start_ts.to_string()),
+                ("op", format!("{:?}", req.operator_type)),
+            ],
+        );
+    }
+
+    /// The heartbeat's redo watermark (`aggregateDispatcherHeartbeats`): `None` without
+    /// redo; before redo is ready, the max watermark (it bounds nothing); once ready, the
+    /// minimum over the redo dispatchers and those that stopped in this heartbeat,
+    /// stored as `latestRedoWatermark`.
+    pub(super) fn aggregate_redo_watermark(&mut self, closed_floor: Ts) -> Option<Watermark> {
+        let ready = self.redo.as_ref()?.ready;
+        if !ready {
+            hit(P::RedoWatermarkNotReady);
+            return Some(Watermark { checkpoint_ts: u64::MAX, resolved_ts: u64::MAX, seq: 0 });
+        }
+        let mut wm = self.watermark_of(Mode::Redo);
+        wm.checkpoint_ts = wm.checkpoint_ts.min(closed_floor);
+        wm.resolved_ts = wm.resolved_ts.min(closed_floor);
+        if let Some(r) = self.redo.as_mut() {
+            r.latest_watermark = wm;
+        }
+        hit(P::RedoWatermarkAggregated);
+        Some(wm)
+    }
+
+    /// The status collector's redo watermark: its copy of the last redo aggregate,
+    /// lowered by the batch's redo statuses (when non-zero), with their largest sequence.
+    pub(super) fn status_batch_redo_watermark(&self, batch: &[(TableSpanStatus, u64)]) -> Option<Watermark> {
+        let mut wm = self.redo.as_ref()?.status_snapshot;
+        for (st, seq) in batch.iter().filter(|(st, _)| st.mode == Mode::Redo) {
+            hit(P::RedoStatusInBatch);
+            wm.seq = wm.seq.max(*seq);
+            if st.checkpoint_ts != 0 && st.checkpoint_ts < wm.checkpoint_ts {
+                wm.checkpoint_ts = st.checkpoint_ts;
+            }
+        }
+        Some(wm)
+    }
 }
