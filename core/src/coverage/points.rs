@@ -348,6 +348,12 @@ points! {
     RedoWatermarkNotReady = "redo_dm.watermark_not_ready", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "a heartbeat carried the max redo watermark: redo not ready";
     RedoWatermarkAggregated = "redo_dm.watermark_aggregated", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "a heartbeat aggregated the redo dispatchers into the redo watermark";
     RedoStatusInBatch = "redo_dm.status_in_batch", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "a redo status lowered the status batch's redo watermark";
+    RedoSinkFlushRows = "redo_sink.flush_rows", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "the redo flush tick wrote a redo dispatcher's buffered rows";
+    RedoSinkWriteDdl = "redo_sink.write_ddl", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "a redo dispatcher wrote a DDL to the redo log";
+    RedoSinkWriteFailed = "redo_sink.write_failed", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "a redo log write failed: the redo sink is no longer normal";
+    RedoCloseSinkNotNormal = "redo_dm.close_sink_not_normal", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "a redo dispatcher closed without its rows: the redo sink is not normal";
+    RedoGlobalTsRaised = "redo_dm.global_ts_raised", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "the redo global resolved ts rose";
+    RedoGlobalTsStale = "redo_dm.global_ts_stale", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "a redo global resolved ts at or below the current one was ignored";
     OrchDropFenced = "orch.drop_fenced", Must, "a message reached a fenced or closing orchestrator and was dropped";
     OrchQueuedWhileCreating = "orch.queued_while_creating", Must, "a control message waited behind a delayed manager creation";
     OrchDropWhileCreating = "orch.drop_while_creating", Must, "a message was dropped while its manager was being created";

@@ -23,6 +23,7 @@ use crate::coverage::{hit, Point as P};
 use crate::effects::*;
 use crate::messages::*;
 use crate::sink::cloudstorage::{CloudStorageSink, FlushOutcome, WriteKind};
+use crate::sink::redo::RedoSink;
 use crate::trace_ev;
 use crate::types::*;
 use crate::upstream::{BlockEvent, UpstreamEvent};
@@ -207,6 +208,7 @@ pub struct DispatcherManager {
 
 impl DispatcherManager {
     pub fn new(cf: ChangefeedId, node: NodeId, config: ChangefeedConfig, sink_instance: u64) -> Self {
+        let redo = config.redo_enabled().then(|| RedoState::new(RedoSink::new(&cf, node, sink_instance)));
         DispatcherManager {
             cf,
             node,
@@ -247,7 +249,7 @@ impl DispatcherManager {
             write_path_closed: false,
             close_finished: false,
             closed: false,
-            redo: config.redo_enabled().then(RedoState::new),
+            redo,
         }
     }
 
@@ -612,7 +614,10 @@ impl DispatcherManager {
                 }
                 // The writer's last flush and its cleanup race (see `close_dispatcher`);
                 // TryClose waits until the table progress has drained either way.
-                self.sink.close_dispatcher(id, &mut *ctx.rng, &mut ctx.out.storage);
+                // A redo dispatcher's buffered rows still go out with the next redo flush.
+                if d.mode == Mode::Default {
+                    self.sink.close_dispatcher(id, &mut *ctx.rng, &mut ctx.out.storage);
+                }
                 ctx.observe(Observation::DispatchersChanged);
                 self.trace(
                     ctx,
@@ -1140,6 +1145,9 @@ impl DispatcherManager {
     /// `stopWritePath(cancelFirst = true)`: the writers' context goes first.
     fn close_write_path_for_fence(&mut self, ctx: &mut Ctx) {
         self.sink.cancel();
+        if let Some(r) = self.redo.as_mut() {
+            r.sink.cancel();
+        }
         self.stop_write_path(ctx);
     }
 
@@ -1225,6 +1233,9 @@ impl DispatcherManager {
         let ids: Vec<DispatcherId> = self.dispatchers.keys().copied().collect();
         for id in ids {
             self.sink.abandon_dispatcher(id);
+            if let Some(r) = self.redo.as_mut() {
+                r.sink.abandon_dispatcher(id);
+            }
         }
         self.dispatchers.clear();
         self.merge_tasks.clear();
@@ -1560,11 +1571,13 @@ impl DispatcherManager {
     /// Let every dispatcher handle its queued events (`handleEvents`).
     pub fn process(&mut self, ctx: &mut Ctx) {
         let ids: Vec<DispatcherId> = self.dispatchers.keys().copied().collect();
+        // With redo, event dispatchers handle nothing above the redo global resolved ts.
+        let hold = self.redo.as_ref().map(|r| r.global_ts);
         for id in ids {
             let has_buf = self.sink.has_buffered(id);
             let d = self.dispatchers.get_mut(&id).unwrap();
             let mut fx = DispatcherEffects::default();
-            d.handle_events(ctx.now_ms, has_buf, &mut fx);
+            d.handle_events_held(ctx.now_ms, has_buf, hold, &mut fx);
             self.apply_effects(ctx, id, fx);
         }
         self.collect_batches_if_inline(ctx);
@@ -1576,7 +1589,9 @@ impl DispatcherManager {
         if let Some(ev) = &fx.write_block {
             // Rows handed to the sink and not yet durable (`progress`) must all be flushed
             // before a block event is written (`FlushDMLBeforeBlock`).
-            ctx.always(crate::assertions::Assertion::DispatcherBlockWriteAfterRows, d.progress.is_empty(), || {
+            // Not for redo: the redo sink's `FlushDMLBeforeBlock` is a no-op.
+            let flushed = d.is_redo() || d.progress.is_empty();
+            ctx.always(crate::assertions::Assertion::DispatcherBlockWriteAfterRows, flushed, || {
                 format!("dispatcher={} block={:?} rows_in_flight={:?}", id, ev.key(), d.progress)
             });
         }
@@ -1591,9 +1606,15 @@ impl DispatcherManager {
             self.trace(ctx, kind, fields);
         }
         if !fx.rows.is_empty() {
-            let schema = schema();
-            for r in fx.rows {
-                self.sink.append_row(id, span, &schema, r);
+            if let (Mode::Redo, Some(r)) = (mode, self.redo.as_mut()) {
+                for row in fx.rows {
+                    r.sink.append_row(id, row);
+                }
+            } else {
+                let schema = schema();
+                for r in fx.rows {
+                    self.sink.append_row(id, span, &schema, r);
+                }
             }
         }
         if fx.flush_rows {
@@ -1651,6 +1672,10 @@ impl DispatcherManager {
     }
 
     fn write_block(&mut self, ctx: &mut Ctx, id: DispatcherId, schema: &str, ev: BlockEvent) {
+        if self.dispatchers.get(&id).is_some_and(|d| d.is_redo()) {
+            self.write_redo_block(ctx, id, schema, ev);
+            return;
+        }
         match ev {
             BlockEvent::Ddl(d) => self.write_ddl(ctx, id, schema, d),
             BlockEvent::SyncPoint(ts) => self.write_sync_point(ctx, id, ts),
@@ -1745,7 +1770,14 @@ impl DispatcherManager {
     }
 
     fn on_storage_outcome(&mut self, ctx: &mut Ctx, op_id: u64, res: Result<(), StorageError>) {
-        let outcome = self.sink.on_result(op_id, res, &mut ctx.out.storage);
+        let outcome = match self.redo.as_mut().and_then(|r| r.sink.on_result(op_id, &res)) {
+            Some(FlushOutcome::Failed { dispatcher, error, .. }) => {
+                self.on_redo_write_failed(ctx, dispatcher, error);
+                return;
+            }
+            Some(o) => o,
+            None => self.sink.on_result(op_id, res, &mut ctx.out.storage),
+        };
         match outcome {
             FlushOutcome::Pending | FlushOutcome::Unknown | FlushOutcome::Cancelled => {}
             FlushOutcome::Durable { dispatcher, commit_ts, kind } => {
@@ -1854,6 +1886,7 @@ impl DispatcherManager {
             if self.closing
                 && !self.close_finished
                 && self.sink.inflight_count() == 0
+                && self.redo.as_ref().is_none_or(|r| r.sink.inflight_count() == 0)
                 && !self.fence_leaked
                 && self.post_bootstrap_in_flight.is_none()
                 && self.bootstrap_in_flight.is_none()
@@ -1897,8 +1930,12 @@ impl DispatcherManager {
             return;
         }
         let not_ready = ctx.fp(FP_NOT_READY_TO_CLOSE_DISPATCHER);
-        let closable: Vec<DispatcherId> =
-            self.dispatchers.values().filter(|d| d.try_removing && !not_ready && d.can_close()).map(|d| d.id).collect();
+        let closable: Vec<DispatcherId> = self
+            .dispatchers
+            .values()
+            .filter(|d| d.try_removing && !not_ready && self.can_close(d))
+            .map(|d| d.id)
+            .collect();
         let mut statuses = Vec::new();
         // `getDispatcherStatus`: a dispatcher whose `TryClose` succeeds contributes the
         // watermark it closed with to this heartbeat (the one reporting it Stopped), so

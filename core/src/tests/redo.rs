@@ -339,3 +339,121 @@ fn block_statuses_go_out_per_mode_and_a_db_action_reaches_only_its_mode() {
     assert_eq!(reqs, vec![(Mode::Redo, vec![RD])], "DONE in redo mode");
 }
 
+// ---------------------------------------------------------------- redo sink, hold-back
+
+fn puts(o: &crate::effects::Out) -> Vec<(u64, &crate::effects::ObjectContent)> {
+    o.storage
+        .iter()
+        .filter_map(|r| match r {
+            crate::effects::StorageRequest::Put { op_id, content, .. } => Some((*op_id, content)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn rows(ts: &[Ts]) -> Vec<crate::upstream::UpstreamEvent> {
+    ts.iter().map(|t| crate::upstream::UpstreamEvent::Dml(row(10, *t, *t))).collect()
+}
+
+#[test]
+fn a_held_event_dispatcher_writes_nothing_above_the_redo_global_ts_then_drains_on_forward() {
+    let (mut dm, mut env) = with_table();
+    dm.redo.as_mut().unwrap().global_ts = START + 5;
+    dm.feed(ED, rows(&[START + 3, START + 8]), START + 10);
+    dm.feed(RD, rows(&[START + 3, START + 8]), START + 10);
+    dm.process(&mut env.ctx());
+    let ed = &dm.dispatchers[&ED];
+    assert!(ed.held_by_redo);
+    assert_eq!(ed.progress.keys().copied().collect::<Vec<_>>(), vec![START + 3], "the row above is held");
+    assert!(ed.resolved_ts <= START + 5 && ed.checkpoint_ts() <= START + 5);
+    let rd = &dm.dispatchers[&RD];
+    assert!(!rd.held_by_redo, "redo dispatchers are never held");
+    assert_eq!(rd.resolved_ts, START + 10);
+    // The event sink holds only the row below the redo global ts.
+    dm.flush_sink(&mut env.ctx());
+    let o = env.take();
+    let written: Vec<Ts> = puts(&o)
+        .iter()
+        .flat_map(|(_, c)| match c {
+            crate::effects::ObjectContent::Rows(r) => r.iter().map(|r| r.commit_ts).collect(),
+            _ => vec![],
+        })
+        .collect();
+    assert_eq!(written, vec![START + 3]);
+    // The forward raises the global ts past everything: the held dispatcher drains.
+    assert!(dm.set_redo_global_ts(&mut env.ctx(), START + 20));
+    let ed = &dm.dispatchers[&ED];
+    assert!(!ed.held_by_redo && ed.queue.is_empty());
+    assert_eq!(ed.resolved_ts, START + 10);
+    assert!(ed.progress.contains_key(&(START + 8)));
+    assert!(!dm.set_redo_global_ts(&mut env.ctx(), START + 20), "monotonic");
+}
+
+#[test]
+fn a_fresh_manager_holds_every_event_dispatcher_until_the_first_forward() {
+    let (mut dm, mut env, _) = self_manager();
+    dm_handle(&mut dm, &mut env, 0, sched(create_req(ED, TableSpan::full(10), START, OperatorType::Add, EPOCH)));
+    dm_feed(&mut dm, &mut env, ED, vec![], START + 3);
+    let ed = &dm.dispatchers[&ED];
+    assert_eq!(ed.state, ComponentState::Initializing, "not even the first resolved ts is handled");
+    assert!(ed.held_by_redo);
+}
+
+#[test]
+fn redo_rows_leave_the_table_progress_only_once_their_redo_file_is_durable() {
+    let (mut dm, mut env) = with_table();
+    dm_feed(&mut dm, &mut env, RD, rows(&[START + 3, START + 4]), START + 6);
+    assert_eq!(dm.dispatchers[&RD].checkpoint_ts(), START + 2);
+    assert!(dm.sink.inflight_count() == 0 && !dm.sink.has_buffered(RD), "not the event sink");
+    dm.flush_redo_sink(&mut env.ctx());
+    let o = env.take();
+    let p = puts(&o);
+    let [(op, crate::effects::ObjectContent::RedoRows(r))] = &p[..] else { panic!("{:?}", o.storage) };
+    assert_eq!(r.len(), 2);
+    assert!(matches!(&o.storage[0], crate::effects::StorageRequest::Put { path, .. } if path.starts_with("redo/")));
+    assert_eq!(dm.dispatchers[&RD].checkpoint_ts(), START + 2, "in flight");
+    dm.on_storage_result(&mut env.ctx(), *op, Ok(()));
+    assert!(dm.dispatchers[&RD].progress.is_empty());
+    assert_eq!(dm.dispatchers[&RD].checkpoint_ts(), START + 6);
+}
+
+#[test]
+fn a_redo_dispatcher_writes_a_ddl_without_flushing_its_rows_and_skips_syncpoints() {
+    let (mut dm, mut env) = with_table();
+    let mut ddl = create_table_ddl(10, START + 5);
+    ddl.kind = crate::upstream::DdlKind::AddColumn;
+    ddl.blocked_tables = normal(&[10]);
+    ddl.need_added_tables = vec![];
+    let mut evs = rows(&[START + 3]);
+    evs.push(crate::upstream::UpstreamEvent::SyncPoint(START + 4));
+    evs.push(crate::upstream::UpstreamEvent::Ddl(ddl));
+    let o = dm_feed(&mut dm, &mut env, RD, evs, START + 6);
+    let p = puts(&o);
+    assert!(
+        matches!(&p[..], [(_, crate::effects::ObjectContent::RedoDdl(d))] if d.commit_ts == START + 5),
+        "the DDL goes to the redo log while the row is still buffered: {:?}",
+        o.storage
+    );
+    assert!(
+        !o.observations.iter().any(|ob| matches!(ob.what, crate::effects::Observation::AssertionFailed { .. })),
+        "no flush-before-block assertion for redo"
+    );
+    let rd = &dm.dispatchers[&RD];
+    assert!(rd.block.is_none() && rd.received_sync_point.is_none(), "the syncpoint was ignored");
+    assert!(rd.progress.contains_key(&(START + 3)));
+    assert!(rd.checkpoint_ts() < START + 3);
+}
+
+#[test]
+fn a_failed_redo_write_is_a_retryable_changefeed_error() {
+    let (mut dm, mut env) = with_table();
+    dm_feed(&mut dm, &mut env, RD, rows(&[START + 3]), START + 6);
+    dm.flush_redo_sink(&mut env.ctx());
+    let o = env.take();
+    let op = puts(&o)[0].0;
+    dm.on_storage_result(&mut env.ctx(), op, Err(crate::effects::StorageError::Transient("redo".into())));
+    assert!(traced(&env.take(), "redo log write failed"));
+    assert_eq!(dm.errors.len(), 1);
+    assert_eq!(dm.errors[0].code, ErrorCode::ChangefeedRetryable);
+    assert!(!dm.redo.as_ref().unwrap().sink.is_normal());
+}

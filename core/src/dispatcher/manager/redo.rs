@@ -15,6 +15,8 @@ pub struct RedoState {
     /// redo schedule requests are dropped until then, and the bootstrap response reports
     /// no redo span.
     pub ready: bool,
+    /// The redo log writer (`redo.Sink`).
+    pub sink: RedoSink,
     /// `tableTriggerRedoDispatcher`.
     pub trigger_id: Option<DispatcherId>,
     /// The redo trigger the write path's close dropped (see `fenced_trigger`).
@@ -31,16 +33,11 @@ pub struct RedoState {
     pub global_ts: Ts,
 }
 
-impl Default for RedoState {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl RedoState {
-    pub fn new() -> Self {
+    pub fn new(sink: RedoSink) -> Self {
         RedoState {
             ready: false,
+            sink,
             trigger_id: None,
             fenced_trigger: None,
             seq: 0,
@@ -282,5 +279,75 @@ impl DispatcherManager {
             }
         }
         Some(wm)
+    }
+
+    /// `TryClose` of a dispatcher being removed: its table progress has drained, or it
+    /// is a redo dispatcher whose redo sink is no longer normal (its rows are lost anyway).
+    pub(super) fn can_close(&self, d: &Dispatcher) -> bool {
+        if d.is_redo() && self.redo.as_ref().is_some_and(|r| !r.sink.is_normal()) {
+            hit(P::RedoCloseSinkNotNormal);
+            return true;
+        }
+        d.can_close()
+    }
+
+    /// The redo flush tick (`FlushIntervalInMs`): buffered redo rows are written.
+    pub fn flush_redo_sink(&mut self, ctx: &mut Ctx) {
+        if let Some(r) = self.redo.as_mut() {
+            r.sink.flush(&mut ctx.out.storage);
+        }
+    }
+
+    /// `SetRedoResolvedTs` (a monotonic raise) and the wake-up of the held event
+    /// dispatchers (`HandleCacheEvents`), in one step. Returns whether it rose.
+    pub fn set_redo_global_ts(&mut self, ctx: &mut Ctx, ts: Ts) -> bool {
+        let Some(r) = self.redo.as_mut() else { return false };
+        if ts <= r.global_ts {
+            hit(P::RedoGlobalTsStale);
+            return false;
+        }
+        r.global_ts = ts;
+        hit(P::RedoGlobalTsRaised);
+        if self.dispatchers.values().any(|d| d.held_by_redo) {
+            self.process(ctx);
+        }
+        true
+    }
+
+    /// A redo dispatcher's block event: a DDL goes to the redo log as one object; the
+    /// redo sink ignores anything else.
+    pub(super) fn write_redo_block(&mut self, ctx: &mut Ctx, id: DispatcherId, schema: &str, ev: BlockEvent) {
+        let BlockEvent::Ddl(ev) = ev else { return };
+        let Some(r) = self.redo.as_mut() else { return };
+        let mut rec = ev.record();
+        if rec.schema_name.is_empty() {
+            rec.schema_name = schema.to_string();
+        }
+        r.sink.write_ddl(id, rec, &mut ctx.out.storage);
+        self.trace(
+            ctx,
+            "write redo ddl",
+            vec![
+                ("dispatcher", id.to_string()),
+                ("table", ev.table_id.to_string()),
+                ("commit_ts", ev.commit_ts.to_string()),
+                ("query", ev.query.clone()),
+            ],
+        );
+    }
+
+    /// A redo write failed: the redo sink's `Run` returns and the manager reports the
+    /// error (`handleError`), a retryable changefeed error.
+    pub(super) fn on_redo_write_failed(&mut self, ctx: &mut Ctx, dispatcher: DispatcherId, error: StorageError) {
+        self.trace(
+            ctx,
+            "redo log write failed",
+            vec![("dispatcher", dispatcher.to_string()), ("error", error.to_string())],
+        );
+        self.errors.push(RunningError {
+            node: self.node,
+            code: ErrorCode::ChangefeedRetryable,
+            message: format!("redo: {}", error),
+        });
     }
 }
