@@ -354,6 +354,7 @@ points! {
     RedoCloseSinkNotNormal = "redo_dm.close_sink_not_normal", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "a redo dispatcher closed without its rows: the redo sink is not normal";
     RedoGlobalTsRaised = "redo_dm.global_ts_raised", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "the redo global resolved ts rose";
     RedoGlobalTsStale = "redo_dm.global_ts_stale", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "a redo global resolved ts at or below the current one was ignored";
+    RedoMergeStarted = "redo_dm.merge_started", May("redo mode: the simulator refuses consistent-level = eventual until the redo data path lands; core unit tests reach it"), "a redo merge created its merged redo dispatcher from redo sources";
     OrchDropFenced = "orch.drop_fenced", Must, "a message reached a fenced or closing orchestrator and was dropped";
     OrchQueuedWhileCreating = "orch.queued_while_creating", Must, "a control message waited behind a delayed manager creation";
     OrchDropWhileCreating = "orch.drop_while_creating", Must, "a message was dropped while its manager was being created";

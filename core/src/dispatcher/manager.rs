@@ -1297,7 +1297,7 @@ impl DispatcherManager {
             hit(P::DmMergeOutdated);
             if d.state == ComponentState::Working {
                 let st = d.status();
-                let seq = self.seq;
+                let seq = self.seq_of(d.mode);
                 self.send_status_change(ctx, st, seq);
             }
             return false;
@@ -1307,18 +1307,23 @@ impl DispatcherManager {
         let mut schema_id = 0;
         for id in &req.dispatcher_ids {
             let ok = match self.dispatchers.get(id) {
-                Some(d) if d.state == ComponentState::Working && !d.try_removing && !d.is_trigger => match span {
-                    None => {
-                        span = Some(d.span);
-                        schema_id = d.schema_id;
-                        true
+                // The sources are looked up in the request's mode's map.
+                Some(d)
+                    if d.mode == req.mode && d.state == ComponentState::Working && !d.try_removing && !d.is_trigger =>
+                {
+                    match span {
+                        None => {
+                            span = Some(d.span);
+                            schema_id = d.schema_id;
+                            true
+                        }
+                        Some(s) if s.table_id == d.span.table_id && s.end == d.span.start => {
+                            span = Some(TableSpan { table_id: s.table_id, start: s.start, end: d.span.end });
+                            true
+                        }
+                        _ => false,
                     }
-                    Some(s) if s.table_id == d.span.table_id && s.end == d.span.start => {
-                        span = Some(TableSpan { table_id: s.table_id, start: s.start, end: d.span.end });
-                        true
-                    }
-                    _ => false,
-                },
+                }
                 _ => false,
             };
             if !ok {
@@ -1334,6 +1339,10 @@ impl DispatcherManager {
         }
         let span = span.unwrap();
         let mut d = Dispatcher::new(merged, span, schema_id, start, false, false);
+        d.mode = req.mode;
+        if req.mode == Mode::Redo {
+            hit(P::RedoMergeStarted);
+        }
         d.traffic_since_ms = ctx.now_ms;
         d.state = ComponentState::Preparing;
         d.registered = false;
@@ -1446,7 +1455,16 @@ impl DispatcherManager {
             let table = self.dispatchers[&merged].span.table_id;
             // `mergeMergedStartTsCandidateWithMySQLRecovery`: a later row wins with its
             // flags; an equal one adds its flags.
-            let r = self.recovery_info(ctx, table, c.start_ts);
+            // A redo merge has no MySQL recovery (dispatcher_manager_merge.go:127-131).
+            let r = if self.dispatchers[&merged].is_redo() {
+                crate::sink::ddl_ts::Recovery {
+                    start_ts: c.start_ts,
+                    skip_sync_point_at_start_ts: false,
+                    skip_dml_as_start_ts: false,
+                }
+            } else {
+                self.recovery_info(ctx, table, c.start_ts)
+            };
             let mut c = c;
             let mut skip_sp = false;
             if r.start_ts > c.start_ts {

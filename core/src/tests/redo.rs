@@ -457,3 +457,53 @@ fn a_failed_redo_write_is_a_retryable_changefeed_error() {
     assert_eq!(dm.errors[0].code, ErrorCode::ChangefeedRetryable);
     assert!(!dm.redo.as_ref().unwrap().sink.is_normal());
 }
+
+// ---------------------------------------------------------------- merges, close and fence
+
+#[test]
+fn a_redo_merge_takes_redo_sources_only_and_builds_a_redo_dispatcher() {
+    let (mut dm, mut env, _) = self_manager();
+    let (l, r) = halves(10);
+    let (a, b, m) = (DispatcherId(7201), DispatcherId(7202), DispatcherId(7203));
+    for (id, span) in [(a, l), (b, r)] {
+        let mut req = create_req(id, span, START, OperatorType::Add, EPOCH);
+        req.config.mode = Mode::Redo;
+        dm_handle(&mut dm, &mut env, 0, sched(req));
+        dm.dispatchers.get_mut(&id).unwrap().state = ComponentState::Working;
+    }
+    // A default-mode merge does not find them (they are in the redo map).
+    let (_, o) = dm_handle(
+        &mut dm,
+        &mut env,
+        0,
+        Message::MergeDispatcherRequest { cf: cf(), req: merge_req(&[a, b], m, EPOCH) },
+    );
+    assert!(traced(&o, "merge dispatcher failed"));
+    assert!(!dm.dispatchers.contains_key(&m));
+    let mut req = merge_req(&[a, b], m, EPOCH);
+    req.mode = Mode::Redo;
+    dm_handle(&mut dm, &mut env, 0, Message::MergeDispatcherRequest { cf: cf(), req });
+    let md = &dm.dispatchers[&m];
+    assert!(md.is_redo() && md.state == ComponentState::Preparing);
+    assert_eq!(md.seq, 4, "the redo map's fourth dispatcher (trigger, two halves, merged)");
+    assert_eq!(dm.seq, 1);
+    env.now += crate::dispatcher::manager::MERGE_CHECK_INTERVAL_MS;
+    dm.heartbeat(&mut env.ctx(), true);
+    let md = &dm.dispatchers[&m];
+    assert_eq!((md.state, md.start_ts), (ComponentState::Initializing, START));
+}
+
+#[test]
+fn a_local_fence_closes_both_triggers_and_the_redo_sink() {
+    let (mut dm, mut env) = with_table();
+    dm_feed(&mut dm, &mut env, RD, rows(&[START + 3]), START + 6);
+    dm.local_fence(&mut env.ctx());
+    assert!(dm.write_path_closed);
+    assert!(dm.dispatchers.is_empty());
+    assert_eq!((dm.trigger_id, dm.redo_trigger_id()), (None, None));
+    assert_eq!(dm.redo.as_ref().unwrap().fenced_trigger, Some(TR));
+    dm.flush_redo_sink(&mut env.ctx());
+    assert!(env.take().storage.is_empty(), "the redo rows were dropped with the write path");
+    dm.heartbeat(&mut env.ctx(), false);
+    assert!(dm.close_finished);
+}
