@@ -37,6 +37,10 @@ pub enum ObjectContent {
     Ddl(crate::upstream::DdlRecord),
     /// A syncpoint record (the `tidb_cdc.syncpoint_v1` row, see [`crate::syncpoint`]).
     SyncPoint(crate::syncpoint::SyncPointRecord),
+    /// Rows of one redo dispatcher in one redo flush (a redo log file, under `redo/`).
+    RedoRows(Vec<crate::upstream::RowChange>),
+    /// A DDL in the redo log (under `redo/`).
+    RedoDdl(crate::upstream::DdlRecord),
 }
 
 /// A request to external storage. Completion comes back through

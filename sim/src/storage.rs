@@ -62,7 +62,8 @@ impl Storage {
         match &content {
             ObjectContent::Ddl(d) => self.new_ddl_ts.push((d.commit_ts, false, false)),
             ObjectContent::SyncPoint(r) => self.new_ddl_ts.push((r.primary_ts, false, true)),
-            ObjectContent::Rows(_) => {}
+            // Redo log objects are not downstream data (read by redo apply, I5).
+            ObjectContent::Rows(_) | ObjectContent::RedoRows(_) | ObjectContent::RedoDdl(_) => {}
         }
         self.insert_object(path, content);
         Ok(())
@@ -148,6 +149,7 @@ impl Storage {
                 }
                 self.new_syncpoints.push(r.clone());
             }
+            ObjectContent::RedoRows(_) | ObjectContent::RedoDdl(_) => {}
         }
         // Renaming onto an existing object replaces it: its rows are no longer durable
         // (no-data-loss then sees the loss).

@@ -128,6 +128,12 @@ pub struct Dispatcher {
     /// The event service feeds it from this instant on (see
     /// `DispatcherManager::first_event_ms`; 0: at once).
     pub events_from_ms: u64,
+    /// `Default` for an event dispatcher, `Redo` for a redo dispatcher (TiCDC's
+    /// `RedoDispatcher`: the same basic dispatcher over the redo sink).
+    pub mode: Mode,
+    /// An event dispatcher of a redo changefeed stopped at a queued event above the redo
+    /// global resolved ts (see [`Self::handle_events_held`]).
+    pub held_by_redo: bool,
 }
 
 impl Dispatcher {
@@ -169,7 +175,13 @@ impl Dispatcher {
             held_done: None,
             seq: 0,
             events_from_ms: 0,
+            mode: Mode::Default,
+            held_by_redo: false,
         }
+    }
+
+    pub fn is_redo(&self) -> bool {
+        self.mode == Mode::Redo
     }
 
     /// The dispatcher's checkpoint: everything at or below it is durable downstream.
@@ -221,7 +233,7 @@ impl Dispatcher {
 
     pub fn status(&self) -> TableSpanStatus {
         TableSpanStatus {
-            mode: Mode::Default,
+            mode: self.mode,
             id: self.id,
             state: self.state,
             checkpoint_ts: self.checkpoint_ts(),
@@ -263,6 +275,21 @@ impl Dispatcher {
 
     /// Process queued events until the queue is empty or the dispatcher must wait.
     pub fn handle_events(&mut self, now_ms: u64, sink_has_buffered: bool, fx: &mut DispatcherEffects) {
+        self.handle_events_held(now_ms, sink_has_buffered, None, fx)
+    }
+
+    /// [`Self::handle_events`] for a redo changefeed: `redo_global_ts` is the redo global
+    /// resolved ts (`None` with redo off). An event dispatcher handles nothing whose
+    /// commit ts (a resolved event's ts) is above it, so it never writes, nor reports a
+    /// checkpoint, beyond what the redo log holds (`event_dispatcher.go` caches the
+    /// batch; here it stops at the first such event, see fidelity).
+    pub fn handle_events_held(
+        &mut self,
+        now_ms: u64,
+        sink_has_buffered: bool,
+        redo_global_ts: Option<Ts>,
+        fx: &mut DispatcherEffects,
+    ) {
         if self.try_removing
             || self.merging
             || matches!(self.state, ComponentState::Preparing | ComponentState::MergeReady)
@@ -272,6 +299,16 @@ impl Dispatcher {
         while let Some(ev) = self.queue.front() {
             if self.ddl_writing.is_some() || self.block.is_some() {
                 return;
+            }
+            if let Some(g) = redo_global_ts.filter(|_| !self.is_redo()) {
+                let held = event_ts(ev) > g;
+                if held != self.held_by_redo {
+                    hit(if held { P::RedoEventHeld } else { P::RedoEventReleased });
+                    self.held_by_redo = held;
+                }
+                if held {
+                    return;
+                }
             }
             match ev {
                 UpstreamEvent::Resolved(ts) => {
@@ -309,8 +346,9 @@ impl Dispatcher {
                         self.queue.pop_front();
                         continue;
                     }
-                    // Flush every prior row before a DDL (`FlushDMLBeforeBlock`).
-                    if !self.progress.is_empty() || sink_has_buffered || !fx.rows.is_empty() {
+                    // Flush every prior row before a DDL (`FlushDMLBeforeBlock`; a no-op
+                    // on the redo sink).
+                    if !self.is_redo() && (!self.progress.is_empty() || sink_has_buffered || !fx.rows.is_empty()) {
                         hit(P::DispatcherFlushBeforeDdl);
                         fx.flush_rows = true;
                         return;
@@ -359,6 +397,12 @@ impl Dispatcher {
                 }
                 UpstreamEvent::SyncPoint(s) => {
                     let s = *s;
+                    // A redo dispatcher ignores syncpoints (basic_dispatcher.go:719-721).
+                    if self.is_redo() {
+                        hit(P::RedoSyncPointSkipped);
+                        self.queue.pop_front();
+                        continue;
+                    }
                     // A stale event (`commitTs < resolvedTs`) is ignored, and so is the
                     // syncpoint at the start ts when the recovery info says it was written
                     // (`CalculateStartSyncPointTs` with `skipSyncpointAtStartTs`).
@@ -716,6 +760,15 @@ impl Dispatcher {
 
     pub fn is_create_table(ev: &DdlEvent) -> bool {
         ev.kind == DdlKind::CreateTable
+    }
+}
+
+/// The commit ts an event is ordered by (a resolved event's ts).
+fn event_ts(ev: &UpstreamEvent) -> Ts {
+    match ev {
+        UpstreamEvent::Resolved(ts) | UpstreamEvent::SyncPoint(ts) => *ts,
+        UpstreamEvent::Dml(r) => r.commit_ts,
+        UpstreamEvent::Ddl(d) => d.commit_ts,
     }
 }
 

@@ -23,10 +23,14 @@ use crate::coverage::{hit, Point as P};
 use crate::effects::*;
 use crate::messages::*;
 use crate::sink::cloudstorage::{CloudStorageSink, FlushOutcome, WriteKind};
+use crate::sink::redo::RedoSink;
 use crate::trace_ev;
 use crate::types::*;
 use crate::upstream::{BlockEvent, UpstreamEvent};
 use std::collections::{BTreeMap, BTreeSet};
+
+mod redo;
+pub use redo::{RedoState, RedoTriggerError};
 
 /// The status collector's batching window: statuses that arrive within 10 ms of the
 /// batch's first go out together (`delay.Reset(10 * time.Millisecond)` in
@@ -64,6 +68,8 @@ pub struct BootstrapInFlight {
     pub from: NodeId,
     pub epoch: Epoch,
     pub trigger: DispatcherId,
+    /// The redo trigger the bootstrap names, created right after the event one.
+    pub redo_trigger: Option<DispatcherId>,
     pub start_ts: Ts,
     pub ready_at_ms: u64,
 }
@@ -198,14 +204,17 @@ pub struct DispatcherManager {
     pub close_finished: bool,
     /// `TryClose` returned true: the orchestrator deletes the manager.
     pub closed: bool,
+    /// The redo components; `None` when the changefeed has no redo.
+    pub redo: Option<RedoState>,
 }
 
 impl DispatcherManager {
     pub fn new(cf: ChangefeedId, node: NodeId, config: ChangefeedConfig, sink_instance: u64) -> Self {
+        let redo = config.redo_enabled().then(|| RedoState::new(RedoSink::new(&cf, node, sink_instance)));
         DispatcherManager {
             cf,
             node,
-            config,
+            config: config.clone(),
             maintainer_id: NodeId::default(),
             maintainer_epoch: 0,
             dispatchers: BTreeMap::new(),
@@ -243,6 +252,7 @@ impl DispatcherManager {
             write_path_closed: false,
             close_finished: false,
             closed: false,
+            redo,
         }
     }
 
@@ -338,7 +348,7 @@ impl DispatcherManager {
                 self.handle_schedule(ctx, from, req);
                 None
             }
-            Message::HeartBeatResponse { statuses, maintainer_epoch, .. } => {
+            Message::HeartBeatResponse { statuses, maintainer_epoch, mode, .. } => {
                 if !self.request_allowed(ctx, from, maintainer_epoch) {
                     trace_ev!(
                         ctx,
@@ -353,18 +363,24 @@ impl DispatcherManager {
                 }
                 self.note_if_stale(ctx, "HeartBeatResponse", from, maintainer_epoch);
                 hit(P::DmHeartbeatResponse);
-                self.handle_heartbeat_response(ctx, statuses);
+                self.handle_heartbeat_response(ctx, statuses, mode);
                 None
             }
             Message::MaintainerBootstrapRequest {
                 start_ts,
                 table_trigger_event_dispatcher_id,
+                table_trigger_redo_dispatcher_id,
                 maintainer_epoch,
                 config,
                 ..
-            } => {
-                self.handle_bootstrap(ctx, from, maintainer_epoch, start_ts, table_trigger_event_dispatcher_id, config)
-            }
+            } => self.handle_bootstrap(
+                ctx,
+                from,
+                maintainer_epoch,
+                start_ts,
+                (table_trigger_event_dispatcher_id, table_trigger_redo_dispatcher_id),
+                config,
+            ),
             Message::MaintainerPostBootstrapRequest { table_trigger_event_dispatcher_id, maintainer_epoch, .. } => {
                 self.handle_post_bootstrap(ctx, from, maintainer_epoch, table_trigger_event_dispatcher_id)
             }
@@ -473,6 +489,12 @@ impl DispatcherManager {
             return;
         }
         self.note_if_stale(ctx, "ScheduleDispatcherRequest", from, req.maintainer_epoch);
+        // A redo request waits for the redo components (the maintainer resends it).
+        if req.config.mode == Mode::Redo && !self.redo_ready() {
+            hit(P::RedoScheduleNotReady);
+            self.trace(ctx, "drop redo schedule request, redo not ready", vec![("dispatcher", id.to_string())]);
+            return;
+        }
         if let Some(e) = self.current_operator_map.get(&id) {
             if e.from != self.maintainer_id || e.epoch != self.maintainer_epoch {
                 hit(P::DmScheduleOldJournalDropped);
@@ -523,7 +545,7 @@ impl DispatcherManager {
                     self.current_operator_map
                         .insert(id, JournalEntry { req: req.clone(), from, epoch: req.maintainer_epoch });
                 }
-                self.remove_dispatcher(ctx, id);
+                self.remove_dispatcher(ctx, id, req.config.mode);
             }
         }
     }
@@ -532,6 +554,10 @@ impl DispatcherManager {
         let c = &req.config;
         self.current_operator_map.remove(&c.dispatcher_id);
         if self.dispatchers.contains_key(&c.dispatcher_id) {
+            return;
+        }
+        if c.mode == Mode::Redo {
+            self.create_redo_dispatcher(ctx, req);
             return;
         }
         let r = self.recovery_info(ctx, c.span.table_id, c.start_ts);
@@ -580,8 +606,9 @@ impl DispatcherManager {
 
     /// `removeDispatcher`: detach from the event collector, close its sink writer, and
     /// let the heartbeat loop report Stopped once `TryClose` succeeds. An unknown
-    /// dispatcher answers Stopped at once so the maintainer converges.
-    fn remove_dispatcher(&mut self, ctx: &mut Ctx, id: DispatcherId) {
+    /// dispatcher answers Stopped at once so the maintainer converges, in the request's
+    /// mode and with that mode's map sequence.
+    fn remove_dispatcher(&mut self, ctx: &mut Ctx, id: DispatcherId, mode: Mode) {
         match self.dispatchers.get_mut(&id) {
             Some(d) => {
                 if d.try_removing {
@@ -601,7 +628,10 @@ impl DispatcherManager {
                 }
                 // The writer's last flush and its cleanup race (see `close_dispatcher`);
                 // TryClose waits until the table progress has drained either way.
-                self.sink.close_dispatcher(id, &mut *ctx.rng, &mut ctx.out.storage);
+                // A redo dispatcher's buffered rows still go out with the next redo flush.
+                if d.mode == Mode::Default {
+                    self.sink.close_dispatcher(id, &mut *ctx.rng, &mut ctx.out.storage);
+                }
                 ctx.observe(Observation::DispatchersChanged);
                 self.trace(
                     ctx,
@@ -611,12 +641,15 @@ impl DispatcherManager {
             }
             None => {
                 hit(P::DmRemoveUnknown);
+                if mode == Mode::Redo {
+                    hit(P::RedoRemoveUnknown);
+                }
                 self.current_operator_map.remove(&id);
-                let seq = self.seq;
+                let seq = self.seq_of(mode);
                 self.send_status_change(
                     ctx,
                     TableSpanStatus {
-                        mode: Mode::Default,
+                        mode,
                         id,
                         state: ComponentState::Stopped,
                         checkpoint_ts: 0,
@@ -648,7 +681,7 @@ impl DispatcherManager {
         from: NodeId,
         epoch: Epoch,
         start_ts: Ts,
-        trigger: Option<DispatcherId>,
+        (trigger, redo_trigger): (Option<DispatcherId>, Option<DispatcherId>),
         config: ChangefeedConfig,
     ) -> Option<Message> {
         if !self.can_update_maintainer(ctx, from, epoch) {
@@ -698,6 +731,11 @@ impl DispatcherManager {
             self.trace(ctx, "bootstrap rejected", vec![("reason", e.to_string())]);
             return Some(self.bootstrap_error(epoch, ErrorCode::InitTableTriggerDispatcherFailed, e.to_string()));
         }
+        // The redo flavor is validated after the event one (dispatcher_orchestrator.go:288-291).
+        if let Some(e) = self.validate_redo_trigger(redo_trigger) {
+            self.trace(ctx, "bootstrap rejected", vec![("reason", e.clone())]);
+            return Some(self.bootstrap_error(epoch, ErrorCode::InitTableTriggerDispatcherFailed, e));
+        }
         // Candidate fix: a departed generation's delayed resend, before it changes anything.
         if let (Some(t), None) = (trigger, self.trigger_id) {
             if self.removed_triggers.contains(&t) && ctx.fix(crate::bugs::Fix::DropBootstrapOfRemovedTrigger) {
@@ -729,13 +767,15 @@ impl DispatcherManager {
             // (seq 0), and the status collector's first copy is taken from it.
             self.latest_watermark = Watermark { checkpoint_ts: start_ts, resolved_ts: start_ts, seq: 0 };
             self.status_snapshot = self.latest_watermark;
+            self.start_redo_watermark(start_ts);
         }
         if let (Some(t), None) = (trigger, self.trigger_id) {
             let [lo, hi] = self.trigger_create_ms;
             if reused && hi > 0 && !self.write_path_closed {
                 let ready_at_ms = ctx.now_ms + rand::Rng::random_range(&mut *ctx.rng, lo..=hi.max(lo));
                 hit(P::DmBootstrapTriggerDelayed);
-                self.bootstrap_in_flight = Some(BootstrapInFlight { from, epoch, trigger: t, start_ts, ready_at_ms });
+                self.bootstrap_in_flight =
+                    Some(BootstrapInFlight { from, epoch, trigger: t, redo_trigger, start_ts, ready_at_ms });
                 self.trace(
                     ctx,
                     "creating table trigger event dispatcher",
@@ -746,6 +786,12 @@ impl DispatcherManager {
             if !self.create_trigger(ctx, t, start_ts) {
                 return self.write_path_closed_response(ctx, t, epoch);
             }
+        }
+        if let Err(reply) = self.ensure_redo_trigger(ctx, redo_trigger, start_ts, epoch) {
+            return *reply;
+        }
+        if !reused {
+            self.publish_redo_ready(ctx);
         }
         Some(self.bootstrap_response(ctx, epoch))
     }
@@ -835,7 +881,10 @@ impl DispatcherManager {
         let b = self.bootstrap_in_flight.take().unwrap();
         hit(P::DmBootstrapTriggerDelayedDone);
         let reply = if self.create_trigger(ctx, b.trigger, b.start_ts) {
-            Some(self.bootstrap_response(ctx, b.epoch))
+            match self.ensure_redo_trigger(ctx, b.redo_trigger, b.start_ts, b.epoch) {
+                Ok(()) => Some(self.bootstrap_response(ctx, b.epoch)),
+                Err(reply) => *reply,
+            }
         } else {
             self.write_path_closed_response(ctx, b.trigger, b.epoch)
         };
@@ -857,17 +906,20 @@ impl DispatcherManager {
         }
     }
 
-    /// `MaintainerBootstrapResponse`: every dispatcher, the journal, the merge journal.
+    /// `MaintainerBootstrapResponse`: every dispatcher (the redo ones only once redo is
+    /// ready), the journal, the merge journal, and both triggers' start ts.
     fn bootstrap_response(&mut self, ctx: &mut Ctx, epoch: Epoch) -> Message {
+        let redo_ready = self.redo_ready();
         let spans = self
             .dispatchers
             .values()
+            .filter(|d| !d.is_redo() || redo_ready)
             // Each dispatcher reports its component status (`GetComponentStatus`): a
             // dispatcher being removed stays Working until its `TryClose` succeeds and it
             // leaves the map, exactly as TiCDC reports it. The cleanup intent of such a
             // dispatcher travels only in the operator journal below.
             .map(|d| BootstrapTableSpan {
-                mode: Mode::Default,
+                mode: d.mode,
                 id: d.id,
                 schema_id: d.schema_id,
                 span: d.span,
@@ -901,8 +953,16 @@ impl DispatcherManager {
         // The merge journal is reported whatever the request's epoch (`GetMergeOperators`).
         let merge_operators = self.merge_operator_map.values().map(|(r, _, _)| r.clone()).collect();
         let checkpoint_ts = self.trigger_id.and_then(|t| self.dispatchers.get(&t)).map(|d| d.start_ts).unwrap_or(0);
+        let redo_checkpoint_ts = if redo_ready {
+            self.redo_trigger_id().and_then(|t| self.dispatchers.get(&t)).map(|d| d.start_ts).unwrap_or(0)
+        } else {
+            0
+        };
+        if redo_checkpoint_ts != 0 {
+            hit(P::RedoBootstrapResponseTrigger);
+        }
         Message::MaintainerBootstrapResponse {
-            redo_checkpoint_ts: 0,
+            redo_checkpoint_ts,
             cf: self.cf.clone(),
             spans,
             checkpoint_ts,
@@ -1062,7 +1122,10 @@ impl DispatcherManager {
         replies
     }
 
-    /// The initialised trigger registers with the event collector.
+    /// The initialised trigger registers with the event collector, and then, once redo
+    /// is ready, the redo trigger (`InitalizeTableTriggerRedoDispatcher`).
+    /// Simplification: the redo trigger's schema-store initialisation takes no time of its
+    /// own; it completes with the event trigger's.
     fn register_trigger(&mut self, ctx: &mut Ctx, trigger: DispatcherId) {
         if let Some(d) = self.dispatchers.get_mut(&trigger) {
             if d.is_trigger && !d.registered {
@@ -1071,6 +1134,7 @@ impl DispatcherManager {
                 self.trace(ctx, "table trigger event dispatcher registered", vec![("dispatcher", trigger.to_string())]);
             }
         }
+        self.register_redo_trigger(ctx);
     }
 
     /// `LocalFence`: stop the write path at once (no drain), and let the close finish in
@@ -1095,6 +1159,9 @@ impl DispatcherManager {
     /// `stopWritePath(cancelFirst = true)`: the writers' context goes first.
     fn close_write_path_for_fence(&mut self, ctx: &mut Ctx) {
         self.sink.cancel();
+        if let Some(r) = self.redo.as_mut() {
+            r.sink.cancel();
+        }
         self.stop_write_path(ctx);
     }
 
@@ -1180,28 +1247,40 @@ impl DispatcherManager {
         let ids: Vec<DispatcherId> = self.dispatchers.keys().copied().collect();
         for id in ids {
             self.sink.abandon_dispatcher(id);
+            if let Some(r) = self.redo.as_mut() {
+                r.sink.abandon_dispatcher(id);
+            }
         }
         self.dispatchers.clear();
         self.merge_tasks.clear();
         self.blocked_writes.clear();
         self.held_dones.clear();
         self.fenced_trigger = self.trigger_id.take();
+        if let Some(r) = self.redo.as_mut() {
+            r.fenced_trigger = r.trigger_id.take();
+        }
         ctx.observe(Observation::DispatchersChanged);
         self.trace(ctx, "stopping dispatcher manager write path", vec![]);
     }
 
-    fn handle_heartbeat_response(&mut self, ctx: &mut Ctx, statuses: Vec<DispatcherStatus>) {
+    /// A barrier's response goes to the dispatchers of its mode only (the map of that
+    /// mode; for DB, that mode's trigger too: helper.go:567-589).
+    fn handle_heartbeat_response(&mut self, ctx: &mut Ctx, statuses: Vec<DispatcherStatus>, mode: Mode) {
         let mut fx_all = Vec::new();
+        if mode == Mode::Redo {
+            hit(P::RedoHeartbeatResponse);
+        }
         for st in statuses {
+            let of_mode = self.dispatchers.values().filter(|d| d.mode == mode);
             let ids: Vec<DispatcherId> = match &st.influenced {
                 InfluencedDispatchers::Normal(v) => v.clone(),
                 InfluencedDispatchers::Db(s) => {
-                    self.dispatchers.values().filter(|d| d.schema_id == *s || d.is_trigger).map(|d| d.id).collect()
+                    of_mode.filter(|d| d.schema_id == *s || d.is_trigger).map(|d| d.id).collect()
                 }
-                InfluencedDispatchers::All => self.dispatchers.keys().copied().collect(),
+                InfluencedDispatchers::All => of_mode.map(|d| d.id).collect(),
             };
             for id in ids {
-                let Some(d) = self.dispatchers.get_mut(&id) else { continue };
+                let Some(d) = self.dispatchers.get_mut(&id).filter(|d| d.mode == mode) else { continue };
                 let mut fx = DispatcherEffects::default();
                 let q = QueuedStatus {
                     ack: st.ack.clone(),
@@ -1233,7 +1312,7 @@ impl DispatcherManager {
             hit(P::DmMergeOutdated);
             if d.state == ComponentState::Working {
                 let st = d.status();
-                let seq = self.seq;
+                let seq = self.seq_of(d.mode);
                 self.send_status_change(ctx, st, seq);
             }
             return false;
@@ -1243,18 +1322,23 @@ impl DispatcherManager {
         let mut schema_id = 0;
         for id in &req.dispatcher_ids {
             let ok = match self.dispatchers.get(id) {
-                Some(d) if d.state == ComponentState::Working && !d.try_removing && !d.is_trigger => match span {
-                    None => {
-                        span = Some(d.span);
-                        schema_id = d.schema_id;
-                        true
+                // The sources are looked up in the request's mode's map.
+                Some(d)
+                    if d.mode == req.mode && d.state == ComponentState::Working && !d.try_removing && !d.is_trigger =>
+                {
+                    match span {
+                        None => {
+                            span = Some(d.span);
+                            schema_id = d.schema_id;
+                            true
+                        }
+                        Some(s) if s.table_id == d.span.table_id && s.end == d.span.start => {
+                            span = Some(TableSpan { table_id: s.table_id, start: s.start, end: d.span.end });
+                            true
+                        }
+                        _ => false,
                     }
-                    Some(s) if s.table_id == d.span.table_id && s.end == d.span.start => {
-                        span = Some(TableSpan { table_id: s.table_id, start: s.start, end: d.span.end });
-                        true
-                    }
-                    _ => false,
-                },
+                }
                 _ => false,
             };
             if !ok {
@@ -1270,6 +1354,10 @@ impl DispatcherManager {
         }
         let span = span.unwrap();
         let mut d = Dispatcher::new(merged, span, schema_id, start, false, false);
+        d.mode = req.mode;
+        if req.mode == Mode::Redo {
+            hit(P::RedoMergeStarted);
+        }
         d.traffic_since_ms = ctx.now_ms;
         d.state = ComponentState::Preparing;
         d.registered = false;
@@ -1340,7 +1428,8 @@ impl DispatcherManager {
                     vec![("dispatcher", merged.to_string()), ("reason", reason.to_string())],
                 );
                 if self.dispatchers.contains_key(&merged) {
-                    self.remove_dispatcher(ctx, merged);
+                    let mode = self.dispatchers[&merged].mode;
+                    self.remove_dispatcher(ctx, merged, mode);
                 }
                 self.merge_operator_map.remove(&merged);
                 continue;
@@ -1381,7 +1470,16 @@ impl DispatcherManager {
             let table = self.dispatchers[&merged].span.table_id;
             // `mergeMergedStartTsCandidateWithMySQLRecovery`: a later row wins with its
             // flags; an equal one adds its flags.
-            let r = self.recovery_info(ctx, table, c.start_ts);
+            // A redo merge has no MySQL recovery (dispatcher_manager_merge.go:127-131).
+            let r = if self.dispatchers[&merged].is_redo() {
+                crate::sink::ddl_ts::Recovery {
+                    start_ts: c.start_ts,
+                    skip_sync_point_at_start_ts: false,
+                    skip_dml_as_start_ts: false,
+                }
+            } else {
+                self.recovery_info(ctx, table, c.start_ts)
+            };
             let mut c = c;
             let mut skip_sp = false;
             if r.start_ts > c.start_ts {
@@ -1430,7 +1528,8 @@ impl DispatcherManager {
                 ],
             );
             for s in &sources {
-                self.remove_dispatcher(ctx, *s);
+                let mode = self.dispatchers.get(s).map_or(Mode::Default, |d| d.mode);
+                self.remove_dispatcher(ctx, *s, mode);
             }
         }
     }
@@ -1505,11 +1604,13 @@ impl DispatcherManager {
     /// Let every dispatcher handle its queued events (`handleEvents`).
     pub fn process(&mut self, ctx: &mut Ctx) {
         let ids: Vec<DispatcherId> = self.dispatchers.keys().copied().collect();
+        // With redo, event dispatchers handle nothing above the redo global resolved ts.
+        let hold = self.redo.as_ref().map(|r| r.global_ts);
         for id in ids {
             let has_buf = self.sink.has_buffered(id);
             let d = self.dispatchers.get_mut(&id).unwrap();
             let mut fx = DispatcherEffects::default();
-            d.handle_events(ctx.now_ms, has_buf, &mut fx);
+            d.handle_events_held(ctx.now_ms, has_buf, hold, &mut fx);
             self.apply_effects(ctx, id, fx);
         }
         self.collect_batches_if_inline(ctx);
@@ -1521,11 +1622,14 @@ impl DispatcherManager {
         if let Some(ev) = &fx.write_block {
             // Rows handed to the sink and not yet durable (`progress`) must all be flushed
             // before a block event is written (`FlushDMLBeforeBlock`).
-            ctx.always(crate::assertions::Assertion::DispatcherBlockWriteAfterRows, d.progress.is_empty(), || {
+            // Not for redo: the redo sink's `FlushDMLBeforeBlock` is a no-op.
+            let flushed = d.is_redo() || d.progress.is_empty();
+            ctx.always(crate::assertions::Assertion::DispatcherBlockWriteAfterRows, flushed, || {
                 format!("dispatcher={} block={:?} rows_in_flight={:?}", id, ev.key(), d.progress)
             });
         }
         let span = d.span;
+        let mode = d.mode;
         // Built only for a write: this runs for every dispatcher on every event poll.
         let schema_id = d.schema_id;
         let schema = || format!("db{}", schema_id);
@@ -1535,9 +1639,15 @@ impl DispatcherManager {
             self.trace(ctx, kind, fields);
         }
         if !fx.rows.is_empty() {
-            let schema = schema();
-            for r in fx.rows {
-                self.sink.append_row(id, span, &schema, r);
+            if let (Mode::Redo, Some(r)) = (mode, self.redo.as_mut()) {
+                for row in fx.rows {
+                    r.sink.append_row(id, row);
+                }
+            } else {
+                let schema = schema();
+                for r in fx.rows {
+                    self.sink.append_row(id, span, &schema, r);
+                }
             }
         }
         if fx.flush_rows {
@@ -1588,16 +1698,17 @@ impl DispatcherManager {
             self.send_status_change(ctx, st, seq);
         }
         if !fx.block_statuses.is_empty() {
-            let statuses = fx
-                .block_statuses
-                .into_iter()
-                .map(|state| TableSpanBlockStatus { mode: Mode::Default, id, state })
-                .collect();
+            let statuses =
+                fx.block_statuses.into_iter().map(|state| TableSpanBlockStatus { mode, id, state }).collect();
             self.send_block_statuses(ctx, statuses);
         }
     }
 
     fn write_block(&mut self, ctx: &mut Ctx, id: DispatcherId, schema: &str, ev: BlockEvent) {
+        if self.dispatchers.get(&id).is_some_and(|d| d.is_redo()) {
+            self.write_redo_block(ctx, id, schema, ev);
+            return;
+        }
         match ev {
             BlockEvent::Ddl(d) => self.write_ddl(ctx, id, schema, d),
             BlockEvent::SyncPoint(ts) => self.write_sync_point(ctx, id, ts),
@@ -1692,7 +1803,14 @@ impl DispatcherManager {
     }
 
     fn on_storage_outcome(&mut self, ctx: &mut Ctx, op_id: u64, res: Result<(), StorageError>) {
-        let outcome = self.sink.on_result(op_id, res, &mut ctx.out.storage);
+        let outcome = match self.redo.as_mut().and_then(|r| r.sink.on_result(op_id, &res)) {
+            Some(FlushOutcome::Failed { dispatcher, error, .. }) => {
+                self.on_redo_write_failed(ctx, dispatcher, error);
+                return;
+            }
+            Some(o) => o,
+            None => self.sink.on_result(op_id, res, &mut ctx.out.storage),
+        };
         match outcome {
             FlushOutcome::Pending | FlushOutcome::Unknown | FlushOutcome::Cancelled => {}
             FlushOutcome::Durable { dispatcher, commit_ts, kind } => {
@@ -1805,6 +1923,7 @@ impl DispatcherManager {
             if self.closing
                 && !self.close_finished
                 && self.sink.inflight_count() == 0
+                && self.redo.as_ref().is_none_or(|r| r.sink.inflight_count() == 0)
                 && !self.fence_leaked
                 && self.post_bootstrap_in_flight.is_none()
                 && self.bootstrap_in_flight.is_none()
@@ -1848,22 +1967,36 @@ impl DispatcherManager {
             return;
         }
         let not_ready = ctx.fp(FP_NOT_READY_TO_CLOSE_DISPATCHER);
-        let closable: Vec<DispatcherId> =
-            self.dispatchers.values().filter(|d| d.try_removing && !not_ready && d.can_close()).map(|d| d.id).collect();
+        let closable: Vec<DispatcherId> = self
+            .dispatchers
+            .values()
+            .filter(|d| d.try_removing && !not_ready && self.can_close(d))
+            .map(|d| d.id)
+            .collect();
         let mut statuses = Vec::new();
         // `getDispatcherStatus`: a dispatcher whose `TryClose` succeeds contributes the
         // watermark it closed with to this heartbeat (the one reporting it Stopped), so
         // the node watermark never skips over it before the maintainer has seen the stop.
         let mut closed_floor = u64::MAX;
+        let mut redo_closed_floor = u64::MAX;
         for id in closable {
             let d = self.dispatchers.remove(&id).unwrap();
             hit(P::DmHeartbeatDispatcherStopped);
-            closed_floor = closed_floor.min(d.checkpoint_ts());
+            if d.is_redo() {
+                redo_closed_floor = redo_closed_floor.min(d.checkpoint_ts());
+            } else {
+                closed_floor = closed_floor.min(d.checkpoint_ts());
+            }
             self.current_operator_map.remove(&id);
             if self.trigger_id == Some(id) {
                 hit(P::DmHeartbeatTriggerRemoved);
                 self.trigger_id = None;
                 self.removed_triggers.insert(id);
+            }
+            // `cleanRedoDispatcher` clears the redo trigger slot.
+            if let Some(r) = self.redo.as_mut().filter(|r| r.trigger_id == Some(id)) {
+                hit(P::RedoTriggerRemoved);
+                r.trigger_id = None;
             }
             ctx.observe(Observation::DispatchersChanged);
             self.trace(
@@ -1876,7 +2009,7 @@ impl DispatcherManager {
                 ],
             );
             statuses.push(TableSpanStatus {
-                mode: Mode::Default,
+                mode: d.mode,
                 id,
                 state: ComponentState::Stopped,
                 checkpoint_ts: d.checkpoint_ts(),
@@ -1901,6 +2034,7 @@ impl DispatcherManager {
         wm.checkpoint_ts = wm.checkpoint_ts.min(closed_floor);
         wm.resolved_ts = wm.resolved_ts.min(closed_floor);
         self.latest_watermark = wm;
+        let redo_watermark = self.aggregate_redo_watermark(redo_closed_floor);
         // `aggregateDispatcherHeartbeats` runs in the heartbeat collector's goroutine,
         // independently of the status and block-status collectors' open batches.
         if !self.status_batch.is_empty() {
@@ -1916,7 +2050,7 @@ impl DispatcherManager {
         ctx.send(
             to,
             Message::HeartBeatRequest {
-                redo_watermark: None,
+                redo_watermark,
                 cf: self.cf.clone(),
                 watermark: wm,
                 statuses,
@@ -1944,7 +2078,7 @@ impl DispatcherManager {
             let mut v = Vec::new();
             d.resend_block_statuses(ctx.now_ms, &mut v);
             for state in v {
-                resend.push(TableSpanBlockStatus { mode: Mode::Default, id: d.id, state });
+                resend.push(TableSpanBlockStatus { mode: d.mode, id: d.id, state });
             }
         }
         if !resend.is_empty() {
@@ -1976,8 +2110,16 @@ impl DispatcherManager {
             hit(P::DmBlockStatusBatchDropped);
             return;
         }
+        // One request per mode, default first (`collectBlockStatusRequest`).
         let to = self.maintainer_id;
-        ctx.send(to, Message::BlockStatusRequest { mode: Mode::Default, cf: self.cf.clone(), statuses });
+        let (statuses, redo): (Vec<_>, Vec<_>) = statuses.into_iter().partition(|s| s.mode == Mode::Default);
+        if !statuses.is_empty() {
+            ctx.send(to, Message::BlockStatusRequest { mode: Mode::Default, cf: self.cf.clone(), statuses });
+        }
+        if !redo.is_empty() {
+            hit(P::RedoBlockStatusRequest);
+            ctx.send(to, Message::BlockStatusRequest { mode: Mode::Redo, cf: self.cf.clone(), statuses: redo });
+        }
     }
 
     /// The status collector's window closed: its batch goes out (see
@@ -2020,8 +2162,7 @@ impl DispatcherManager {
         ctx.always(crate::assertions::Assertion::DmDispatcherIdUnique, live.is_none(), || {
             format!("changefeed={} dispatcher={} live={:?} added={:?}", self.cf, d.id, live, d.span)
         });
-        self.seq += 1;
-        d.seq = self.seq;
+        d.seq = self.bump_seq(d.mode);
         self.heartbeat_task_at_ms.get_or_insert(now_ms + HEARTBEAT_INITIAL_DELAY_MS);
         self.dispatchers.insert(d.id, d);
     }
@@ -2075,7 +2216,8 @@ impl DispatcherManager {
         // so a fresh minimum here would skip them; the snapshot is what TiCDC sends.
         let fresh_fix = ctx.fix(crate::bugs::Fix::FreshStatusWatermark) && !self.write_path_closed;
         let mut wm = if fresh_fix { fresh } else { self.status_snapshot };
-        for (st, seq) in &batch {
+        let redo_watermark = self.status_batch_redo_watermark(&batch);
+        for (st, seq) in batch.iter().filter(|(st, _)| st.mode == Mode::Default) {
             wm.seq = wm.seq.max(*seq);
             if st.checkpoint_ts != 0 && st.checkpoint_ts < wm.checkpoint_ts {
                 wm.checkpoint_ts = st.checkpoint_ts;
@@ -2087,7 +2229,8 @@ impl DispatcherManager {
             .dispatchers
             .values()
             .filter(|d| {
-                d.seq <= wm.seq
+                !d.is_redo()
+                    && d.seq <= wm.seq
                     && !matches!(d.state, ComponentState::Preparing | ComponentState::MergeReady)
                     && d.checkpoint_ts() < wm.checkpoint_ts
             })
@@ -2114,7 +2257,7 @@ impl DispatcherManager {
             ctx.send(
                 to,
                 Message::HeartBeatRequest {
-                    redo_watermark: None,
+                    redo_watermark,
                     cf: self.cf.clone(),
                     watermark: wm,
                     statuses,
@@ -2124,18 +2267,26 @@ impl DispatcherManager {
             );
         }
         self.status_snapshot = self.latest_watermark;
+        if let Some(r) = self.redo.as_mut() {
+            r.status_snapshot = r.latest_watermark;
+        }
     }
 
-    /// Min over dispatchers (except merge targets not yet Initializing).
+    /// Min over the event dispatchers (except merge targets not yet Initializing).
     pub fn watermark(&self) -> Watermark {
+        self.watermark_of(Mode::Default)
+    }
+
+    /// [`Self::watermark`] over one mode's dispatchers, with that map's sequence.
+    pub fn watermark_of(&self, mode: Mode) -> Watermark {
         let mut cp = u64::MAX;
-        for d in self.dispatchers.values() {
+        for d in self.dispatchers.values().filter(|d| d.mode == mode) {
             if matches!(d.state, ComponentState::Preparing | ComponentState::MergeReady) {
                 continue;
             }
             cp = cp.min(d.checkpoint_ts());
         }
-        Watermark { checkpoint_ts: cp, resolved_ts: cp, seq: self.seq }
+        Watermark { checkpoint_ts: cp, resolved_ts: cp, seq: self.seq_of(mode) }
     }
 }
 

@@ -4,3 +4,4 @@
 //! ([`ddl_ts`]), as TiCDC allows syncpoints only with that sink.
 pub mod cloudstorage;
 pub mod ddl_ts;
+pub mod redo;

@@ -16,6 +16,7 @@ mod local_fence;
 mod operators;
 mod pipeline;
 mod props;
+mod redo;
 mod redo_maintainer;
 mod redo_wire;
 mod sink;

@@ -350,3 +350,46 @@ fn ticdc_dispatcher_manager_TestAbortMergeRestoresSourceDispatchersRegistration(
         assert!(d.registered, "registered with the event collector again");
     }
 }
+
+// dispatcher_manager_test.go:718: a local fence of a redo changefeed's manager whose redo
+// components were never published (no bootstrap yet) does not fail, and the close finishes.
+#[test]
+fn ticdc_dispatcher_manager_TestLocalFenceWithRedoEnabledBeforeRedoSinkInitialized() {
+    let mut env = Env::new(1);
+    let mut dm = crate::dispatcher::DispatcherManager::new(cf(), n(1), redo_config(), 1);
+    assert!(dm.redo.is_some() && !dm.redo_ready());
+    dm.local_fence(&mut env.ctx());
+    assert!(dm.write_path_closed);
+    dm.heartbeat(&mut env.ctx(), false);
+    assert!(dm.try_close(&mut env.ctx()), "TryClose completes");
+}
+
+// dispatcher_manager_test.go:731 (redo half): on a closed write path the redo trigger is
+// not created; that is the write-path-closed outcome (no error response).
+#[test]
+fn ticdc_dispatcher_manager_TestNewTableTriggerDispatchersReturnFenceErrorWhenWritePathClosed_redo() {
+    let mut env = Env::new(1);
+    let mut dm = crate::dispatcher::DispatcherManager::new(cf(), n(1), redo_config(), 1);
+    dm_handle(&mut dm, &mut env, 0, redo_bootstrap_req(1, None, None, EPOCH));
+    dm.write_path_closed = true;
+    let (r, o) = dm_handle(&mut dm, &mut env, 0, redo_bootstrap_req(1, None, Some(T), EPOCH));
+    assert!(r.is_none(), "{:?}", r);
+    assert!(traced(&o, "dispatcher manager write path closed while creating table trigger dispatcher"));
+    assert_eq!(dm.redo_trigger_id(), None);
+    assert!(dm.dispatchers.is_empty());
+}
+
+// dispatcher_manager_test.go:750 (redo half): initialising the redo trigger on a closed
+// write path fails as write-path-closed and it does not register with the event collector.
+#[test]
+fn ticdc_dispatcher_manager_TestInitializeTableTriggerEventDispatcherReturnsFenceErrorWhenWritePathClosed_redo() {
+    const TR: DispatcherId = DispatcherId(91);
+    let mut env = Env::new(1);
+    let mut dm = crate::dispatcher::DispatcherManager::new(cf(), n(1), redo_config(), 1);
+    dm_handle(&mut dm, &mut env, 0, redo_bootstrap_req(1, Some(T), Some(TR), EPOCH));
+    dm.write_path_closed = true;
+    let (r, o) = dm_handle(&mut dm, &mut env, 0, post_bootstrap_req(T, EPOCH));
+    assert!(r.is_none(), "{:?}", r);
+    assert!(traced(&o, "dispatcher manager write path closed while initializing table trigger event dispatcher"));
+    assert!(!dm.dispatchers[&TR].registered);
+}

@@ -386,3 +386,58 @@ fn ticdc_dispatcher_orchestrator_TestHandleCloseRequestRecordsEpochZeroTombstone
     handle(&mut o, &mut env, NodeId(5), bootstrap_with_config(0));
     assert!(o.managers.is_empty());
 }
+
+// ---------------------------------------------------------------- redo trigger
+
+/// A redo changefeed's manager owned by `owner` at `epoch` with both triggers.
+fn with_redo_manager(owner: NodeId, epoch: Epoch, redo: DispatcherId) -> (DispatcherOrchestrator, Env) {
+    let (mut o, mut env) = orch();
+    let out = handle(&mut o, &mut env, owner, redo_bootstrap_req(100, Some(DispatcherId(60)), Some(redo), epoch));
+    assert!(matches!(only_msg(&out), Message::MaintainerBootstrapResponse { err: None, .. }), "{:?}", out.msgs);
+    (o, env)
+}
+
+fn bootstrap_err(out: &Out) -> (Epoch, String) {
+    let Message::MaintainerBootstrapResponse { maintainer_epoch, err, .. } = only_msg(out) else {
+        panic!("{:?}", out.msgs)
+    };
+    (*maintainer_epoch, err.as_ref().map(|e| e.message.clone()).unwrap_or_default())
+}
+
+// dispatcher_orchestrator_test.go:784: a bootstrap naming no redo trigger while the
+// manager holds one is refused with "table trigger redo dispatcher present during nil
+// trigger bootstrap".
+#[test]
+fn ticdc_dispatcher_orchestrator_TestValidateBootstrapNilRedoTriggerRejectsExistingRedoTrigger() {
+    let (mut o, mut env) = with_redo_manager(OLD, 2, DispatcherId(63));
+    let out = handle(&mut o, &mut env, NEW, redo_bootstrap_req(100, Some(DispatcherId(60)), None, 3));
+    let (epoch, msg) = bootstrap_err(&out);
+    assert_eq!(epoch, 3);
+    assert!(msg.contains("table trigger redo dispatcher present during nil trigger bootstrap"), "{msg}");
+    assert_eq!((dm(&mut o).maintainer_id, dm(&mut o).maintainer_epoch), (OLD, 2));
+}
+
+// dispatcher_orchestrator_test.go:687, redo variant: a bootstrap naming another redo
+// trigger is refused at its epoch and the old owner stays.
+#[test]
+fn ticdc_dispatcher_orchestrator_TestHandleBootstrapTriggerMismatchKeepsOldMaintainerOwner_redo() {
+    let (mut o, mut env) = with_redo_manager(OLD, 2, DispatcherId(63));
+    let out = handle(&mut o, &mut env, NEW, redo_bootstrap_req(100, Some(DispatcherId(60)), Some(DispatcherId(64)), 3));
+    let (epoch, msg) = bootstrap_err(&out);
+    assert_eq!(epoch, 3);
+    assert!(msg.contains("table trigger redo dispatcher id mismatch during bootstrap"), "{msg}");
+    assert_eq!((dm(&mut o).maintainer_id, dm(&mut o).maintainer_epoch), (OLD, 2));
+    assert_eq!(dm(&mut o).redo_trigger_id(), Some(DispatcherId(63)));
+}
+
+// dispatcher_orchestrator_test.go:742, redo variant: the event trigger is validated first,
+// so a bootstrap naming neither trigger is refused on the event one, owner unchanged.
+#[test]
+fn ticdc_dispatcher_orchestrator_TestHandleBootstrapNilTriggerRejectsExistingTableTrigger_redo() {
+    let (mut o, mut env) = with_redo_manager(OLD, 2, DispatcherId(63));
+    let out = handle(&mut o, &mut env, NEW, redo_bootstrap_req(100, None, None, 3));
+    let (epoch, msg) = bootstrap_err(&out);
+    assert_eq!(epoch, 3);
+    assert!(!msg.contains("redo"), "the event flavor is checked first: {msg}");
+    assert_eq!((dm(&mut o).maintainer_id, dm(&mut o).maintainer_epoch), (OLD, 2));
+}

@@ -140,3 +140,15 @@ fn ticdc_helper_TestHeartBeatResponseHandlerDropsStaleMaintainerEpoch() {
     assert!(traced(&o, "drop stale heartbeat response"));
     assert!(o.msgs.is_empty());
 }
+
+// helper_test.go:436: a manager of a redo changefeed has its redo components but is not
+// redo-ready until they are published (the end of the first bootstrap's handling).
+#[test]
+fn ticdc_helper_TestDispatcherManagerIsRedoReadyRequiresPublication() {
+    let mut env = Env::new(1);
+    let mut dm = crate::dispatcher::DispatcherManager::new(cf(), n(1), super::support::redo_config(), 1);
+    assert!(dm.redo.is_some(), "redo enabled");
+    assert!(!dm.redo_ready());
+    dm_handle(&mut dm, &mut env, 0, super::support::redo_bootstrap_req(1, None, None, EPOCH));
+    assert!(dm.redo_ready());
+}

@@ -8,5 +8,6 @@ mod dispatcher_manager;
 mod dispatcher_orchestrator;
 mod event_dispatcher;
 mod helper;
+mod redo_dispatcher;
 mod table_progress;
 mod task;

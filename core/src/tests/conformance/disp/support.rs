@@ -216,3 +216,28 @@ pub fn post_bootstrap_req(trigger: DispatcherId, epoch: Epoch) -> Message {
 pub fn close_req(epoch: Epoch, removed: bool) -> Message {
     Message::MaintainerCloseRequest { cf: cf(), maintainer_epoch: epoch, removed }
 }
+
+/// A redo changefeed's config (`consistent.level = "eventual"`).
+pub fn redo_config() -> crate::config::ChangefeedConfig {
+    let mut c = crate::config::ChangefeedConfig::default();
+    c.consistent.level = crate::config::ConsistentLevel::Eventual;
+    c
+}
+
+/// A bootstrap of a redo changefeed naming both triggers.
+pub fn redo_bootstrap_req(
+    start: Ts,
+    trigger: Option<DispatcherId>,
+    redo_trigger: Option<DispatcherId>,
+    epoch: Epoch,
+) -> Message {
+    Message::MaintainerBootstrapRequest {
+        table_trigger_redo_dispatcher_id: redo_trigger,
+        cf: cf(),
+        config: redo_config(),
+        start_ts: start,
+        table_trigger_event_dispatcher_id: trigger,
+        is_new_changefeed: false,
+        maintainer_epoch: epoch,
+    }
+}
