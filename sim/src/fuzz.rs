@@ -626,7 +626,7 @@ pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
         let want_bugs: Vec<String> = bug_names.iter().map(|s| s.to_string()).collect();
         s.failing_seeds.retain(|f| {
             let drawn = SeedFile::plan_for(&loaded.scenario, f.seed);
-            let k = known_match(&known, &names, &want_bugs, f, drawn.as_ref());
+            let k = known_match(&known, &names, &want_bugs, f, drawn.as_ref(), Some(&loaded.scenario));
             match k {
                 Known::Yes => known_hits.push(f.seed),
                 Known::OlderPlan => older_plans.push(f.seed),
@@ -692,7 +692,8 @@ pub enum Known {
 
 /// Match a failure against the known seed files: same scenario (any of `names`), seed,
 /// bugs, outcome and first invariant, and, for a file with a recorded swarm plan, the
-/// seed's current draw `drawn` is that plan (families the file does not name are off).
+/// seed's current draw `drawn` is that plan (families the file does not name are off, and
+/// with `scn` so are the families that do nothing in that scenario).
 /// `OlderPlan`: a file records the seed with another plan (whatever its outcome).
 pub fn known_match(
     known: &[SeedFile],
@@ -700,6 +701,7 @@ pub fn known_match(
     bugs: &[String],
     f: &FailingSeed,
     drawn: Option<&SwarmPlan>,
+    scn: Option<&crate::scenario::Scenario>,
 ) -> Known {
     let mut want_bugs = bugs.to_vec();
     want_bugs.sort();
@@ -712,7 +714,9 @@ pub fn known_match(
         }
         // Another plan is another run, whatever it failed with.
         match (&k.swarm_plan, drawn) {
-            (Some(p), Some(d)) if !p.same_run(d) => older = true,
+            (Some(p), Some(d)) if !scn.map(|scn| p.same_run_in(d, scn)).unwrap_or_else(|| p.same_run(d)) => {
+                older = true
+            }
             _ if k.expect.outcome == f.outcome && k.expect.invariant == f.invariant => return Known::Yes,
             _ => {}
         }
@@ -766,7 +770,7 @@ mod tests {
     fn a_known_file_matches_only_the_plan_it_recorded() {
         use crate::runner::swarm::plan;
         let names = ["swarm"];
-        let m = |k: SeedFile, drawn: &SwarmPlan| known_match(&[k], &names, &[], &failing(9), Some(drawn));
+        let m = |k: SeedFile, drawn: &SwarmPlan| known_match(&[k], &names, &[], &failing(9), Some(drawn), None);
         assert_eq!(m(known_file(9, Some(plan(9))), &plan(9)), Known::Yes);
         // The seed draws another plan now (a family joined and is on): a new failure.
         assert_eq!(m(known_file(9, Some(plan(10))), &plan(9)), Known::OlderPlan);

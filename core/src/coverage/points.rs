@@ -135,15 +135,15 @@ points! {
     BarrierBlockStateReplaced = "barrier.block_state_replaced", Must, "a block status replaced the span stored block state";
     BarrierDone = "barrier.done", Must, "a DONE block status reached the barrier";
     BarrierNonBlocking = "barrier.non_blocking", Must, "a non-blocking event (written first, reported after) reached the barrier";
-    BarrierNonBlockingNotHead = "barrier.non_blocking_not_head", Must, "a non-blocking schedule event waits: an earlier schedule event is pending (ordered by commit ts)";
+    BarrierNonBlockingNotHead = "barrier.non_blocking_not_head", May("only from unit tests (tests/conformance/barrier/pending_order.rs, the port of TestDeferAllDBBlockEventFromDDLDispatcherWhilePendingSchedule, tests/db_ddl.rs): a schedule event is pending from its Write until its writer, the trigger, reports DONE, and the trigger reports nothing later before that DONE: its block events run one executor task at a time (block_event_executor.go:55-77), the held DONE of BlockOrWaitReportAfterWrite included, and its statuses take one ordered path to the maintainer; TiCDC reaches it only when a table route holds the writer's DONE (precheckRouteEvent, maintainer/barrier.go:390-395), and the model has no table routes (fidelity row 39)"), "a non-blocking schedule event waits: an earlier schedule event is pending (ordered by commit ts)";
     BarrierWaitingAfterSelected = "barrier.waiting_after_selected", Must, "a WAITING/WRITING status for an event whose writer is chosen is only ACKed";
-    BarrierDbAllDiscardedPending = "barrier.db_all_discarded_pending", Must, "a trigger DB/All report was dropped while schedule events are pending";
+    BarrierDbAllDiscardedPending = "barrier.db_all_discarded_pending", May("only from unit tests: the trigger reports a DB/All DDL only after the DONE of the schedule event it wrote (see barrier.non_blocking_not_head)"), "a trigger DB/All report was dropped while schedule events are pending";
     BarrierWaitingReported = "barrier.waiting_reported", Must, "a WAITING report was recorded for an event";
     BarrierWriterSelected = "barrier.writer_selected", Must, "every blocked dispatcher reported: a writer was chosen";
     BarrierWriterIsTrigger = "barrier.writer_is_trigger", Must, "the trigger was chosen as the writer (DB/All, or it reported)";
     BarrierDoneUntracked = "barrier.done_untracked", Must, "a DONE for an event the barrier does not track (finished, or never seen)";
     BarrierWriterDone = "barrier.writer_done", Must, "the writer reported DONE: the Pass is due at the next resend";
-    BarrierWriterDoneNotHead = "barrier.writer_done_not_head", May("only from a unit test (tests/conformance/barrier/pending_order.rs): the first schedule event's DONE must be overtaken by the second's, and both have the trigger as writer, whose status path waits for its held DONE before it takes the second Write (basic_dispatcher.go:846-849, 899-903)"), "a writer DONE of a schedule event waits: an earlier schedule event is pending";
+    BarrierWriterDoneNotHead = "barrier.writer_done_not_head", May("only from a unit test (tests/conformance/barrier/pending_order.rs): two schedule events pending at once need the trigger's DONE of the first overtaken (see barrier.non_blocking_not_head)"), "a writer DONE of a schedule event waits: an earlier schedule event is pending";
     BarrierFinishedCovered = "barrier.finished_covered", Gap("a DROP DATABASE whose schema has no tasks left when its Pass is due"), "an event finished because its blocked tables have no tasks left (dropped)";
     BarrierFinishWaitsEmptyTable = "barrier.finish_waits_empty_table", Must, "an event waits for a Pass round because a blocked table has no tasks";
     BarrierFinished = "barrier.finished", Must, "every related dispatcher is DONE or past the event: it finished";
@@ -197,7 +197,7 @@ points! {
     OcAdmittedEmptyOrigin = "oc.admitted_empty_origin", Must, "an admitted operator had an affected node of none (an empty-origin Move)";
     OcAdmittedDeadNode = "oc.admitted_dead_node", Must, "an admitted operator names a node already gone: it sees the loss at once";
     OcStatusFrozen = "oc.status_to_frozen_operator", Must, "a status for a frozen operator (maintainer quiescing) was not passed on";
-    OcNodeRemovedQuiescing = "oc.node_removed_quiescing", Must, "a node loss was ignored by a quiescing operator controller";
+    OcNodeRemovedQuiescing = "oc.node_removed_quiescing", May("a removing maintainer ignores node changes (checkNodeChanged, maintainer/maintainer.go:361-364), so its quiescing operator controller never hears of a node loss"), "a node loss was ignored by a quiescing operator controller";
     OcNodeRemovedSpanAbsent = "oc.node_removed_span_absent", Must, "a node loss marked a span without operator absent";
     OcTaskRemovedCancel = "oc.task_removed_cancel", Must, "a DDL drop cancelled a running operator (OnTaskRemoved)";
     OcRemoveReplicaSet = "oc.remove_replica_set", Gap("a Remove replacing a running operator"), "a Remove replaced whatever operator ran for a span";
@@ -314,6 +314,7 @@ points! {
     DispatcherBlockWrittenDone = "dispatcher.block_written_done", Must, "a barrier write became durable and DONE was reported";
     DispatcherAwaitedStatusReplayed = "dispatcher.awaited_status_replayed", Must, "a status that waited behind a barrier write was handled after DONE";
     DispatcherDoneHeldAfterWrite = "dispatcher.done_held_after_write", Must, "a barrier write became durable and its DONE was held by BlockOrWaitReportAfterWrite (the events went on)";
+    DispatcherBlockEventBehindHeldDone = "dispatcher.block_event_behind_held_done", Must, "a block event waited behind a DONE held by BlockOrWaitReportAfterWrite (one executor task per dispatcher)";
     DispatcherHeldDoneReleased = "dispatcher.held_done_released", Must, "a DONE held by BlockOrWaitReportAfterWrite was reported, then the status path woke";
     DispatcherNonBlockingReported = "dispatcher.non_blocking_reported", Must, "a written non-blocking DDL that changes tables was reported (stage NONE)";
     DispatcherStatusAwaitsWrite = "dispatcher.status_awaits_write", Must, "a status arriving during a barrier write waited for it";

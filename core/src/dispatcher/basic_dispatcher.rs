@@ -300,6 +300,14 @@ impl Dispatcher {
             if self.ddl_writing.is_some() || self.block.is_some() {
                 return;
             }
+            // A block event's write or report runs in the block-event executor, one task
+            // per dispatcher at a time (block_event_executor.go:55-77): behind a task held
+            // after its write (`BlockOrWaitReportAfterWrite`) the next block event waits,
+            // and the event stream with it; the rows before it go on.
+            if self.held_done.is_some() && matches!(ev, UpstreamEvent::Ddl(_) | UpstreamEvent::SyncPoint(_)) {
+                hit(P::DispatcherBlockEventBehindHeldDone);
+                return;
+            }
             if let Some(g) = redo_global_ts.filter(|_| !self.is_redo()) {
                 let held = event_ts(ev) > g;
                 if held != self.held_by_redo {

@@ -5,6 +5,7 @@
 
 use super::fencing::{ddl_event, owned};
 use super::harness::*;
+use crate::dispatcher::basic_dispatcher::{DispatcherEffects, QueuedStatus};
 use crate::dispatcher::manager::merged_start_ts_candidate;
 use crate::dispatcher::DispatcherManager;
 use crate::effects::*;
@@ -359,91 +360,87 @@ fn the_failpoint_holds_only_a_barrier_write() {
 }
 
 #[test]
-fn report_after_write_holds_the_done_while_the_events_go_on() {
-    let (mut dm0, _, mut env) = managers();
-    env.fp_on(FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE);
-    dm_feed(&mut dm0, &mut env, TRIG, vec![UpstreamEvent::SyncPoint(S)], S + 1);
-    let (_, o) = dm_handle(
-        &mut dm0,
-        &mut env,
-        0,
-        action_msg(ActionKind::Write, S, true, InfluencedDispatchers::Normal(vec![TRIG])),
-    );
-    let put = o
-        .storage
-        .iter()
-        .find_map(|r| match r {
-            StorageRequest::Put { op_id, content: ObjectContent::SyncPoint(_), .. } => Some(*op_id),
-            _ => None,
-        })
-        .expect("the syncpoint is written");
-    // The sink's write completes in two steps (as for the CREATE below).
-    dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
-    dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
-    let o = env.take();
-    assert!(block_reports(&o).is_empty(), "the DONE is held: {:?}", block_reports(&o));
-    assert!(dm0.dispatchers[&TRIG].block.is_none(), "the block status is cleared (post-flush)");
-    // The events go on: a CREATE TABLE after the syncpoint is written and reported first.
-    let o = dm_feed(&mut dm0, &mut env, TRIG, vec![UpstreamEvent::Ddl(create_table_ddl(12, S + 3))], S + 5);
-    let create = o
-        .storage
-        .iter()
-        .find_map(|r| match r {
-            StorageRequest::Put { op_id, content: ObjectContent::Ddl(_), .. } => Some(*op_id),
-            _ => None,
-        })
-        .expect("the CREATE is written while the DONE is held");
-    dm0.on_storage_result(&mut env.ctx(), create, Ok(()));
-    dm0.on_storage_result(&mut env.ctx(), create, Ok(()));
-    dm0.process(&mut env.ctx());
-    let o = env.take();
-    assert_eq!(
-        block_reports(&o).into_iter().map(|(_, b)| (b.block_ts, b.stage)).collect::<Vec<_>>(),
-        vec![(S + 3, BlockStage::None)]
-    );
-    // The status path still awaits: a resent Write waits behind the held DONE.
-    dm_handle(&mut dm0, &mut env, 0, action_msg(ActionKind::Write, S, true, InfluencedDispatchers::Normal(vec![TRIG])));
-    assert_eq!(dm0.dispatchers[&TRIG].awaiting_statuses.len(), 1);
-    dm0.poll_failpoints(&mut env.ctx());
-    assert!(block_reports(&env.take()).is_empty(), "still held while the failpoint is on");
-    env.fp_off(FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE);
-    dm0.poll_failpoints(&mut env.ctx());
-    // The DONE, then the awaited (outdated) Write answered with DONE again.
-    let reports: Vec<_> =
-        block_reports(&env.take()).into_iter().map(|(_, b)| (b.block_ts, b.is_sync_point, b.stage)).collect();
-    assert_eq!(reports[0], (S, true, Done));
-    assert!(reports[1..].iter().all(|r| *r == (S, true, Done)), "{:?}", reports);
-    assert!(dm0.dispatchers[&TRIG].held_done.is_none() && dm0.dispatchers[&TRIG].awaiting_statuses.is_empty());
-}
-
-#[test]
-fn a_write_replayed_after_a_held_done_makes_the_later_statuses_wait_again() {
+fn report_after_write_holds_the_done_and_the_next_block_event_waits_behind_it() {
     let (mut dm0, _, mut env) = managers();
     env.fp_on(FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE);
     let write = |ts| action_msg(ActionKind::Write, ts, true, InfluencedDispatchers::Normal(vec![TRIG]));
-    let put_of = |o: &Out| {
+    let put_of = |o: &Out, ddl: bool| {
         o.storage.iter().find_map(|r| match r {
-            StorageRequest::Put { op_id, content: ObjectContent::SyncPoint(_), .. } => Some(*op_id),
+            StorageRequest::Put { op_id, content: ObjectContent::SyncPoint(_), .. } if !ddl => Some(*op_id),
+            StorageRequest::Put { op_id, content: ObjectContent::Ddl(_), .. } if ddl => Some(*op_id),
             _ => None,
         })
     };
     dm_feed(&mut dm0, &mut env, TRIG, vec![UpstreamEvent::SyncPoint(S)], S + 1);
     let (_, o) = dm_handle(&mut dm0, &mut env, 0, write(S));
-    let put = put_of(&o).unwrap();
+    let put = put_of(&o, false).expect("the syncpoint is written");
+    // The sink's write completes in two steps.
     dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
     dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
-    // The next syncpoint is reported while the DONE is held; its Write and a later
-    // status wait behind the held DONE.
-    dm_feed(&mut dm0, &mut env, TRIG, vec![UpstreamEvent::SyncPoint(S + 10)], S + 11);
-    dm_handle(&mut dm0, &mut env, 0, write(S + 10));
+    let o = env.take();
+    assert!(block_reports(&o).is_empty(), "the DONE is held: {:?}", block_reports(&o));
+    assert!(dm0.dispatchers[&TRIG].block.is_none(), "the block status is cleared (post-flush)");
+    assert!(dm0.dispatchers[&TRIG].checkpoint_ts() >= S, "the checkpoint passes the written event");
+    // The next block event (a CREATE TABLE) waits behind the held executor task.
+    let o = dm_feed(&mut dm0, &mut env, TRIG, vec![UpstreamEvent::Ddl(create_table_ddl(12, S + 3))], S + 5);
+    assert!(put_of(&o, true).is_none(), "nothing written behind the held DONE");
+    // The status path awaits too: a resent Write waits behind the held DONE.
     dm_handle(&mut dm0, &mut env, 0, write(S));
-    assert_eq!(dm0.dispatchers[&TRIG].awaiting_statuses.len(), 2);
+    assert_eq!(dm0.dispatchers[&TRIG].awaiting_statuses.len(), 1);
+    dm0.poll_failpoints(&mut env.ctx());
+    assert!(block_reports(&env.take()).is_empty(), "still held while the failpoint is on");
     env.fp_off(FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE);
     dm0.poll_failpoints(&mut env.ctx());
-    let o = env.take();
-    assert!(put_of(&o).is_some(), "the replayed Write starts the next syncpoint's write");
-    assert_eq!(dm0.dispatchers[&TRIG].block.as_ref().map(|b| b.stage), Some(BlockStage::Writing));
-    assert_eq!(dm0.dispatchers[&TRIG].awaiting_statuses.len(), 1, "the status after it waits for that write");
+    // The DONE, then the awaited (outdated) Write answered DONE again.
+    let reports: Vec<_> =
+        block_reports(&env.take()).into_iter().map(|(_, b)| (b.block_ts, b.is_sync_point, b.stage)).collect();
+    assert!(!reports.is_empty() && reports.iter().all(|r| *r == (S, true, Done)), "{:?}", reports);
+    assert!(dm0.dispatchers[&TRIG].held_done.is_none() && dm0.dispatchers[&TRIG].awaiting_statuses.is_empty());
+    // Now the CREATE is written, after the DONE.
+    dm0.process(&mut env.ctx());
+    assert!(put_of(&env.take(), true).is_some(), "the CREATE is written once the DONE is out");
+}
+
+#[test]
+fn a_status_replay_that_starts_a_write_makes_the_later_statuses_wait_again() {
+    // The status path wakes after a write's DONE and replays what waited; one of those may
+    // be a Write that starts the next write: the statuses after it wait for that one.
+    let (mut dm0, _, mut env) = managers();
+    let write = |ts| action_msg(ActionKind::Write, ts, true, InfluencedDispatchers::Normal(vec![TRIG]));
+    dm_feed(&mut dm0, &mut env, TRIG, vec![UpstreamEvent::SyncPoint(S)], S + 1);
+    dm_handle(&mut dm0, &mut env, 0, write(S));
+    let d = dm0.dispatchers.get_mut(&TRIG).unwrap();
+    // Two statuses queued behind the write, the first a Write that matches a new pending
+    // event once the current one is done (as after a held DONE).
+    d.awaiting_statuses.clear();
+    assert_eq!(d.block.as_ref().map(|b| b.stage), Some(BlockStage::Writing));
+    let q = |ts| QueuedStatus {
+        ack: None,
+        ignored: None,
+        action: Some(DispatcherAction { action: ActionKind::Write, commit_ts: ts, is_sync_point: true }),
+        match_sync_point: false,
+    };
+    d.awaiting_statuses.push_back(q(S + 10));
+    d.awaiting_statuses.push_back(q(S));
+    d.queue.push_back(UpstreamEvent::SyncPoint(S + 10));
+    d.block = None;
+    d.ddl_writing = None;
+    let mut fx = DispatcherEffects::default();
+    d.report_waiting(BlockEvent::SyncPoint(S + 10), 0, &mut fx);
+    d.held_done = Some(BlockState {
+        is_blocked: true,
+        block_ts: S,
+        block_tables: None,
+        need_dropped_tables: None,
+        need_added_tables: vec![],
+        updated_schemas: vec![],
+        is_sync_point: true,
+        stage: BlockStage::Done,
+    });
+    let mut fx = DispatcherEffects::default();
+    assert!(d.release_held_done(0, &mut fx), "terminates");
+    assert_eq!(d.block.as_ref().map(|b| b.stage), Some(BlockStage::Writing));
+    assert_eq!(d.awaiting_statuses.len(), 1, "the status after the Write waits for that write");
 }
 
 // ---------------------------------------------------------------- start ts of moved / merged dispatchers

@@ -22,6 +22,33 @@ impl SwarmPlan {
         self.completed() == other.completed()
     }
 
+    /// Whether two plans are the same run of `scn`: equal once both are completed and
+    /// every family that does nothing in `scn` is off in both. Every family either draws
+    /// an intensity or gates workload ops, so one without an intensity whose ops `scn`'s
+    /// workload never draws (e.g. the swarm's later families in `swarm_slow_bootstrap`)
+    /// changes nothing there.
+    pub fn same_run_in(&self, other: &SwarmPlan, scn: &crate::scenario::Scenario) -> bool {
+        let (mut a, mut b) = (self.completed(), other.completed());
+        let with_intensity: Vec<&str> = a.intensities().iter().map(|(_, f, _)| *f).collect();
+        let gated: std::collections::BTreeSet<&str> = scn
+            .steps
+            .iter()
+            .filter_map(|s| match s.get_ref() {
+                crate::scenario::Step::RandomWorkload { ops, .. } => Some(ops.clone()),
+                _ => None,
+            })
+            .flatten()
+            .filter_map(|op| super::workload_ops::draw_family(op).or_else(|| super::workload_ops::skip_family(op)))
+            .collect();
+        for f in SWARM_FAMILIES {
+            if !with_intensity.contains(f) && !gated.contains(f) {
+                a.families.insert(f.to_string(), false);
+                b.families.insert(f.to_string(), false);
+            }
+        }
+        a == b
+    }
+
     /// Each intensity: its field name, the family that draws it, whether it is set.
     fn intensities(&self) -> [(&'static str, &'static str, bool); 13] {
         [
@@ -135,6 +162,23 @@ mod tests {
         assert!(p.same_run(&plan(5)));
         assert_eq!(p.completed(), plan(5));
         assert!(!p.same_run(&plan(6)));
+    }
+
+    #[test]
+    fn a_family_that_does_nothing_in_the_scenario_is_not_another_run() {
+        let slow = crate::scenario::load::resolve("swarm_slow_bootstrap").unwrap().scenario;
+        let swarm = crate::scenario::load::resolve("swarm").unwrap().scenario;
+        let mut old = plan(5);
+        // `ddl.burst` gates ops that swarm_slow_bootstrap's workload never draws.
+        old.families.insert("ddl.burst".into(), !old.families["ddl.burst"]);
+        assert!(old.same_run_in(&plan(5), &slow));
+        assert!(!old.same_run_in(&plan(5), &swarm));
+        // A family with an intensity always counts.
+        let mut loss = plan(5);
+        let on = loss.families["net.loss"];
+        loss.families.insert("net.loss".into(), !on);
+        loss.loss = if on { None } else { Some(0.05) };
+        assert!(!loss.same_run_in(&plan(5), &slow));
     }
 
     /// The swarm's first families, whose ops were in the swarm's op list from the start.

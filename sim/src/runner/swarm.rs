@@ -125,9 +125,6 @@ pub fn plan(seed: u64) -> SwarmPlan {
     on("failover.held_removal", &mut r);
     // DDLs held at their writer while their table's spans are merged or moved.
     on("ddl.in_flight_scheduling", &mut r);
-    // The trigger's DONE of a table-set DDL held while it reports the next DDLs
-    // (`BlockOrWaitReportAfterWrite` with a DDL burst): the barrier's schedule order.
-    on("ddl.report_after_write", &mut r);
     SwarmPlan {
         families,
         split_check,

@@ -1,7 +1,6 @@
 //! The random workload's coverage-driven ops: PD region splits and hot tables
 //! (`split.check`), DDL bursts (`ddl.burst`), partitioned tables (`ddl.partition`),
-//! failpoint pulses (`failpoint`), DDL bursts behind a held DONE
-//! (`ddl.report_after_write`), maintainer moves
+//! failpoint pulses (`failpoint`), maintainer moves
 //! and failovers with table operators in flight (`move_in_flight`) and coordinator
 //! session loss (`coordinator.loss`), changefeed pause/resume (`changefeed.pause`,
 //! `lifecycle.rs`) and held removals at a failover (`failover.held_removal`,
@@ -47,7 +46,6 @@ pub(super) fn draw_family(op: WorkloadOp) -> Option<&'static str> {
         WorkloadOp::Failpoint => "failpoint",
         WorkloadOp::MoveInFlight => "move_in_flight",
         WorkloadOp::CoordinatorLoss => "coordinator.loss",
-        WorkloadOp::ReportAfterWrite => "ddl.report_after_write",
         WorkloadOp::PauseResume => "changefeed.pause",
         WorkloadOp::HeldFailover => "failover.held_removal",
         WorkloadOp::DdlInFlight => "ddl.in_flight_scheduling",
@@ -85,7 +83,6 @@ pub(super) fn is_coverage_op(op: WorkloadOp) -> bool {
             | WorkloadOp::PauseResume
             | WorkloadOp::HeldFailover
             | WorkloadOp::DdlInFlight
-            | WorkloadOp::ReportAfterWrite
     )
 }
 
@@ -159,7 +156,6 @@ impl Driver {
             WorkloadOp::PauseResume => self.pause_resume(1_000 * c.n),
             WorkloadOp::HeldFailover => ran.moved = self.held_failover(c).await,
             WorkloadOp::DdlInFlight => self.ddl_in_flight(c).await,
-            WorkloadOp::ReportAfterWrite => ran.created = self.report_after_write(c, created),
             _ => {}
         }
         Ok(ran)
@@ -310,14 +306,6 @@ impl Driver {
         done && adds
     }
 
-    /// `BlockOrWaitReportAfterWrite` on at the maintainer's capture (the trigger's), a DDL
-    /// burst, and the failpoint off 1-5 s later. Returns whether a table-adding DDL ran.
-    fn report_after_write(&mut self, c: &OpCtx, created: &mut u32) -> bool {
-        let Some(n) = self.w.lock().unwrap().maintainer().map(|(n, _)| n) else { return false };
-        self.failpoint_for(n, core_sched::effects::FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE, 1_000 * c.n);
-        self.ddl_burst(c, created)
-    }
-
     /// A failpoint on at the op's capture, off again 1-5 s later.
     fn pulse_failpoint(&mut self, c: &OpCtx) {
         let name = {
@@ -416,7 +404,6 @@ mod tests {
             WorkloadOp::PauseResume,
             WorkloadOp::HeldFailover,
             WorkloadOp::DdlInFlight,
-            WorkloadOp::ReportAfterWrite,
         ];
         for op in ops {
             assert!(is_coverage_op(op), "{:?}", op);

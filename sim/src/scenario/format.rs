@@ -532,11 +532,6 @@ pub enum WorkloadOp {
     /// A partition DDL on a random partitioned table of the workload: ADD, DROP,
     /// TRUNCATE, REORGANIZE or EXCHANGE PARTITION (with a random normal table), then rows.
     AlterPartition,
-    /// `BlockOrWaitReportAfterWrite` on at the maintainer's capture, then a DDL burst (as
-    /// `ddl_burst`), the failpoint off 1-5 s later: the trigger's DONE of a table-set DDL
-    /// is held while it reports the next DDLs (the barrier's schedule order). In the
-    /// `ddl.report_after_write` swarm family.
-    ReportAfterWrite,
     /// Switch a failpoint (`BlockCreateDispatcher`, `BlockOrWaitBeforeWrite`,
     /// `NotReadyToCloseDispatcher`, `StopBalanceScheduler` or `NewDispatcherManagerDelay`)
     /// on at a random capture and off 1-5 s later. In the
@@ -874,7 +869,6 @@ pub const SWARM_FAMILIES: &[&str] = &[
     "changefeed.pause",
     "failover.held_removal",
     "ddl.in_flight_scheduling",
-    "ddl.report_after_write",
 ];
 impl Default for FaultConfig {
     fn default() -> Self {

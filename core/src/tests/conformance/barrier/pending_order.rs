@@ -1,8 +1,8 @@
 //! Not ports: the barrier's schedule-order branches (`barrier.non_blocking_not_head`,
-//! `barrier.writer_done_not_head`), which no TiCDC barrier test drives. Two schedule events
-//! are pending at once only when the trigger's DONE of the first is held after its write
-//! (`BlockOrWaitReportAfterWrite`, scenario `fail_over_ddl_report_after_write`); these feed
-//! the barrier statuses in that order, as TiCDC's own tests do
+//! `barrier.writer_done_not_head`), which no TiCDC barrier test drives and no run reaches
+//! (the trigger reports nothing after a schedule event it writes before that event's DONE:
+//! its block events run one executor task at a time, block_event_executor.go:55-77). These
+//! feed the barrier statuses out of that order, as TiCDC's own tests do
 //! (`TestDeferAllDBBlockEventFromDDLDispatcherWhilePendingSchedule` reports a syncpoint
 //! before the TRUNCATE's DONE), and check that scheduling keeps commit-ts order
 //! (`pendingScheduleEventMap.popIfHead`, maintainer/barrier_helper.go:66-85;
