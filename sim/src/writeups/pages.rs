@@ -47,6 +47,12 @@ pub const PAGES: &[Page] = &[
             "swarm-nobug-697.json",
             "swarm_slow_bootstrap-nobug-782.json",
             "swarm_slow_bootstrap-nobug-903.json",
+            "swarm-nobug-12.json",
+            "swarm-nobug-66.json",
+            "swarm-nobug-165.json",
+            "swarm-nobug-168-pause.json",
+            "swarm-nobug-151.json",
+            "swarm-nobug-196.json",
         ],
         no_shrink: Some(
             "its smallest `converges` failure restarts the maintainer's capture before a maintainer exists, which is another hang",
@@ -106,6 +112,7 @@ pub const PAGES: &[Page] = &[
         ],
         seed_files: &[
             "swarm-nobug-168.json",
+            "swarm-nobug-197.json",
             "swarm-nobug-4.json",
             "swarm-nobug-38.json",
             "swarm-nobug-45.json",
@@ -132,7 +139,7 @@ pub const PAGES: &[Page] = &[
     Page {
         file: "10-rename-hides-db-ddl.md",
         scenarios: &[],
-        seed_files: &["swarm-nobug-448.json", "swarm-nobug-295.json", "swarm-nobug-459.json"],
+        seed_files: &["swarm-nobug-448.json", "swarm-nobug-295.json", "swarm-nobug-459.json", "swarm-nobug-61.json"],
         no_shrink: None,
     },
 ];
