@@ -1503,9 +1503,8 @@ impl Maintainer {
             return;
         }
         self.alive = alive.clone();
-        if (!removed.is_empty() || !added.is_empty())
-            && matches!(self.state, MaintainerState::Bootstrapping | MaintainerState::Working)
-        {
+        // Bootstrapping or Working from here on.
+        if !removed.is_empty() || !added.is_empty() {
             let list = |v: &[NodeId]| v.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(",");
             self.trace(ctx, "maintainer node changed", vec![("added", list(&added)), ("removed", list(&removed))]);
         }
@@ -1550,19 +1549,14 @@ impl Maintainer {
                 hit(P::MaintainerNodeAddedBootstrapping);
                 self.bootstrap_responses.insert(n, None);
                 self.all_nodes_ready = false;
-            } else if self.state == MaintainerState::Working {
+            } else {
                 hit(P::MaintainerNodeAddedWorking);
                 self.late_bootstrap.insert(n);
-            } else {
-                continue;
             }
             self.send_bootstrap(ctx, n);
         }
         // A removed node may have been the last one the bootstrap was waiting for.
         self.on_bootstrap_responses(ctx, schema);
-        if self.state == MaintainerState::Removing {
-            self.maybe_stopped(ctx);
-        }
     }
 
     /// `RemoveMaintainerRequest`: cascade closes every dispatcher manager; otherwise
