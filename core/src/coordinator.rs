@@ -109,6 +109,11 @@ impl Coordinator {
         !self.alive.is_subset(&self.reported)
     }
 
+    /// Whether discovery is over: before, the API and moves are refused.
+    pub fn discovery_done(&self) -> bool {
+        self.initialized
+    }
+
     /// Current maintainer node of a changefeed, as the coordinator sees it.
     pub fn maintainer_of(&self, cf: &ChangefeedId) -> Option<NodeId> {
         self.runtime.get(cf).and_then(|r| r.node)
@@ -133,7 +138,7 @@ impl Coordinator {
                 // Never placed again (failed) or not while paused (stopped); a maintainer still
                 // running (its stop held, one a new coordinator discovered, or a paused
                 // changefeed's) is stopped, resent until it reports removed.
-                Self::stop_failed(ctx, &cf, rt);
+                Self::stop_failed(ctx, &cf, rt, info.state == FeedState::Failed);
                 continue;
             }
             // Operators resend their request until the maintainer answers (messages can be lost).
@@ -385,7 +390,7 @@ impl Coordinator {
                             ],
                         );
                         let rt = self.runtime.get_mut(&cf).unwrap();
-                        Self::stop_failed(ctx, &cf, rt);
+                        Self::stop_failed(ctx, &cf, rt, true);
                     }
                     false => {
                         // StateWarning: cascade stop of this generation, retry after backoff. The
@@ -432,7 +437,7 @@ impl Coordinator {
 
     /// `StopChangefeed` of a failed changefeed (cascade, not removed), held while
     /// `BlockBeforeStopChangefeed` is on; resent until the maintainer reports removed.
-    fn stop_failed(ctx: &mut Ctx, cf: &ChangefeedId, rt: &mut Runtime) {
+    fn stop_failed(ctx: &mut Ctx, cf: &ChangefeedId, rt: &mut Runtime, failed: bool) {
         let Some(n) = rt.node else {
             rt.stop_blocked = false;
             return;
@@ -454,7 +459,9 @@ impl Coordinator {
             }
             return;
         }
-        if ctx.fp(FP_BLOCK_BEFORE_STOP_CHANGEFEED) {
+        // The failpoint sits on the failed state change's path only (coordinator.go:305-307);
+        // a pause stops the changefeed directly (controller.go:978-1012).
+        if failed && ctx.fp(FP_BLOCK_BEFORE_STOP_CHANGEFEED) {
             if !rt.stop_blocked {
                 hit(P::CoordStopBlocked);
                 rt.stop_blocked = true;
@@ -504,7 +511,15 @@ impl Coordinator {
     /// `cdc cli changefeed pause`: persist the Stopped state and stop the maintainer
     /// (cascade: every dispatcher manager closes). Returns false if the changefeed does
     /// not exist or is not running.
+    /// Refused while discovery is on: the changefeeds are loaded only when it ends
+    /// (`finishBootstrap`, coordinator/controller.go:711-812), so TiCDC's API finds none
+    /// before (`changefeed not found`, :981-985, :1026-1029) and its schedulers, which ask
+    /// for moves, start there too (:803-806); the same holds for resume and move.
     pub fn pause_changefeed(&mut self, ctx: &mut Ctx, cf: &ChangefeedId, meta: &mut MetaStore) -> bool {
+        if !self.initialized {
+            hit(P::CoordApiBeforeDiscovery);
+            return false;
+        }
         let Some(info) = meta.changefeeds.get_mut(cf) else { return false };
         if info.state == FeedState::Stopped || info.state == FeedState::Failed {
             return false;
@@ -538,17 +553,36 @@ impl Coordinator {
         true
     }
 
-    /// `cdc cli changefeed resume`: back to Normal; the next tick places a maintainer
-    /// (with a new epoch, from the persisted checkpoint and configuration) once the
-    /// paused one has stopped. Returns false if the changefeed is not paused.
+    /// `cdc cli changefeed resume`: back to Normal with the error cleared; the next tick
+    /// places a maintainer (with a new epoch, from the persisted checkpoint and
+    /// configuration) once the paused one has stopped. TiCDC resumes a stopped or a
+    /// failed changefeed (`FeedState.IsResumable`, pkg/config/changefeed.go:113-118;
+    /// `Controller.ResumeChangefeed`, coordinator/controller.go:1031-1039; the error is
+    /// cleared, etcd_backend.go:328-342). A failed one is resumed here only once its stop
+    /// has finished (docs/fidelity.md row 51). Returns false if the changefeed is neither.
     pub fn resume_changefeed(&mut self, ctx: &mut Ctx, cf: &ChangefeedId, meta: &mut MetaStore) -> bool {
-        let Some(info) = meta.changefeeds.get_mut(cf) else { return false };
-        if info.state != FeedState::Stopped {
+        if !self.initialized {
+            hit(P::CoordApiBeforeDiscovery);
             return false;
+        }
+        let Some(info) = meta.changefeeds.get_mut(cf) else { return false };
+        let stop_pending = self.runtime.get(cf).is_some_and(|rt| rt.node.is_some() || rt.stop_blocked);
+        match info.state {
+            FeedState::Stopped => {}
+            FeedState::Failed if !stop_pending => hit(P::CoordResumeFailed),
+            _ => return false,
         }
         hit(P::CoordResume);
         info.state = FeedState::Normal;
+        info.last_error = None;
+        // `ResumeChangefeed` persists a new epoch at once (controller.go:1045-1046,
+        // etcd_backend.go:328-342): a coordinator taking over before the re-add finds the
+        // stopping maintainer stale instead of adopting it. The stop in flight keeps its own
+        // epoch (`rt.epoch`); the add bumps again, as TiCDC's add operator does. The model's
+        // candidate is the next epoch (TiCDC's is a TSO).
+        info.epoch += 1;
         let rt = self.runtime.entry(cf.clone()).or_default();
+        rt.stop_blocked = false;
         rt.next_retry_ms = 0;
         rt.backoff_ms = 0;
         // A resume starts from a status without `BootstrapDone` (`GetStatusForResume`)
@@ -583,6 +617,10 @@ impl Coordinator {
     /// until `BootstrapDone`, a move or a stop; [`Self::operator_in_flight`]), as
     /// `AddOperator` refuses it; TiCDC's schedulers (balance, drain) try again later.
     pub fn move_maintainer(&mut self, ctx: &mut Ctx, cf: &ChangefeedId, dest: NodeId) -> Option<NodeId> {
+        if !self.initialized {
+            hit(P::CoordApiBeforeDiscovery);
+            return None;
+        }
         let rt = self.runtime.get_mut(cf)?;
         let n = rt.node?;
         if rt.stopping || rt.adding || n == dest {

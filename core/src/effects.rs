@@ -41,6 +41,8 @@ pub enum ObjectContent {
     RedoRows(Vec<crate::upstream::RowChange>),
     /// A DDL in the redo log (under `redo/`).
     RedoDdl(crate::upstream::DdlRecord),
+    /// A redo meta file (under `redo/`, see [`crate::sink::redo_meta`]).
+    RedoMeta(crate::sink::redo_meta::LogMeta),
 }
 
 /// A request to external storage. Completion comes back through
@@ -60,6 +62,12 @@ pub enum StorageRequest {
     /// Best-effort removal of temporary objects of a closed writer; no completion.
     Delete {
         paths: Vec<String>,
+    },
+    /// The redo meta's `initMeta` walk: every meta file under `dir` with its content;
+    /// completion through `DispatcherManager::on_redo_meta_listed`.
+    ListRedoMeta {
+        op_id: u64,
+        dir: String,
     },
 }
 
@@ -150,6 +158,8 @@ pub enum Observation {
     SinkErrorEscalated { cf: ChangefeedId, dispatcher: DispatcherId, error: String, closing: bool },
     /// A role's own assertion failed at a transition (see [`crate::assertions`]).
     AssertionFailed { assertion: crate::assertions::Assertion, detail: String },
+    /// A redo meta file became durable with these values (the redo trigger's manager).
+    RedoMetaFlushed { cf: ChangefeedId, checkpoint_ts: Ts, resolved_ts: Ts },
 }
 
 /// What one checkpoint round took the minimum of: the operator, absent-span and

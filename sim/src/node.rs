@@ -17,6 +17,25 @@ pub const FEED_WINDOW_MS: u64 = 1000;
 /// Poll period of the balance scheduler task (its interval is `check-balance-interval`).
 pub const BALANCE_POLL_MS: u64 = 1000;
 
+/// The periods of a capture's tasks that the changefeed's configuration sets.
+#[derive(Clone, Copy, Debug)]
+pub struct NodeTimers {
+    /// `sink.flush-interval`.
+    pub flush_ms: u64,
+    /// With redo on (`consistent.level = "eventual"`): its periods.
+    pub redo: Option<RedoTimers>,
+}
+
+/// `consistent.flush-interval` and `consistent.meta-flush-interval`, adjusted.
+#[derive(Clone, Copy, Debug)]
+pub struct RedoTimers {
+    pub flush_ms: u64,
+    pub meta_flush_ms: u64,
+}
+
+/// `periodRedoInterval` (maintainer.go:51): the maintainer's redo meta round.
+pub const REDO_META_ROUND_MS: u64 = 1_000;
+
 /// One step of a capture's task: its state, a context, the upstream and the meta store.
 type StepFn = fn(
     &mut NodeState,
@@ -37,7 +56,8 @@ async fn periodic(w: W, n: NodeId, gen: u64, period_ms: u64, phase_ms: u64, kind
 }
 
 /// Spawn every loop of node `n` (generation `gen`) on the current madsim node.
-pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, flush_ms: u64) {
+pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, timers: NodeTimers) {
+    let flush_ms = timers.flush_ms;
     // The heartbeat collector's ticker starts with the manager's first dispatcher, so its
     // phase against the event polls is arbitrary in TiCDC: a phase derived from the seed
     // (no draw, so no random stream moves) keeps the aggregate from always running just
@@ -118,6 +138,52 @@ pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, flush_ms: u64) {
     sp(200, StepKind::Coordinator, |ns, ctx, _, meta| {
         if let Some(c) = ns.coord.as_mut() {
             c.tick(ctx, meta);
+        }
+    });
+    if let Some(r) = timers.redo {
+        start_redo_tasks(w, n, gen, r);
+    }
+}
+
+/// The redo tasks of a capture, spawned only for a redo changefeed (so a run without
+/// redo schedules exactly the tasks it did before redo existed).
+fn start_redo_tasks(w: &W, n: NodeId, gen: u64, r: RedoTimers) {
+    let sp = |p: u64, k: StepKind, f: StepFn| {
+        madsim::task::spawn(periodic(w.clone(), n, gen, p, 0, k, f));
+    };
+    // The redo operator controller and the redo basic scheduler: tasks of their own at
+    // the default ones' periods.
+    sp(200, StepKind::Operators, |ns, ctx, _, _| {
+        for m in ns.mm.maintainers.values_mut() {
+            m.execute_redo_operators(ctx);
+        }
+    });
+    sp(BASIC_SCHEDULER_INTERVAL_MS, StepKind::Scheduler, |ns, ctx, _, _| {
+        for m in ns.mm.maintainers.values_mut() {
+            m.run_redo_basic_scheduler(ctx);
+        }
+    });
+    // `handleRedoMetaTsMessage`.
+    sp(REDO_META_ROUND_MS, StepKind::MaintainerTick, |ns, ctx, _, _| {
+        for m in ns.mm.maintainers.values_mut() {
+            m.run_redo_meta(ctx);
+        }
+    });
+    // The redo log writer's flush and `collectRedoMeta`, both every `flush-interval`.
+    sp(r.flush_ms, StepKind::Flush, |ns, ctx, _, _| {
+        for dm in ns.orch.managers.values_mut() {
+            dm.flush_redo_sink(ctx);
+        }
+    });
+    sp(r.flush_ms, StepKind::Flush, |ns, ctx, _, _| {
+        for dm in ns.orch.managers.values_mut() {
+            dm.collect_redo_meta(ctx);
+        }
+    });
+    // The redo meta's `bgFlushMeta`, every `meta-flush-interval`.
+    sp(r.meta_flush_ms, StepKind::Flush, |ns, ctx, _, _| {
+        for dm in ns.orch.managers.values_mut() {
+            dm.flush_redo_meta(ctx);
         }
     });
 }

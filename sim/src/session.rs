@@ -78,6 +78,7 @@ async fn watchdog_fires(w: &W, n: NodeId, gen: u64) {
         // ErrCaptureSuicide cancels the server's context: the maintainer manager and the
         // coordinator stop with it.
         ns.mm.maintainers.clear();
+        ns.mm_stopped = true;
         ns.coord = None;
         ns.orch.close(ctx);
     });

@@ -42,6 +42,10 @@ pub struct Storage {
     pub ddl_ts: BTreeMap<TableId, DdlTsRow>,
     /// The reserved syncpoint row.
     pub ddl_ts_sync_point: Option<DdlTsRow>,
+    /// Row changes (table, commit ts, key) the redo log holds durably.
+    pub redo_rows: BTreeSet<(TableId, Ts, u64)>,
+    /// Commit ts of the DDLs the redo log holds durably.
+    pub redo_ddls: BTreeSet<Ts>,
     /// Block-event writes since the world's `record_ddl_ts` last looked: (commit ts,
     /// finished, is syncpoint). A put of the object starts the write (`SendDDLTsPre`), its
     /// rename finishes it (`SendDDLTs`).
@@ -62,11 +66,30 @@ impl Storage {
         match &content {
             ObjectContent::Ddl(d) => self.new_ddl_ts.push((d.commit_ts, false, false)),
             ObjectContent::SyncPoint(r) => self.new_ddl_ts.push((r.primary_ts, false, true)),
-            // Redo log objects are not downstream data (read by redo apply, I5).
-            ObjectContent::Rows(_) | ObjectContent::RedoRows(_) | ObjectContent::RedoDdl(_) => {}
+            // Redo log objects are not downstream data; the redo checks read them.
+            ObjectContent::RedoRows(rows) => {
+                self.redo_rows.extend(rows.iter().map(|r| (r.table_id, r.commit_ts, r.key)));
+            }
+            ObjectContent::RedoDdl(d) => {
+                self.redo_ddls.insert(d.commit_ts);
+            }
+            ObjectContent::Rows(_) | ObjectContent::RedoMeta(_) => {}
         }
         self.insert_object(path, content);
         Ok(())
+    }
+
+    /// The redo meta files under `dir` with their content (the redo meta's `initMeta` walk).
+    pub fn redo_metas(&self, dir: &str) -> Vec<(String, core_sched::sink::redo_meta::LogMeta)> {
+        let from = format!("{}/", dir);
+        self.objects
+            .range(from.clone()..)
+            .take_while(|(p, _)| p.starts_with(&from))
+            .filter_map(|(p, c)| match c {
+                ObjectContent::RedoMeta(m) => Some((p.clone(), *m)),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Whether the consumer reads the object at `path` (temporary uploads it does not).
@@ -149,7 +172,7 @@ impl Storage {
                 }
                 self.new_syncpoints.push(r.clone());
             }
-            ObjectContent::RedoRows(_) | ObjectContent::RedoDdl(_) => {}
+            ObjectContent::RedoRows(_) | ObjectContent::RedoDdl(_) | ObjectContent::RedoMeta(_) => {}
         }
         // Renaming onto an existing object replaces it: its rows are no longer durable
         // (no-data-loss then sees the loss).

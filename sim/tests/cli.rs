@@ -191,11 +191,18 @@ fn a_fix_is_shown_in_the_report_and_json() {
 }
 
 #[test]
-fn redo_mode_is_refused_as_bad_input() {
+fn redo_api_mode_without_redo_is_bad_input_and_with_redo_runs() {
     let d = temp_dir();
-    let p = write(&d, "redo.toml", &format!("{MINIMAL}[changefeed]\nconsistent-level = \"eventual\"\n"));
+    let p = write(&d, "redo.toml", &format!("api-mode = \"redo\"\n{MINIMAL}"));
     let err = assert_bad_input(&run(&["scenario", p.to_str().unwrap(), "--seed", "1"]));
-    assert!(err.contains("redo.toml:10: changefeed.consistent-level") && err.contains("not yet supported"), "{err}");
+    assert!(err.contains("redo.toml:1: api-mode = \"redo\" needs changefeed.consistent-level"), "{err}");
+    let p = write(
+        &d,
+        "redo_on.toml",
+        &format!("api-mode = \"redo\"\n{MINIMAL}[changefeed]\nconsistent-level = \"eventual\"\n"),
+    );
+    let o = run(&["scenario", p.to_str().unwrap(), "--seed", "1", "--no-report"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 }
 
 #[test]

@@ -154,6 +154,11 @@ pub struct DispatcherManager {
     pub blocked_writes: Vec<(DispatcherId, BlockEvent)>,
     /// Dispatchers whose barrier-write DONE `BlockOrWaitReportAfterWrite` holds.
     pub held_dones: Vec<DispatcherId>,
+    /// The write path closed while a block-event worker was parked in
+    /// `BlockOrWaitReportAfterWrite`: the close waits for the worker (closing the
+    /// executor waits for its goroutines, block_event_executor.go:118-125, from
+    /// `stopWritePath`, dispatcher_manager.go:1139-1141) until the failpoint is off.
+    pub close_waits_for_parked_worker: bool,
     /// Latency range [min, max] in ms of the table trigger's first schema-store
     /// initialisation (`InitalizeTableTriggerEventDispatcher`) inside the post-bootstrap
     /// handler, drawn per request from the seeded rng; [0, 0] (the default) runs the
@@ -210,7 +215,8 @@ pub struct DispatcherManager {
 
 impl DispatcherManager {
     pub fn new(cf: ChangefeedId, node: NodeId, config: ChangefeedConfig, sink_instance: u64) -> Self {
-        let redo = config.redo_enabled().then(|| RedoState::new(RedoSink::new(&cf, node, sink_instance)));
+        let redo =
+            config.redo_enabled().then(|| RedoState::new(RedoSink::new(&cf, node, sink_instance), sink_instance));
         DispatcherManager {
             cf,
             node,
@@ -240,6 +246,7 @@ impl DispatcherManager {
             fence_waiters: Vec::new(),
             blocked_writes: Vec::new(),
             held_dones: Vec::new(),
+            close_waits_for_parked_worker: false,
             schema_store_init_ms: [0, 0],
             post_bootstrap_in_flight: None,
             trigger_create_ms: [0, 0],
@@ -409,10 +416,12 @@ impl DispatcherManager {
                 }
                 None
             }
-            // The redo meta and forward handlers are not modelled yet (no redo trigger or
-            // redo meta exists); only a redo changefeed's maintainer sends these.
-            Message::RedoMetaMessage { .. } | Message::RedoResolvedTsForwardMessage { .. } => {
-                hit(P::DmRedoMessageIgnored);
+            Message::RedoMetaMessage { checkpoint_ts, resolved_ts, maintainer_epoch, .. } => {
+                self.handle_redo_meta(ctx, from, maintainer_epoch, checkpoint_ts, resolved_ts);
+                None
+            }
+            Message::RedoResolvedTsForwardMessage { resolved_ts, maintainer_epoch, .. } => {
+                self.handle_redo_forward(ctx, from, maintainer_epoch, resolved_ts);
                 None
             }
             _ => None,
@@ -1254,10 +1263,12 @@ impl DispatcherManager {
         self.dispatchers.clear();
         self.merge_tasks.clear();
         self.blocked_writes.clear();
+        self.close_waits_for_parked_worker = !self.held_dones.is_empty();
         self.held_dones.clear();
         self.fenced_trigger = self.trigger_id.take();
         if let Some(r) = self.redo.as_mut() {
             r.fenced_trigger = r.trigger_id.take();
+            r.stop_meta();
         }
         ctx.observe(Observation::DispatchersChanged);
         self.trace(ctx, "stopping dispatcher manager write path", vec![]);
@@ -1586,6 +1597,13 @@ impl DispatcherManager {
     /// The event service delivers events in commit-ts order up to `up_to`.
     pub fn feed(&mut self, id: DispatcherId, events: Vec<UpstreamEvent>, up_to: Ts) {
         if let Some(d) = self.dispatchers.get_mut(&id) {
+            // An event dispatcher held by the redo global ts has cached its batch and told
+            // the dynamic stream it blocks (event_dispatcher.go:137-142): its path gets
+            // nothing more until `HandleCacheEvents` wakes it.
+            if d.held_by_redo {
+                hit(P::RedoFeedPaused);
+                return;
+            }
             if up_to > d.fed_ts {
                 // A blocked dispatcher stops reading its queue; without this, a resolved ts per
                 // 50 ms poll would pile up for as long as it stays blocked. Adjacent resolved
@@ -1803,6 +1821,9 @@ impl DispatcherManager {
     }
 
     fn on_storage_outcome(&mut self, ctx: &mut Ctx, op_id: u64, res: Result<(), StorageError>) {
+        if self.on_redo_meta_put(ctx, op_id, &res) {
+            return;
+        }
         let outcome = match self.redo.as_mut().and_then(|r| r.sink.on_result(op_id, &res)) {
             Some(FlushOutcome::Failed { dispatcher, error, .. }) => {
                 self.on_redo_write_failed(ctx, dispatcher, error);
@@ -1927,6 +1948,7 @@ impl DispatcherManager {
                 && !self.fence_leaked
                 && self.post_bootstrap_in_flight.is_none()
                 && self.bootstrap_in_flight.is_none()
+                && !(self.close_waits_for_parked_worker && ctx.fp(FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE))
             {
                 hit(P::DmCloseFinishedAsync);
                 self.close_finished = true;
@@ -1997,6 +2019,8 @@ impl DispatcherManager {
             if let Some(r) = self.redo.as_mut().filter(|r| r.trigger_id == Some(id)) {
                 hit(P::RedoTriggerRemoved);
                 r.trigger_id = None;
+                // `Remove` cancels the meta's context.
+                r.stop_meta();
             }
             ctx.observe(Observation::DispatchersChanged);
             self.trace(
@@ -2216,7 +2240,7 @@ impl DispatcherManager {
         // so a fresh minimum here would skip them; the snapshot is what TiCDC sends.
         let fresh_fix = ctx.fix(crate::bugs::Fix::FreshStatusWatermark) && !self.write_path_closed;
         let mut wm = if fresh_fix { fresh } else { self.status_snapshot };
-        let redo_watermark = self.status_batch_redo_watermark(&batch);
+        let redo_watermark = self.status_batch_redo_watermark(&batch, fresh_fix);
         for (st, seq) in batch.iter().filter(|(st, _)| st.mode == Mode::Default) {
             wm.seq = wm.seq.max(*seq);
             if st.checkpoint_ts != 0 && st.checkpoint_ts < wm.checkpoint_ts {

@@ -102,7 +102,6 @@ pub struct Maintainer {
     pub cascade: bool,
     pub removed_feed: bool,
     pub close_pending: BTreeSet<NodeId>,
-    close_last_sent: u64,
     /// The time of the region count refresher's last full refresh.
     pub region_refresh_ms: u64,
     /// Nodes that joined after bootstrap and have not answered their bootstrap request
@@ -198,7 +197,6 @@ impl Maintainer {
             cascade: false,
             removed_feed: false,
             close_pending: BTreeSet::new(),
-            close_last_sent: 0,
             region_refresh_ms: ctx.now_ms,
             late_bootstrap: BTreeSet::new(),
         };
@@ -742,24 +740,29 @@ impl Maintainer {
                 self.resend_barrier(ctx, schema);
             }
             MaintainerState::Removing => {
-                if self.cascade && ctx.now_ms >= self.close_last_sent + MAINTAINER_TICK_MS * 5 {
-                    hit(P::MaintainerCloseSend);
-                    self.close_last_sent = ctx.now_ms;
-                    let pending: Vec<NodeId> = self.close_pending.iter().copied().collect();
-                    for n in pending {
-                        ctx.send(
-                            n,
-                            Message::MaintainerCloseRequest {
-                                cf: self.cf.clone(),
-                                removed: self.removed_feed,
-                                maintainer_epoch: self.epoch,
-                            },
-                        );
-                    }
+                // Every period event resends them (handleResendMessage, maintainer.go:1192-1199).
+                if self.cascade {
+                    self.send_close_requests(ctx);
                 }
                 self.maybe_stopped(ctx);
             }
             MaintainerState::Stopped => {}
+        }
+    }
+
+    /// `trySendMaintainerCloseRequestToAllNode` (maintainer.go:1232-1256): a close request
+    /// to every node that has not answered success.
+    fn send_close_requests(&mut self, ctx: &mut Ctx) {
+        hit(P::MaintainerCloseSend);
+        for n in self.close_pending.iter().copied() {
+            ctx.send(
+                n,
+                Message::MaintainerCloseRequest {
+                    cf: self.cf.clone(),
+                    removed: self.removed_feed,
+                    maintainer_epoch: self.epoch,
+                },
+            );
         }
     }
 
@@ -1590,7 +1593,6 @@ impl Maintainer {
         if cascade {
             hit(P::MaintainerRemoveCascade);
             self.close_pending = self.alive.clone();
-            self.close_last_sent = 0;
         } else {
             let me = self.node;
             hit(P::MaintainerRemoveNonCascade);
@@ -1784,6 +1786,14 @@ impl Maintainer {
     /// Replication count of a table (`GET /api/v2/changefeeds/{id}/tables`): tasks of any state.
     pub fn replication_count(&self, table: TableId) -> usize {
         self.pipe.sc.task_count_of_table(table)
+    }
+
+    /// `mode`'s controllers (`None`: redo on a changefeed without redo).
+    pub fn pipeline(&self, mode: Mode) -> Option<&Pipeline> {
+        match mode {
+            Mode::Default => Some(&self.pipe),
+            Mode::Redo => self.redo_pipe.as_ref(),
+        }
     }
 }
 

@@ -5,3 +5,4 @@
 pub mod cloudstorage;
 pub mod ddl_ts;
 pub mod redo;
+pub mod redo_meta;

@@ -306,14 +306,7 @@ fn a_table_dispatcher_flushes_then_waits_on_drop_database_and_a_db_pass_reaches_
         TS + 3,
     );
     assert!(block_reports(&o).is_empty(), "not WAITING before the row is durable");
-    let put = o
-        .storage
-        .iter()
-        .find_map(|r| match r {
-            StorageRequest::Put { op_id, .. } => Some(*op_id),
-            _ => None,
-        })
-        .expect("a forced flush");
+    let put = first_put(&o).expect("a forced flush");
     dm1.on_storage_result(&mut env.ctx(), put, Ok(()));
     dm1.on_storage_result(&mut env.ctx(), put, Ok(()));
     dm1.process(&mut env.ctx());
@@ -387,14 +380,7 @@ fn the_trigger_holds_a_drop_database_while_a_create_table_is_unacknowledged() {
         vec![UpstreamEvent::Ddl(create_table_ddl(13, TS - 3)), UpstreamEvent::Ddl(drop_database_ddl(SCHEMA, TS))],
         TS + 1,
     );
-    let put = o
-        .storage
-        .iter()
-        .find_map(|r| match r {
-            StorageRequest::Put { op_id, .. } => Some(*op_id),
-            _ => None,
-        })
-        .unwrap();
+    let put = first_put(&o).unwrap();
     dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
     dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
     dm0.process(&mut env.ctx());

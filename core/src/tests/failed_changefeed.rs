@@ -1,6 +1,7 @@
 //! A bootstrap that fails in the schema store (`ErrSnapshotLostByGC`), a node joining
 //! the failed maintainer, and the coordinator's `failed` state: persisted, stopped
-//! (unless `BlockBeforeStopChangefeed` holds the stop), never restarted.
+//! (unless `BlockBeforeStopChangefeed` holds the stop), never restarted by itself, and
+//! resumed by the user once its stop finished.
 
 use super::harness::*;
 use crate::coordinator::{ChangefeedInfo, Coordinator, MetaStore, BACKOFF_INITIAL_MS};
@@ -241,6 +242,79 @@ fn block_before_stop_changefeed_holds_the_stop_until_disabled() {
     assert_eq!(removes(&out), vec![(m, true, false)]);
     assert!(traced(&out, "stop changefeed"));
     assert_eq!(adds(&out), 0);
+}
+
+/// `cdc cli changefeed resume` of a failed changefeed (`FeedState.IsResumable`,
+/// pkg/config/changefeed.go:113-118): refused while its stop is held or in flight (the
+/// model's simplification, docs/fidelity.md row 51), then accepted: Normal, error
+/// cleared, placed again with a new epoch.
+#[test]
+fn a_failed_changefeed_is_resumed_once_its_stop_finished() {
+    let mut env = Env::new(0);
+    let (mut c, mut meta, m, epoch) = placed(&mut env);
+    env.fp_on(FP_BLOCK_BEFORE_STOP_CHANGEFEED);
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![gc_error()], false), &mut meta);
+    env.take();
+    assert!(!c.resume_changefeed(&mut env.ctx(), &cf(), &mut meta), "stop held");
+    env.fp_off(FP_BLOCK_BEFORE_STOP_CHANGEFEED);
+    env.now += 200;
+    c.tick(&mut env.ctx(), &mut meta);
+    assert_eq!(removes(&env.take()), vec![(m, true, false)]);
+    assert!(!c.resume_changefeed(&mut env.ctx(), &cf(), &mut meta), "stop in flight");
+    assert_eq!(meta.changefeeds[&cf()].state, FeedState::Failed);
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![], true), &mut meta);
+    assert!(traced(&env.take(), "changefeed stopped"));
+    assert!(c.resume_changefeed(&mut env.ctx(), &cf(), &mut meta));
+    let out = env.take();
+    let info = &meta.changefeeds[&cf()];
+    assert_eq!(info.state, FeedState::Normal);
+    assert_eq!(info.last_error, None);
+    assert!(traced(&out, "resume changefeed"));
+    let new_epoch = out.msgs.iter().find_map(|e| match &e.msg {
+        Message::AddMaintainerRequest { maintainer_epoch, .. } => Some(*maintainer_epoch),
+        _ => None,
+    });
+    assert!(new_epoch.is_some_and(|e| e > epoch), "placed again with a new epoch: {:?}", new_epoch);
+    // A running changefeed is not resumable.
+    assert!(!c.resume_changefeed(&mut env.ctx(), &cf(), &mut meta));
+}
+
+/// Before its discovery ends a new coordinator has no changefeeds loaded: a pause,
+/// resume or move is refused (TiCDC's API answers `changefeed not found`,
+/// coordinator/controller.go:981-985, 1026-1029). A resume there used to leave the
+/// discovered, stopping maintainer with no operator for it.
+#[test]
+fn a_coordinator_still_discovering_refuses_pause_resume_and_move() {
+    let mut env = Env::new(0);
+    let (mut c, mut meta, m, epoch) = placed(&mut env);
+    assert!(c.pause_changefeed(&mut env.ctx(), &cf(), &mut meta));
+    env.take();
+    // The coordinator is lost; the next one hears from the stopping maintainer first.
+    let mut c = Coordinator::new(n(CF_EPOCH_NODE), nodes(&[0, 1]));
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![], false), &mut meta);
+    assert!(!c.discovery_done());
+    assert!(!c.resume_changefeed(&mut env.ctx(), &cf(), &mut meta));
+    assert!(!c.pause_changefeed(&mut env.ctx(), &cf(), &mut meta));
+    assert_eq!(c.move_maintainer(&mut env.ctx(), &cf(), if m == n(0) { n(1) } else { n(0) }), None);
+    assert_eq!(meta.changefeeds[&cf()].state, FeedState::Stopped);
+    let other = if m == n(0) { n(1) } else { n(0) };
+    c.handle_message(&mut env.ctx(), other, Message::MaintainerHeartbeat { statuses: vec![] }, &mut meta);
+    c.tick(&mut env.ctx(), &mut meta);
+    assert!(c.discovery_done());
+    assert!(c.resume_changefeed(&mut env.ctx(), &cf(), &mut meta));
+}
+
+/// A resume persists a new epoch at once (controller.go:1045-1046), even while the
+/// paused generation's stop is still in flight: a coordinator that takes over before the
+/// re-add must find that generation stale, not adopt it.
+#[test]
+fn a_resume_persists_a_new_epoch_before_the_re_add() {
+    let mut env = Env::new(0);
+    let (mut c, mut meta, _m, epoch) = placed(&mut env);
+    assert!(c.pause_changefeed(&mut env.ctx(), &cf(), &mut meta));
+    assert!(c.resume_changefeed(&mut env.ctx(), &cf(), &mut meta));
+    assert_eq!(adds(&env.take()), 0, "the paused generation is still stopping");
+    assert!(meta.changefeeds[&cf()].epoch > epoch, "the resume persisted a new epoch");
 }
 
 #[test]

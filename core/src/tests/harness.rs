@@ -521,3 +521,11 @@ pub fn dm_feed(
 pub fn row(table: TableId, key: u64, ts: Ts) -> RowChange {
     RowChange { table_id: table, key, commit_ts: ts, op: RowOp::Insert, value: key }
 }
+
+/// The op ID of the first storage Put a step issued.
+pub fn first_put(o: &Out) -> Option<u64> {
+    o.storage.iter().find_map(|r| match r {
+        StorageRequest::Put { op_id, .. } => Some(*op_id),
+        _ => None,
+    })
+}

@@ -18,6 +18,7 @@ mod pipeline;
 mod props;
 mod redo;
 mod redo_maintainer;
+mod redo_meta;
 mod redo_wire;
 mod sink;
 mod start_ts;

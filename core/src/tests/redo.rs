@@ -507,3 +507,45 @@ fn a_local_fence_closes_both_triggers_and_the_redo_sink() {
     dm.heartbeat(&mut env.ctx(), false);
     assert!(dm.close_finished);
 }
+
+#[test]
+fn a_held_event_dispatcher_gets_no_more_events_until_the_forward_wakes_it() {
+    let (mut dm, mut env) = with_table();
+    dm.redo.as_mut().unwrap().global_ts = START + 5;
+    dm.feed(ED, rows(&[START + 8]), START + 10);
+    dm.process(&mut env.ctx());
+    assert!(dm.dispatchers[&ED].held_by_redo);
+    // Its path blocks: a later batch (a newer resolved ts) is not delivered, so the held
+    // batch is the one the forward releases.
+    dm.feed(ED, rows(&[START + 12]), START + 20);
+    let ed = &dm.dispatchers[&ED];
+    assert_eq!(ed.fed_ts, START + 10);
+    assert_eq!(ed.queue.len(), 2, "the held row and its resolved ts only: {:?}", ed.queue);
+    assert!(dm.set_redo_global_ts(&mut env.ctx(), START + 10));
+    let ed = &dm.dispatchers[&ED];
+    assert!(!ed.held_by_redo && ed.queue.is_empty());
+    assert_eq!(ed.resolved_ts, START + 10);
+    dm.feed(ED, rows(&[START + 12]), START + 20);
+    assert_eq!(dm.dispatchers[&ED].fed_ts, START + 20, "delivered again once woken");
+}
+
+#[test]
+fn a_status_batch_carries_the_stale_redo_snapshot_unless_fresh_status_watermark() {
+    const RD2: DispatcherId = DispatcherId(7103);
+    let mut got = vec![];
+    for fix in [false, true] {
+        let (mut dm, mut env) = with_table();
+        if fix {
+            env = env.with_fix(crate::bugs::Fix::FreshStatusWatermark);
+        }
+        // The collector's copy of the last redo aggregate claims more than RD has.
+        dm.redo.as_mut().unwrap().status_snapshot =
+            Watermark { checkpoint_ts: START + 50, resolved_ts: START + 50, seq: 1 };
+        dm_handle(&mut dm, &mut env, 0, redo_create(RD2, 11, START + 60));
+        let o = dm_feed(&mut dm, &mut env, RD2, vec![], START + 61);
+        let redo = heartbeats(&o).into_iter().find(|(_, r, st)| r.is_some() && st.iter().any(|s| s.id == RD2));
+        got.push(redo.expect("a status batch with RD2").1.unwrap().checkpoint_ts);
+    }
+    assert_eq!(got[0], START + 50, "TiCDC: the snapshot, not lowered by RD2's status");
+    assert_eq!(got[1], START, "fixed: afresh over the redo dispatchers (the redo trigger is the lowest)");
+}

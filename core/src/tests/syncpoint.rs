@@ -296,14 +296,7 @@ fn the_trigger_holds_a_syncpoint_while_a_create_table_is_unacknowledged() {
         vec![UpstreamEvent::Ddl(create_table_ddl(12, S - 3)), UpstreamEvent::SyncPoint(S)],
         S + 1,
     );
-    let put = o
-        .storage
-        .iter()
-        .find_map(|r| match r {
-            StorageRequest::Put { op_id, .. } => Some(*op_id),
-            _ => None,
-        })
-        .unwrap();
+    let put = first_put(&o).unwrap();
     dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
     dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
     dm0.process(&mut env.ctx());
@@ -399,6 +392,37 @@ fn report_after_write_holds_the_done_and_the_next_block_event_waits_behind_it() 
     // Now the CREATE is written, after the DONE.
     dm0.process(&mut env.ctx());
     assert!(put_of(&env.take(), true).is_some(), "the CREATE is written once the DONE is out");
+}
+
+/// A close of the write path while a worker is parked in `BlockOrWaitReportAfterWrite`
+/// waits for it: closing the executor waits for its goroutines (block_event_executor.go:
+/// 118-125, from `stopWritePath`, dispatcher_manager.go:1139-1141), so the close finishes
+/// only once the failpoint is off.
+#[test]
+fn a_close_waits_for_a_worker_parked_in_report_after_write() {
+    let (mut dm0, _, mut env) = managers();
+    env.fp_on(FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE);
+    dm_feed(&mut dm0, &mut env, TRIG, vec![UpstreamEvent::SyncPoint(S)], S + 1);
+    let (_, o) = dm_handle(
+        &mut dm0,
+        &mut env,
+        0,
+        action_msg(ActionKind::Write, S, true, InfluencedDispatchers::Normal(vec![TRIG])),
+    );
+    let put = first_put(&o).expect("the syncpoint is written");
+    dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
+    dm0.on_storage_result(&mut env.ctx(), put, Ok(()));
+    assert_eq!(dm0.held_dones, vec![TRIG]);
+    let close = Message::MaintainerCloseRequest { cf: cf(), removed: false, maintainer_epoch: EPOCH };
+    dm_handle(&mut dm0, &mut env, 0, close);
+    assert!(dm0.write_path_closed);
+    env.now += 1_000;
+    dm0.heartbeat(&mut env.ctx(), true);
+    assert!(!dm0.close_finished, "the close waits for the parked worker");
+    env.fp_off(FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE);
+    env.now += 1_000;
+    dm0.heartbeat(&mut env.ctx(), true);
+    assert!(dm0.close_finished);
 }
 
 #[test]

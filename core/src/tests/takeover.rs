@@ -319,7 +319,7 @@ fn cascade_remove_of_a_missing_maintainer_closes_every_manager_then_reports_stop
     mm.coordinator = Some(n(0));
     mm.alive = nodes(&[1, 2]);
     let mut msgs = remove_maintainer(&mut mm, true);
-    // The close requests go out at the maintainer's next close round.
+    // The close requests go out at removal and again on every period event.
     let mut env = Env::new(1);
     env.now = 5_000;
     mm.maintainers.get_mut(&cf()).unwrap().on_tick(&mut env.ctx(), &crate::maintainer::NoSchema);
@@ -331,7 +331,7 @@ fn cascade_remove_of_a_missing_maintainer_closes_every_manager_then_reports_stop
         .map(|e| e.to)
         .collect();
     closes.sort();
-    assert_eq!(closes, vec![n(1), n(2)]);
+    assert_eq!(closes, vec![n(1), n(1), n(2), n(2)], "one round at removal, one at the tick");
     assert!(heartbeat_statuses(&msgs).iter().all(|s| !s.removed), "not stopped before the managers closed");
     for from in [1, 2] {
         let resp = Message::MaintainerCloseResponse { cf: cf(), success: true, maintainer_epoch: 7 };

@@ -27,7 +27,7 @@ pub fn check_no_write_after_fence(
             StorageRequest::Rename { to, .. } => {
                 Some(format!("capture {} renamed onto {} after its local fence", n, to))
             }
-            StorageRequest::Delete { .. } => None,
+            StorageRequest::Delete { .. } | StorageRequest::ListRedoMeta { .. } => None,
         })
         .map(|d| (NO_WRITE_AFTER_FENCE, d))
         .collect()

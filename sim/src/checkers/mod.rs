@@ -21,6 +21,7 @@ mod errors;
 mod fencing;
 mod maintainer;
 mod placement;
+mod redo;
 
 pub use barrier::*;
 pub use data_loss::*;
@@ -29,6 +30,7 @@ pub use errors::*;
 pub use fencing::*;
 pub use maintainer::*;
 pub use placement::*;
+pub use redo::*;
 
 pub const ONE_DISPATCHER_PER_KEY: &str = "one-dispatcher-per-key";
 pub const ONE_INSTANCE_PER_ID: &str = "one-instance-per-dispatcher-id";
@@ -62,6 +64,11 @@ pub const BARRIER_OWNER_ONLY: &str = "barrier-owner-only";
 /// no downstream write once its drop is written and the changefeed's checkpoint passed
 /// it (see [`check_no_write_after_drop`]).
 pub const NO_WRITE_AFTER_DROP: &str = "no-write-after-drop";
+/// With redo on: no event dispatcher writes a row or DDL downstream before the redo log
+/// holds it (see [`writes_beyond_redo`]).
+pub const NO_WRITE_BEYOND_REDO: &str = "no-write-beyond-redo";
+/// With redo on: a durable redo meta is a recovery point (see [`RedoMetaChecker`]).
+pub const REDO_META_DURABLE: &str = "redo-meta-durable";
 pub const ALL_INVARIANTS: &[&str] = &[
     ONE_DISPATCHER_PER_KEY,
     ONE_INSTANCE_PER_ID,
@@ -77,6 +84,8 @@ pub const ALL_INVARIANTS: &[&str] = &[
     NO_WRITE_AFTER_FENCE,
     BARRIER_OWNER_ONLY,
     NO_WRITE_AFTER_DROP,
+    NO_WRITE_BEYOND_REDO,
+    REDO_META_DURABLE,
     CONVERGES,
 ];
 
@@ -105,6 +114,8 @@ pub const REGISTRY: &[InvariantInfo] = &[
     InvariantInfo { name: NO_WRITE_AFTER_FENCE, family: "fencing", guards: "a local-fenced capture issues no downstream write" },
     InvariantInfo { name: BARRIER_OWNER_ONLY, family: "barrier", guards: "a block status counts only from the node its dispatcher's task is bound to" },
     InvariantInfo { name: NO_WRITE_AFTER_DROP, family: "drop", guards: "no write of a dropped table once its drop is written and the checkpoint passed it" },
+    InvariantInfo { name: NO_WRITE_BEYOND_REDO, family: "redo", guards: "with redo on, an event dispatcher writes a row or DDL downstream only once the redo log holds it durably" },
+    InvariantInfo { name: REDO_META_DURABLE, family: "redo", guards: "a durable redo meta's checkpoint is at most its resolved ts, every change at or below its resolved ts is in the redo log, every change at or below its checkpoint downstream" },
     InvariantInfo { name: CONVERGES, family: "end of run (runner)", guards: "the cluster settles after the faults stop: every table scheduled, the barrier and checkpoint move, the end checks hold" },
 ];
 

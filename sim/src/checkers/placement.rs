@@ -21,9 +21,10 @@ fn can_write(state: ComponentState, removing: bool) -> bool {
     !removing && matches!(state, ComponentState::Initializing | ComponentState::Working)
 }
 
-/// A writable dispatcher of a table: span, ID, node, start ts, and the ts of the DDL
-/// dropping the table it is held at, if any.
-type Writer = (TableSpan, DispatcherId, NodeId, Ts, Option<Ts>);
+/// A writable dispatcher of a table: its mode, span, ID, node, start ts, and the ts of the
+/// DDL dropping the table it is held at, if any. Each mode is placed on its own (a redo
+/// dispatcher beside each event dispatcher writes the redo log, not the downstream).
+type Writer = (Mode, TableSpan, DispatcherId, NodeId, Ts, Option<Ts>);
 
 /// Buffers [`check_dispatchers_with`] reuses from one check to the next (it runs after
 /// every step that changed a dispatcher set, over every dispatcher of the cluster).
@@ -69,14 +70,14 @@ fn drop_ts(d: &core_sched::dispatcher::Dispatcher) -> Option<Ts> {
 /// Two lives of a recovered table: the old one held at its drop, the new one starting at
 /// or after it.
 fn lives(a: &Writer, b: &Writer) -> bool {
-    a.4.is_some_and(|d| b.3 >= d)
+    a.5.is_some_and(|d| b.4 >= d)
 }
 
 /// Whether [`check_dispatchers_full`] would report anything: the same predicates.
 fn placement_suspect(managers: &[(NodeId, &DispatcherManager)], s: &mut PlacementScratch) -> bool {
     s.ids.clear();
     s.writers.clear();
-    let mut triggers: Vec<&ChangefeedId> = Vec::new();
+    let mut triggers: Vec<(&ChangefeedId, Mode)> = Vec::new();
     for &(n, dm) in managers {
         if dm.maintainer_id != n && dm.dispatchers.values().any(|d| d.is_trigger) {
             return true;
@@ -88,10 +89,10 @@ fn placement_suspect(managers: &[(NodeId, &DispatcherManager)], s: &mut Placemen
             }
             if d.is_trigger {
                 if d.registered {
-                    triggers.push(&dm.cf);
+                    triggers.push((&dm.cf, d.mode));
                 }
             } else {
-                s.writers.push((d.span, d.id, n, d.start_ts, drop_ts(d)));
+                s.writers.push((d.mode, d.span, d.id, n, d.start_ts, drop_ts(d)));
             }
         }
     }
@@ -105,9 +106,12 @@ fn placement_suspect(managers: &[(NodeId, &DispatcherManager)], s: &mut Placemen
     s.writers.sort_unstable();
     let mut active: Vec<usize> = Vec::new();
     for (i, w) in s.writers.iter().enumerate() {
-        active.retain(|&j| s.writers[j].0.table_id == w.0.table_id && s.writers[j].0.end > w.0.start);
+        active.retain(|&j| {
+            let o = &s.writers[j];
+            o.0 == w.0 && o.1.table_id == w.1.table_id && o.1.end > w.1.start
+        });
         let v = &s.writers;
-        if active.iter().any(|&j| v[j].0.overlaps(&w.0) && !lives(&v[j], w) && !lives(w, &v[j])) {
+        if active.iter().any(|&j| v[j].1.overlaps(&w.1) && !lives(&v[j], w) && !lives(w, &v[j])) {
             return true;
         }
         active.push(i);
@@ -122,12 +126,13 @@ pub fn check_dispatchers_full<'a>(
 ) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     let mut by_id: BTreeMap<DispatcherId, NodeId> = BTreeMap::new();
-    let mut by_table: BTreeMap<TableId, Vec<Writer>> = BTreeMap::new();
-    let mut triggers: BTreeMap<&ChangefeedId, Vec<(DispatcherId, NodeId)>> = BTreeMap::new();
+    let mut by_table: BTreeMap<(Mode, TableId), Vec<Writer>> = BTreeMap::new();
+    let mut triggers: BTreeMap<(&ChangefeedId, Mode), Vec<(DispatcherId, NodeId)>> = BTreeMap::new();
     for (n, dm) in managers {
         if dm.maintainer_id != n {
             if let Some(t) = dm.dispatchers.values().find(|d| d.is_trigger) {
-                out.push((TABLE_TRIGGER_OWNER, format!("dispatcher manager of changefeed {} on {} holds table trigger event dispatcher {} but is owned by the maintainer on {} (epoch {})", dm.cf, n, t.id, dm.maintainer_id, dm.maintainer_epoch)));
+                let what = if t.is_redo() { "redo" } else { "event" };
+                out.push((TABLE_TRIGGER_OWNER, format!("dispatcher manager of changefeed {} on {} holds table trigger {} dispatcher {} but is owned by the maintainer on {} (epoch {})", dm.cf, n, what, t.id, dm.maintainer_id, dm.maintainer_epoch)));
             }
         }
         for d in dm.dispatchers.values() {
@@ -142,34 +147,43 @@ pub fn check_dispatchers_full<'a>(
                 // request initialised its schema store and registered it with the event
                 // collector; before that it cannot write a DDL.
                 if d.registered {
-                    triggers.entry(&dm.cf).or_default().push((d.id, n));
+                    triggers.entry((&dm.cf, d.mode)).or_default().push((d.id, n));
                 }
             } else {
                 // A dispatcher held by a DDL that drops its table (DROP TABLE, DROP
                 // DATABASE, a partition drop) writes nothing of the table's next life
                 // (RECOVER TABLE keeps the ID): its drop ts.
-                by_table.entry(d.span.table_id).or_default().push((d.span, d.id, n, d.start_ts, drop_ts(d)));
+                by_table.entry((d.mode, d.span.table_id)).or_default().push((
+                    d.mode,
+                    d.span,
+                    d.id,
+                    n,
+                    d.start_ts,
+                    drop_ts(d),
+                ));
             }
         }
     }
-    for (cf, t) in triggers {
+    for ((cf, mode), t) in triggers {
         if t.len() > 1 {
+            let what = if mode == Mode::Redo { "redo" } else { "event" };
             out.push((
                 ONE_TABLE_TRIGGER,
-                format!("changefeed {} has {} live table trigger event dispatchers: {:?}", cf, t.len(), t),
+                format!("changefeed {} has {} live table trigger {} dispatchers: {:?}", cf, t.len(), what, t),
             ));
         }
     }
-    for (table, mut v) in by_table {
+    for ((mode, table), mut v) in by_table {
         v.sort();
+        let what = if mode == Mode::Redo { "redo dispatchers" } else { "dispatchers" };
         for i in 1..v.len() {
             for j in 0..i {
-                if v[j].0.overlaps(&v[i].0) && !lives(&v[j], &v[i]) && !lives(&v[i], &v[j]) {
+                if v[j].1.overlaps(&v[i].1) && !lives(&v[j], &v[i]) && !lives(&v[i], &v[j]) {
                     out.push((
                         ONE_DISPATCHER_PER_KEY,
                         format!(
-                            "table {}: dispatchers {} on {} {} and {} on {} {} cover the same keys",
-                            table, v[j].1, v[j].2, v[j].0, v[i].1, v[i].2, v[i].0
+                            "table {}: {} {} on {} {} and {} on {} {} cover the same keys",
+                            table, what, v[j].2, v[j].3, v[j].1, v[i].2, v[i].3, v[i].1
                         ),
                     ));
                 }

@@ -2,7 +2,7 @@
 //! (a new incarnation that leaves and rejoins the cluster).
 
 use super::Driver;
-use crate::node::start_node_tasks;
+use crate::node::{start_node_tasks, NodeTimers};
 use crate::scenario::*;
 use crate::world::*;
 use core_sched::types::*;
@@ -10,7 +10,7 @@ use std::time::Duration;
 
 /// Spawn one madsim node per capture; a `join-later` capture's process waits for its
 /// `start` step.
-pub(super) fn spawn_captures(w: &W, scn: &Scenario, flush_ms: u64) -> Vec<madsim::runtime::NodeHandle> {
+pub(super) fn spawn_captures(w: &W, scn: &Scenario, timers: NodeTimers) -> Vec<madsim::runtime::NodeHandle> {
     let nodes = scn.cluster.nodes;
     let handle = madsim::runtime::Handle::current();
     for j in &scn.cluster.join_later {
@@ -51,7 +51,7 @@ pub(super) fn spawn_captures(w: &W, scn: &Scenario, flush_ms: u64) -> Vec<madsim
                         );
                         gen
                     };
-                    start_node_tasks(&w, n, gen, flush_ms);
+                    start_node_tasks(&w, n, gen, timers);
                     std::future::pending::<()>().await;
                 }
             })

@@ -19,7 +19,7 @@ fn duration_ms(s: &Option<String>, default: u64) -> u64 {
 
 /// The core's changefeed config from the scenario's `[changefeed]` table (the core's
 /// defaults for what it leaves out).
-pub(super) fn changefeed_config(c: &ChangefeedDef) -> ChangefeedConfig {
+pub(crate) fn changefeed_config(c: &ChangefeedDef) -> ChangefeedConfig {
     let mut s = SchedulerConfig {
         enable_table_across_nodes: c.enable_table_across_nodes,
         enable_splittable_check: c.enable_splittable_check,

@@ -32,7 +32,11 @@ impl Driver {
         }
         if g.meta.changefeeds.get(&g.cf).map(|i| i.state == FeedState::Failed).unwrap_or(false) {
             // A failed changefeed converges to stopped: no maintainer and no dispatcher
-            // manager of it runs anywhere (its data is not expected downstream).
+            // manager of it runs anywhere (its data is not expected downstream), unless
+            // the workload is going to resume it.
+            if g.resumes_pending > 0 {
+                reason!("failed changefeed waits for the workload's resume");
+            }
             if let Some((n, m)) = g.maintainer() {
                 reason!("failed changefeed still has a {:?} maintainer on {}", m.state, n);
             }
@@ -58,42 +62,51 @@ impl Driver {
         if !m.initialized() {
             return vec![format!("maintainer not bootstrapped{}", feed)];
         }
-        for op in m.pipe.oc.running() {
-            reason!("operator still running: {}", op.describe());
+        // Each mode's controllers converge on their own (a redo changefeed has two).
+        let pipes: Vec<(&str, &core_sched::maintainer::Pipeline)> = [Mode::Default, Mode::Redo]
+            .into_iter()
+            .filter_map(|mode| m.pipeline(mode).map(|p| (if mode == Mode::Redo { "redo " } else { "" }, p)))
+            .collect();
+        for (what, pipe) in &pipes {
+            for op in pipe.oc.running() {
+                reason!("{}operator still running: {}", what, op.describe());
+            }
+            for r in pipe.sc.tasks.values() {
+                if r.state != ReplicaState::Replicating {
+                    reason!("{}span {} of table {} is {:?}", what, r.id, r.span.table_id, r.state);
+                }
+                // The scheduled table set is the upstream's, each table in its current
+                // database (DROP/TRUNCATE/partition DDLs removed theirs, RENAMEs moved them).
+                if r.id == pipe.sc.ddl_span_id {
+                    continue;
+                }
+                match g.upstream.tables.get(&r.span.table_id).filter(|t| t.dropped_ts.is_none()) {
+                    None => reason!(
+                        "{}span {} of table {} is scheduled, but the table is dropped upstream",
+                        what,
+                        r.id,
+                        r.span.table_id
+                    ),
+                    Some(t) if t.schema_id != r.schema_id => reason!(
+                        "{}span {} of table {} ({}) is scheduled in schema {}, upstream it is in schema {}",
+                        what,
+                        r.id,
+                        t.id,
+                        t.name,
+                        r.schema_id,
+                        t.schema_id
+                    ),
+                    Some(_) => {}
+                }
+            }
         }
-        for r in m.pipe.sc.tasks.values() {
-            if r.state != ReplicaState::Replicating {
-                reason!("span {} of table {} is {:?}", r.id, r.span.table_id, r.state);
-            }
-            // The scheduled table set is the upstream's, each table in its current
-            // database (DROP/TRUNCATE/partition DDLs removed theirs, RENAMEs moved them).
-            if r.id == m.pipe.sc.ddl_span_id {
-                continue;
-            }
-            match g.upstream.tables.get(&r.span.table_id).filter(|t| t.dropped_ts.is_none()) {
-                None => reason!(
-                    "span {} of table {} is scheduled, but the table is dropped upstream",
-                    r.id,
-                    r.span.table_id
-                ),
-                Some(t) if t.schema_id != r.schema_id => reason!(
-                    "span {} of table {} ({}) is scheduled in schema {}, upstream it is in schema {}",
-                    r.id,
-                    t.id,
-                    t.name,
-                    r.schema_id,
-                    t.schema_id
-                ),
-                Some(_) => {}
-            }
-        }
-        let mut working: BTreeMap<TableId, Vec<TableSpan>> = BTreeMap::new();
+        let mut working: BTreeMap<(Mode, TableId), Vec<TableSpan>> = BTreeMap::new();
         for (i, s) in g.nodes.iter().enumerate() {
             let Some(st) = &s.state else { continue };
             for dm in st.orch.managers.values() {
                 for d in dm.dispatchers.values() {
                     if d.state == ComponentState::Working && !d.try_removing && !d.is_trigger {
-                        working.entry(d.span.table_id).or_default().push(d.span);
+                        working.entry((d.mode, d.span.table_id)).or_default().push(d.span);
                     }
                     // Every live dispatcher must be one the maintainer knows about.
                     if !d.try_removing && !d.is_trigger {
@@ -110,9 +123,11 @@ impl Driver {
                             );
                         }
                     }
-                    if !d.try_removing && !d.is_trigger && m.pipe.sc.get(&d.id).is_none() {
+                    let known = m.pipeline(d.mode).is_some_and(|p| p.sc.get(&d.id).is_some());
+                    if !d.try_removing && !d.is_trigger && !known {
                         reason!(
-                            "dispatcher {} of table {} on {} is unknown to the maintainer",
+                            "{}dispatcher {} of table {} on {} is unknown to the maintainer",
+                            if d.is_redo() { "redo " } else { "" },
                             d.id,
                             d.span.table_id,
                             NodeId(i as u32)
@@ -122,12 +137,15 @@ impl Driver {
             }
         }
         for t in g.upstream.tables.values().filter(|t| t.dropped_ts.is_none()) {
-            if !m.pipe.sc.is_table_exists(t.id) {
-                reason!("table {} ({}) has no span", t.id, t.name);
-            }
-            let holes = find_holes(t.id, working.get(&t.id).map(|v| v.as_slice()).unwrap_or(&[]));
-            if !holes.is_empty() {
-                reason!("table {} ({}) not covered by Working dispatchers: {:?}", t.id, t.name, holes);
+            for (what, pipe) in &pipes {
+                if !pipe.sc.is_table_exists(t.id) {
+                    reason!("table {} ({}) has no {}span", t.id, t.name, what);
+                }
+                let mode = pipe.mode;
+                let holes = find_holes(t.id, working.get(&(mode, t.id)).map(|v| v.as_slice()).unwrap_or(&[]));
+                if !holes.is_empty() {
+                    reason!("table {} ({}) not covered by Working {}dispatchers: {:?}", t.id, t.name, what, holes);
+                }
             }
             if g.storage.table_rows(t.id) != t.rows {
                 reason!("table {} ({}) downstream differs from upstream", t.id, t.name);
@@ -144,7 +162,7 @@ impl Driver {
                         let cp = d.checkpoint_ts();
                         if cp < target {
                             let why = format!(
-                                "dispatcher {} (table {}) on {} {:?} checkpoint {}{}{}{}{}{}",
+                                "dispatcher {} (table {}) on {} {:?} checkpoint {}{}{}{}{}{}{}",
                                 d.id,
                                 d.span.table_id,
                                 NodeId(i as u32),
@@ -175,6 +193,10 @@ impl Driver {
                                 },
                                 if d.try_removing { ", removing" } else { "" },
                                 if !d.registered { ", not registered" } else { "" },
+                                match dm.redo.as_ref().filter(|_| d.held_by_redo) {
+                                    Some(r) => format!(", held by the redo global ts {}", r.global_ts),
+                                    None => String::new(),
+                                },
                             );
                             slow.push((cp, why));
                         }

@@ -109,7 +109,8 @@ impl Driver {
                         .lock()
                         .unwrap()
                         .maintainer()
-                        .map(|(_, m)| m.replication_count(self.tables.get(table).copied().unwrap_or(-1)))
+                        .and_then(|(_, m)| m.pipeline(self.api_mode()))
+                        .map(|p| p.sc.task_count_of_table(self.tables.get(table).copied().unwrap_or(-1)))
                         .unwrap_or(0);
                     CheckResult {
                         check: format!("replication_count {} {:?} {}", table, op, count),

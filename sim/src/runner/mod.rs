@@ -27,7 +27,7 @@ use crate::checkers::*;
 use crate::result::*;
 use crate::scenario::*;
 use crate::world::*;
-use config::changefeed_config;
+pub(crate) use config::changefeed_config;
 use core_sched::bugs::Bugs;
 use core_sched::types::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -172,6 +172,16 @@ struct Driver {
     dml_loops: Vec<Arc<AtomicBool>>,
 }
 
+impl Driver {
+    /// The scenario's `api-mode` (the loader allows only `default` and `redo`).
+    fn api_mode(&self) -> Mode {
+        match self.scn.api_mode.as_deref() {
+            Some("redo") => Mode::Redo,
+            _ => Mode::Default,
+        }
+    }
+}
+
 /// One run inside the madsim runtime: setup, steps, converge, checks, result.
 async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunResult {
     init_clock();
@@ -207,7 +217,14 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
     let net = handle.create_node().name("network").build();
     w.lock().unwrap().net_handle = Some(net);
     let flush_ms = cfg.sink.flush_interval_ms;
-    let handles = cluster::spawn_captures(&w, &scn, flush_ms);
+    let timers = crate::node::NodeTimers {
+        flush_ms,
+        redo: cfg.consistent.redo_enabled().then_some(crate::node::RedoTimers {
+            flush_ms: cfg.consistent.flush_interval_ms,
+            meta_flush_ms: cfg.consistent.meta_flush_interval_ms,
+        }),
+    };
+    let handles = cluster::spawn_captures(&w, &scn, timers);
     let mut d = Driver {
         w: w.clone(),
         scn: scn.clone(),

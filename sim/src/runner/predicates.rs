@@ -84,6 +84,9 @@ impl Driver {
         };
         let g = self.w.lock().unwrap();
         let m = g.maintainer().map(|(_, m)| m);
+        // The table predicates look at the scenario's API mode's controllers.
+        let mode = self.api_mode();
+        let pipe = m.and_then(|m| m.pipeline(mode));
         Ok(match p {
             Predicate::TableExistsDownstream { table } => {
                 let id = self.table(table)?;
@@ -96,20 +99,18 @@ impl Driver {
                 !g.storage.database_exists(database, &tables_of_database(&g.upstream, database))
             }
             Predicate::ReplicationCount { table, op, count } => {
-                let c = m
-                    .filter(|m| m.initialized())
-                    .map(|m| m.replication_count(self.table(table).unwrap_or(-1)))
+                let c = pipe
+                    .filter(|_| m.is_some_and(|m| m.initialized()))
+                    .map(|p| p.sc.task_count_of_table(self.table(table).unwrap_or(-1)))
                     .unwrap_or(0);
                 cmp(*op, c, *count)
             }
             Predicate::TableNodeCount { table, op, count } => {
                 let t = self.table(table)?;
-                let c = m
-                    .filter(|m| m.initialized())
-                    .map(|m| {
-                        m.pipe
-                            .sc
-                            .tasks_of_table(t)
+                let c = pipe
+                    .filter(|_| m.is_some_and(|m| m.initialized()))
+                    .map(|p| {
+                        p.sc.tasks_of_table(t)
                             .iter()
                             .filter(|r| r.state == core_sched::maintainer::span_controller::ReplicaState::Replicating)
                             .filter_map(|r| r.node)
@@ -121,22 +122,22 @@ impl Driver {
             }
             Predicate::TableScheduled { table } => {
                 let t = self.table(table)?;
-                m.map(|m| {
-                    let ts = m.pipe.sc.tasks_of_table(t);
+                pipe.map(|p| {
+                    let ts = p.sc.tasks_of_table(t);
                     !ts.is_empty() && ts.iter().all(|r| r.node.is_some())
                 })
                 .unwrap_or(false)
             }
             Predicate::TableOnNode { table, .. } => {
                 let t = self.table(table)?;
-                m.filter(|m| m.initialized())
-                    .map(|m| {
-                        let ts = m.pipe.sc.tasks_of_table(t);
+                pipe.filter(|_| m.is_some_and(|m| m.initialized()))
+                    .map(|p| {
+                        let ts = p.sc.tasks_of_table(t);
                         !ts.is_empty() && ts.iter().all(|r| r.node == on_node && r.state == ReplicaState::Replicating)
                     })
                     .unwrap_or(false)
             }
-            Predicate::DispatcherCount { op, count } => cmp(*op, m.map(|m| m.pipe.sc.tasks.len()).unwrap_or(0), *count),
+            Predicate::DispatcherCount { op, count } => cmp(*op, pipe.map(|p| p.sc.tasks.len()).unwrap_or(0), *count),
             Predicate::MaintainerMoved => {
                 let before = self.vars.get("maintainer").copied();
                 match (g.maintainer(), before) {

@@ -29,6 +29,7 @@ impl Driver {
         }
         let start = g.upstream.tso(now);
         g.start_ts = start;
+        g.redo_on = cfg.consistent.redo_enabled();
         let cf = g.cf.clone();
         g.meta.changefeeds.insert(
             cf.clone(),
@@ -202,23 +203,26 @@ impl Driver {
             Step::MoveTable { table, to } => {
                 let id = self.table(table)?;
                 let dest = self.node(to)?;
+                let mode = self.api_mode();
                 self.api_retry(
-                    &mut |m, ctx, _| m.api_move_table(ctx, id, dest).map(|n| format!("{} move operators", n)),
+                    &mut |m, ctx, _| m.api_move_table_in(ctx, mode, id, dest).map(|n| format!("{} move operators", n)),
                     "move table",
                 )
                 .await?;
             }
             Step::SplitTable { table } => {
                 let id = self.table(table)?;
+                let mode = self.api_mode();
                 self.api_retry(
-                    &mut |m, ctx, up| m.api_split_table(ctx, id, up).map(|n| format!("split into {}", n)),
+                    &mut |m, ctx, up| m.api_split_table_in(ctx, mode, id, up).map(|n| format!("split into {}", n)),
                     "split table",
                 )
                 .await?;
             }
             Step::MergeTable { table } => {
                 let id = self.table(table)?;
-                self.api_retry(&mut |m, ctx, _| m.api_merge_table(ctx, id), "merge table").await?;
+                let mode = self.api_mode();
+                self.api_retry(&mut |m, ctx, _| m.api_merge_table_in(ctx, mode, id), "merge table").await?;
             }
             Step::MoveMaintainer { to } => {
                 let dest = self.node(to)?;
@@ -226,7 +230,7 @@ impl Driver {
             }
             Step::PauseChangefeed | Step::ResumeChangefeed => {
                 let pause = matches!(step, Step::PauseChangefeed);
-                if !super::lifecycle::pause_or_resume(&self.w, pause)? {
+                if !self.pause_or_resume_with_retry(pause).await? {
                     let g = self.w.lock().unwrap();
                     return Err(StepError::ChangefeedRefused {
                         action: if pause { "pause" } else { "resume" },

@@ -125,6 +125,12 @@ pub fn plan(seed: u64) -> SwarmPlan {
     on("failover.held_removal", &mut r);
     // DDLs held at their writer while their table's spans are merged or moved.
     on("ddl.in_flight_scheduling", &mut r);
+    // The trigger's DONE of a written DDL held while the next DDLs reach it
+    // (`BlockOrWaitReportAfterWrite` with a DDL burst; drawn last as well).
+    on("ddl.report_after_write", &mut r);
+    // A fast-fail error fails the changefeed, which is resumed once its stop finished
+    // (drawn last as well).
+    on("changefeed.fail", &mut r);
     SwarmPlan {
         families,
         split_check,

@@ -144,28 +144,26 @@ impl Driver {
                 (WorkloadOp::RenameTables, Some(t)) if live_count > 1 => {
                     let mut g = self.w.lock().unwrap();
                     let now = g.now_ms;
-                    let other = g
-                        .upstream
-                        .tables
-                        .values()
-                        .filter(|x| x.dropped_ts.is_none() && x.id != t)
-                        .nth(n as usize % (live_count - 1))
-                        .map(|x| x.id)
-                        .expect("another live table");
-                    let mut items = Vec::new();
-                    let mut olds = Vec::new();
-                    for id in [t, other] {
-                        renamed += 1;
-                        let tab = &g.upstream.tables[&id];
-                        olds.push(tab.name.clone());
-                        items.push((id, tab.schema_name.clone(), format!("r{}", renamed)));
+                    // Another live table that is not a partition (TiDB renames a
+                    // partitioned table as a whole, never one of its partitions).
+                    let others: Vec<TableId> =
+                        g.upstream.live_normal_tables().into_iter().filter(|x| *x != t).collect();
+                    if let Some(&other) = others.get(n as usize % others.len().max(1)) {
+                        let mut items = Vec::new();
+                        let mut olds = Vec::new();
+                        for id in [t, other] {
+                            renamed += 1;
+                            let tab = &g.upstream.tables[&id];
+                            olds.push(tab.name.clone());
+                            items.push((id, tab.schema_name.clone(), format!("r{}", renamed)));
+                        }
+                        g.upstream.rename_tables(now, &items)?;
+                        drop(g);
+                        for o in olds {
+                            self.tables.remove(&o);
+                        }
+                        self.tables.extend(items.into_iter().map(|(id, _, name)| (name, id)));
                     }
-                    g.upstream.rename_tables(now, &items)?;
-                    drop(g);
-                    for o in olds {
-                        self.tables.remove(&o);
-                    }
-                    self.tables.extend(items.into_iter().map(|(id, _, name)| (name, id)));
                 }
                 (WorkloadOp::RecoverTable, _) if live_count < max_tables => {
                     let Some(t) = last_dropped.take() else {

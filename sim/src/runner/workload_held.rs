@@ -11,25 +11,27 @@ use core_sched::types::*;
 use rand::Rng;
 use std::time::Duration;
 
+/// Failpoint `name` on or off at capture `n`, traced.
+pub(super) fn set_failpoint(g: &mut crate::world::World, n: NodeId, name: &str, on: bool) {
+    if on {
+        g.failpoints[n.0 as usize].0.insert(name.to_string());
+    } else {
+        g.failpoints[n.0 as usize].0.remove(name);
+    }
+    let ev = if on { "enable failpoint" } else { "disable failpoint" };
+    g.record(&n.to_string(), "Failpoint", 0, ev, vec![("name".into(), name.to_string())]);
+}
+
 impl Driver {
     /// Switch failpoint `name` on at capture `n` now and off `off_after_ms` later.
     pub(super) fn failpoint_for(&mut self, n: NodeId, name: &str, off_after_ms: u64) {
-        let name = name.to_string();
-        let set = move |g: &mut crate::world::World, on: bool| {
-            if on {
-                g.failpoints[n.0 as usize].0.insert(name.clone());
-            } else {
-                g.failpoints[n.0 as usize].0.remove(&name);
-            }
-            let ev = if on { "enable failpoint" } else { "disable failpoint" };
-            g.record(&n.to_string(), "Failpoint", 0, ev, vec![("name".into(), name.clone())]);
-        };
-        set(&mut self.w.lock().unwrap(), true);
+        set_failpoint(&mut self.w.lock().unwrap(), n, name, true);
         let w = self.w.clone();
+        let name = name.to_string();
         let net = self.w.lock().unwrap().net_handle.clone().unwrap();
         net.spawn(async move {
             madsim::time::sleep(Duration::from_millis(off_after_ms)).await;
-            set(&mut w.lock().unwrap(), false);
+            set_failpoint(&mut w.lock().unwrap(), n, &name, false);
         });
     }
 

@@ -5,7 +5,9 @@
 //! session loss (`coordinator.loss`), changefeed pause/resume (`changefeed.pause`,
 //! `lifecycle.rs`) and held removals at a failover (`failover.held_removal`,
 //! `workload_held.rs`) and DDLs held at their writer while their table's spans are
-//! merged or moved (`ddl.in_flight_scheduling`, `workload_inflight.rs`). Each is left out of a swarm seed's draw when its
+//! merged or moved (`ddl.in_flight_scheduling`, `workload_inflight.rs`) and DDL bursts
+//! behind a held DONE (`ddl.report_after_write`) and a failed changefeed resumed
+//! (`changefeed.fail`, `lifecycle.rs`). Each is left out of a swarm seed's draw when its
 //! family is off, so those seeds keep their op streams.
 
 use super::{Driver, StepError};
@@ -49,6 +51,8 @@ pub(super) fn draw_family(op: WorkloadOp) -> Option<&'static str> {
         WorkloadOp::PauseResume => "changefeed.pause",
         WorkloadOp::HeldFailover => "failover.held_removal",
         WorkloadOp::DdlInFlight => "ddl.in_flight_scheduling",
+        WorkloadOp::ReportAfterWrite => "ddl.report_after_write",
+        WorkloadOp::FailResume => "changefeed.fail",
         _ => return None,
     })
 }
@@ -83,6 +87,8 @@ pub(super) fn is_coverage_op(op: WorkloadOp) -> bool {
             | WorkloadOp::PauseResume
             | WorkloadOp::HeldFailover
             | WorkloadOp::DdlInFlight
+            | WorkloadOp::ReportAfterWrite
+            | WorkloadOp::FailResume
     )
 }
 
@@ -156,6 +162,8 @@ impl Driver {
             WorkloadOp::PauseResume => self.pause_resume(1_000 * c.n),
             WorkloadOp::HeldFailover => ran.moved = self.held_failover(c).await,
             WorkloadOp::DdlInFlight => self.ddl_in_flight(c).await,
+            WorkloadOp::ReportAfterWrite => ran.created = self.report_after_write(c, created),
+            WorkloadOp::FailResume => self.fail_resume(200 * c.n, (c.kind == 0).then_some(1_000 + 500 * c.n)),
             _ => {}
         }
         Ok(ran)
@@ -306,6 +314,14 @@ impl Driver {
         done && adds
     }
 
+    /// `BlockOrWaitReportAfterWrite` on at the maintainer's capture (the trigger's), off
+    /// again 1-5 s later, and a DDL burst now. Returns whether a table-adding DDL ran.
+    fn report_after_write(&mut self, c: &OpCtx, created: &mut u32) -> bool {
+        let Some(n) = self.w.lock().unwrap().maintainer().map(|(n, _)| n) else { return false };
+        self.failpoint_for(n, core_sched::effects::FP_BLOCK_OR_WAIT_REPORT_AFTER_WRITE, 1_000 * c.n);
+        self.ddl_burst(c, created)
+    }
+
     /// A failpoint on at the op's capture, off again 1-5 s later.
     fn pulse_failpoint(&mut self, c: &OpCtx) {
         let name = {
@@ -388,6 +404,22 @@ impl Driver {
 
 #[cfg(test)]
 mod tests {
+    /// The op holds a written DDL's DONE at the trigger while the burst's next block
+    /// events wait behind it, and the run converges.
+    #[test]
+    fn report_after_write_holds_a_done_and_the_run_converges() {
+        use core_sched::coverage::Point as P;
+        let scn = super::super::lifecycle::tests::workload_of("report_after_write");
+        let (mut held, mut behind) = (0, 0);
+        for seed in 0..4 {
+            let r = crate::runner::run_on_fresh_thread(&scn, seed, &Default::default(), &Default::default());
+            held += r.coverage.get(P::DispatcherDoneHeldAfterWrite);
+            behind += r.coverage.get(P::DispatcherBlockEventBehindHeldDone);
+            assert_eq!(r.outcome, crate::result::Outcome::Pass, "seed {}: {:?}", seed, r.violations);
+        }
+        assert!(held > 0 && behind > 0, "held {} behind {}", held, behind);
+    }
+
     use super::*;
 
     #[test]
@@ -404,6 +436,8 @@ mod tests {
             WorkloadOp::PauseResume,
             WorkloadOp::HeldFailover,
             WorkloadOp::DdlInFlight,
+            WorkloadOp::ReportAfterWrite,
+            WorkloadOp::FailResume,
         ];
         for op in ops {
             assert!(is_coverage_op(op), "{:?}", op);

@@ -64,6 +64,12 @@ pub struct Scenario {
     /// is (a finding's own scenario does).
     #[serde(default, rename = "mask-findings")]
     pub mask_findings: Option<Vec<String>>,
+    /// `api-mode`: the mode (`"default"` or `"redo"`) the table API steps (`move_table`,
+    /// `split_table`, `merge_table`) and the maintainer's table predicates and checks act
+    /// on, as TiCDC's API `mode` parameter (the integration tests' `$mode`). Absent:
+    /// `"default"`; `"redo"` needs `changefeed.consistent-level = "eventual"`.
+    #[serde(default, rename = "api-mode")]
+    pub api_mode: Option<String>,
     #[serde(default)]
     pub cluster: Cluster,
     #[serde(default)]
@@ -144,8 +150,7 @@ pub struct ChangefeedDef {
     /// `scheduling-task-count-per-node` (TiCDC's default 20): scheduling spans of a
     /// split group per node.
     pub scheduling_task_count_per_node: Option<usize>,
-    /// `consistent.level`: `none` (TiCDC's default) or `eventual` (redo log on; not yet
-    /// supported by the simulator, the loader refuses it).
+    /// `consistent.level`: `none` (TiCDC's default) or `eventual` (redo log on).
     pub consistent_level: Option<String>,
     /// `consistent.flush-interval` in ms (TiCDC's default 2000, minimum 50).
     pub consistent_flush_interval_ms: Option<u64>,
@@ -559,6 +564,17 @@ pub enum WorkloadOp {
     /// later; the failpoint goes off 1-5 s after that. In the `ddl.in_flight_scheduling`
     /// swarm family.
     DdlInFlight,
+    /// `BlockOrWaitReportAfterWrite` on the maintainer's capture (the table trigger's)
+    /// for 1-5 s, then a DDL burst: the trigger's DONE of a written DDL is held while the
+    /// next block events queue behind it. In the `ddl.report_after_write` swarm family.
+    ReportAfterWrite,
+    /// Every capture's schema store fails its table loads (`getAllPhysicalTablesGCFastFail`)
+    /// and, by the op's draw, the coordinator holds a failed changefeed's stop for 1-3 s
+    /// (`BlockBeforeStopChangefeed`); a pause and a resume 0.2-1 s later make the next
+    /// maintainer's bootstrap fail with a fast-fail error, so the changefeed fails; then
+    /// the schema stores recover and the failed changefeed is resumed. In the
+    /// `changefeed.fail` swarm family.
+    FailResume,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -869,6 +885,8 @@ pub const SWARM_FAMILIES: &[&str] = &[
     "changefeed.pause",
     "failover.held_removal",
     "ddl.in_flight_scheduling",
+    "ddl.report_after_write",
+    "changefeed.fail",
 ];
 impl Default for FaultConfig {
     fn default() -> Self {

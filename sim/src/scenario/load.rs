@@ -7,7 +7,7 @@
 
 use super::{parse_duration_ms, ChangefeedDef, Check, Predicate, RenameItem, Scenario, Step};
 use core_sched::config::{
-    is_consistent_enabled, is_valid_consistent_level, CONSISTENT_LEVEL_NONE, MIN_REDO_FLUSH_INTERVAL_MS,
+    is_valid_consistent_level, CONSISTENT_LEVEL_EVENTUAL, CONSISTENT_LEVEL_NONE, MIN_REDO_FLUSH_INTERVAL_MS,
 };
 use serde::Deserialize;
 use std::collections::BTreeSet;
@@ -337,9 +337,8 @@ struct LimitSpans {
     converge_timeout_ms: Option<Spanned<toml::Value>>,
 }
 
-/// `[changefeed] consistent-*`: TiCDC's `ValidateAndAdjust` minimums, and a clear refusal
-/// of redo mode, which the simulator does not run yet. TiCDC takes an unknown level as
-/// `none`; a scenario naming one is more likely a typo, so it is refused.
+/// `[changefeed] consistent-*`: TiCDC's `ValidateAndAdjust` minimums. TiCDC takes an
+/// unknown level as `none`; a scenario naming one is more likely a typo, so it is refused.
 fn validate_consistent(v: &Validator, c: &ChangefeedDef, spans: Option<&ChangefeedSpans>) -> Result<(), LoadError> {
     let level_at = spans.and_then(|s| start(&s.consistent_level));
     let level = c.consistent_level.as_deref().unwrap_or(CONSISTENT_LEVEL_NONE);
@@ -372,12 +371,6 @@ fn validate_consistent(v: &Validator, c: &ChangefeedDef, spans: Option<&Changefe
                 ));
             }
         }
-    }
-    if is_consistent_enabled(level) {
-        return Err(v.err(
-            level_at,
-            "changefeed.consistent-level = \"eventual\": redo mode is not yet supported by the simulator".into(),
-        ));
     }
     Ok(())
 }
@@ -872,6 +865,17 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
     }
 
     validate_consistent(&v, &scn.changefeed, cf_spans)?;
+    if let Some(m) = &scn.api_mode {
+        let at = find_key(&loaded.source, "api-mode");
+        match m.as_str() {
+            "default" => {}
+            "redo" if scn.changefeed.consistent_level.as_deref() == Some(CONSISTENT_LEVEL_EVENTUAL) => {}
+            "redo" => {
+                return Err(v.err(at, "api-mode = \"redo\" needs changefeed.consistent-level = \"eventual\"".into()))
+            }
+            other => return Err(v.err(at, format!("api-mode must be \"default\" or \"redo\", got {:?}", other))),
+        }
+    }
 
     // [changefeed]
     for (key, d) in [

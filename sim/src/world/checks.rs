@@ -22,6 +22,13 @@ pub const INTERLEAVE_AGGREGATE_IN_BLOCK_STATUS_BATCH: &str = "aggregate-inside-b
 pub(crate) fn observe(wd: &mut World, n: NodeId, o: Observation) -> bool {
     let found = match o {
         Observation::DispatchersChanged => return true,
+        Observation::RedoMetaFlushed { checkpoint_ts, resolved_ts, .. } => {
+            let found = wd.redo_meta.on_meta(&wd.upstream, &wd.storage, wd.start_ts, checkpoint_ts, resolved_ts);
+            for (inv, d) in found {
+                wd.violate(inv, d);
+            }
+            None
+        }
         Observation::BarrierEventDone { maintainer_epoch, commit_ts, sync_point, .. } => {
             wd.barrier_writers.done(maintainer_epoch, commit_ts, sync_point);
             None

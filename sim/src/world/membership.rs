@@ -84,5 +84,5 @@ pub fn fresh_node_state(wd: &mut World, n: NodeId) -> NodeState {
     orch.schema_store_init_ms = wd.schema_store_init_ms;
     orch.trigger_create_ms = wd.trigger_create_ms;
     orch.first_event_ms = wd.first_event_ms;
-    NodeState { mm, orch, coord: None }
+    NodeState { mm, orch, coord: None, mm_stopped: false }
 }

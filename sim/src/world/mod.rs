@@ -43,6 +43,10 @@ pub struct NodeState {
     pub mm: MaintainerManager,
     pub orch: DispatcherOrchestrator,
     pub coord: Option<Coordinator>,
+    /// The capture's server context is cancelled (`ErrCaptureSuicide` after a session
+    /// loss, server.go:383-386, 414-433): its maintainer manager has stopped
+    /// (`maintainer_manager.go:135-142`) and handles no more messages.
+    pub mm_stopped: bool,
 }
 
 #[derive(Debug)]
@@ -103,6 +107,9 @@ pub struct World {
     /// checkers (see `checks::check`).
     pub(crate) failed_assertions: Vec<(String, String)>,
     pub data_loss: crate::checkers::DataLossChecker,
+    /// The changefeed has redo on: the redo checks run.
+    pub redo_on: bool,
+    pub redo_meta: crate::checkers::RedoMetaChecker,
     pub persisted_checkpoint: Ts,
     pub verbose: bool,
     pub node_handles: Vec<Option<madsim::runtime::NodeHandle>>,
@@ -137,6 +144,9 @@ pub struct World {
     /// runs with `enable-sync-point`): `no-data-loss` wants each one below the persisted
     /// checkpoint recorded downstream.
     pub sync_points: Option<(Ts, u64)>,
+    /// Workload ops (`fail_resume`) that will resume a failed changefeed: until they have,
+    /// a failed changefeed has not converged.
+    pub resumes_pending: u32,
     /// `faults.schema-store-init-ms`, given to every (re)started node's orchestrator.
     pub schema_store_init_ms: [u64; 2],
     /// `faults.trigger-create-ms`, given to every (re)started node's orchestrator.
@@ -194,6 +204,8 @@ impl World {
             seen_violation: BTreeSet::new(),
             failed_assertions: Vec::new(),
             data_loss: DataLossChecker::default(),
+            redo_on: false,
+            redo_meta: Default::default(),
             persisted_checkpoint: 0,
             verbose: false,
             node_handles: (0..nodes).map(|_| None).collect(),
@@ -213,6 +225,7 @@ impl World {
             full_checks: false,
             dispatcher_message: false,
             sync_points: None,
+            resumes_pending: 0,
             schema_store_init_ms: [0, 0],
             trigger_create_ms: [0, 0],
             first_event_ms: [0, 0],

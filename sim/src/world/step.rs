@@ -192,6 +192,7 @@ pub(crate) fn handle_message(
                 c.handle_message(ctx, from, msg, meta);
             }
         }
+        Topic::MaintainerManager if ns.mm_stopped => {}
         Topic::MaintainerManager => {
             let schema = crate::upstream::NodeSchemaStore {
                 up: &*up,

@@ -10,6 +10,9 @@ use std::time::Duration;
 
 /// Carry out a storage request issued by node `n` (completions return to that node).
 pub(crate) fn storage_request(w: &W, wd: &mut World, n: NodeId, req: StorageRequest) {
+    if wd.redo_on {
+        check_beyond_redo(wd, n, &req);
+    }
     match req {
         StorageRequest::Delete { paths } => {
             // The cleanup is a storage operation like any other: it lands after its own
@@ -48,6 +51,32 @@ pub(crate) fn storage_request(w: &W, wd: &mut World, n: NodeId, req: StorageRequ
                 complete_storage_later(w, wd, n, op_id, lat, move |st| st.put(&path, content));
             }
         }
+        StorageRequest::ListRedoMeta { op_id, dir } => {
+            // `initMeta`'s walk and reads, as one operation of one latency.
+            let lat = storage_latency(wd);
+            let fails = storage_fails(wd);
+            let w2 = w.clone();
+            let gen = wd.nodes[n.0 as usize].generation;
+            spawn_on(wd, n, async move {
+                madsim::time::sleep(Duration::from_millis(lat)).await;
+                let res = {
+                    let g = w2.lock().unwrap();
+                    if fails {
+                        Err(StorageError::Transient(dir))
+                    } else {
+                        Ok(g.storage.redo_metas(&dir))
+                    }
+                };
+                step(&w2, n, Some(gen), StepKind::Storage, move |ns, ctx, _, _| {
+                    for dm in ns.orch.managers.values_mut() {
+                        if dm.sink.instance == instance_of(op_id) {
+                            dm.on_redo_meta_listed(ctx, op_id, res);
+                            break;
+                        }
+                    }
+                });
+            });
+        }
         StorageRequest::Rename { op_id, from, to } => {
             let lat = storage_latency(wd);
             if storage_fails(wd) {
@@ -56,6 +85,22 @@ pub(crate) fn storage_request(w: &W, wd: &mut World, n: NodeId, req: StorageRequ
                 complete_storage_later(w, wd, n, op_id, lat, move |st| st.rename(&from, &to).map(|_| ()));
             }
         }
+    }
+}
+
+/// `no-write-beyond-redo` when an event dispatcher's write is issued.
+fn check_beyond_redo(wd: &mut World, n: NodeId, req: &StorageRequest) {
+    let found = match req {
+        StorageRequest::Put { content: ObjectContent::Rows(rows), .. } => {
+            crate::checkers::writes_beyond_redo(n, &wd.storage, rows, None)
+        }
+        StorageRequest::Put { content: ObjectContent::Ddl(d), .. } => {
+            crate::checkers::writes_beyond_redo(n, &wd.storage, &[], Some(d))
+        }
+        _ => return,
+    };
+    for (inv, d) in found {
+        wd.violate(inv, d);
     }
 }
 
@@ -104,12 +149,17 @@ pub(crate) fn complete_storage_later(
 pub fn storage_done(w: &W, n: NodeId, gen: u64, op_id: u64, res: Result<(), StorageError>) {
     step(w, n, Some(gen), StepKind::Storage, |ns, ctx, _, _| {
         for dm in ns.orch.managers.values_mut() {
-            if dm.sink.instance == op_id >> 32 {
+            if dm.sink.instance == instance_of(op_id) {
                 dm.on_storage_result(ctx, op_id, res);
                 break;
             }
         }
     });
+}
+
+/// The sink instance an op id names (its high bits mark the redo writers' ops).
+fn instance_of(op_id: u64) -> u64 {
+    (op_id >> 32) & 0x3fff_ffff
 }
 
 pub(crate) fn spawn_on(wd: &World, n: NodeId, fut: impl std::future::Future<Output = ()> + Send + 'static) {

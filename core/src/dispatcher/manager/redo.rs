@@ -6,6 +6,7 @@
 //! its own sequence number (`redoDispatcherMap.seq`).
 
 use super::*;
+use crate::sink::redo_meta::{LogMeta, MetaOutcome, RedoMeta};
 
 /// The manager's redo components (`initRedoComponet`), present only when the
 /// changefeed's `consistent.level` is `eventual`.
@@ -31,11 +32,21 @@ pub struct RedoState {
     /// `redoGlobalTs`: the redo resolved ts the maintainer forwarded; no event dispatcher
     /// handles an event above it. A fresh manager starts at 0.
     pub global_ts: Ts,
+    /// The redo trigger's redo meta (`SetRedoMeta`), while the trigger is in its slot.
+    pub meta: Option<RedoMeta>,
+    /// `collectRedoMeta`'s `preResolvedTs`, once the goroutine runs (started with the
+    /// redo trigger, for the manager's life).
+    pub collect_pre_resolved_ts: Option<Ts>,
+    /// The storage instance of this manager's writers (op ids carry it).
+    pub instance: u64,
 }
 
 impl RedoState {
-    pub fn new(sink: RedoSink) -> Self {
+    pub fn new(sink: RedoSink, instance: u64) -> Self {
         RedoState {
+            meta: None,
+            collect_pre_resolved_ts: None,
+            instance,
             ready: false,
             sink,
             trigger_id: None,
@@ -58,6 +69,15 @@ pub enum RedoTriggerError {
     WritePathClosed,
     /// `ErrChangefeedInitTableTriggerDispatcherFailed("table trigger redo dispatcher existed")`.
     Exists,
+}
+
+impl RedoState {
+    /// The trigger left its slot: its meta's context is cancelled.
+    pub fn stop_meta(&mut self) {
+        if let Some(mut m) = self.meta.take() {
+            m.stop();
+        }
+    }
 }
 
 impl DispatcherManager {
@@ -102,6 +122,13 @@ impl DispatcherManager {
             return Err(RedoTriggerError::Exists);
         }
         r.trigger_id = Some(t);
+        // `SetRedoMeta`: the trigger's meta starts its `PreStart`; `collectRedoMeta` runs.
+        let mut meta = RedoMeta::new(&self.cf, self.node, start_ts, r.instance);
+        meta.pre_start(&mut ctx.out.storage);
+        r.meta = Some(meta);
+        // Each creation starts another `collectRedoMeta` with its own `preResolvedTs`;
+        // the one modelled restarts from 0 (an older one's sends would be duplicates).
+        r.collect_pre_resolved_ts = Some(0);
         self.init_redo_watermark(start_ts);
         let mut d = Dispatcher::new(t, TableSpan::ddl_span(), 0, start_ts, true, false);
         d.mode = Mode::Redo;
@@ -268,9 +295,22 @@ impl DispatcherManager {
     }
 
     /// The status collector's redo watermark: its copy of the last redo aggregate,
-    /// lowered by the batch's redo statuses (when non-zero), with their largest sequence.
-    pub(super) fn status_batch_redo_watermark(&self, batch: &[(TableSpanStatus, u64)]) -> Option<Watermark> {
-        let mut wm = self.redo.as_ref()?.status_snapshot;
+    /// lowered by the batch's redo statuses (when non-zero), with their largest sequence
+    /// (dispatcher_manager.go:817-881, the same rule as the event watermark). With the
+    /// candidate fix `fresh-status-watermark` (`fresh`), computed afresh over the redo
+    /// dispatchers instead, as for the event watermark.
+    pub(super) fn status_batch_redo_watermark(
+        &self,
+        batch: &[(TableSpanStatus, u64)],
+        fresh: bool,
+    ) -> Option<Watermark> {
+        let snapshot = self.redo.as_ref()?.status_snapshot;
+        let mut wm = if fresh && self.redo_ready() {
+            hit(P::RedoStatusWatermarkFresh);
+            self.watermark_of(Mode::Redo)
+        } else {
+            snapshot
+        };
         for (st, seq) in batch.iter().filter(|(st, _)| st.mode == Mode::Redo) {
             hit(P::RedoStatusInBatch);
             wm.seq = wm.seq.max(*seq);
@@ -349,5 +389,157 @@ impl DispatcherManager {
             code: ErrorCode::ChangefeedRetryable,
             message: format!("redo: {}", error),
         });
+    }
+
+    /// Whether the heartbeat collector routes the redo meta and forward messages to this
+    /// manager: `RegisterRedoMessageDs` at the end of `initRedoComponet` (just before
+    /// `redoReady`), `RemoveRedoMessage` when the write path stops.
+    fn redo_messages_registered(&self) -> bool {
+        self.redo_ready() && !self.write_path_closed
+    }
+
+    /// The owner/epoch admission of the two redo messages (`isRedoMetaMessageAllowed`,
+    /// `isRedoResolvedTsForwardMessageAllowed`: `maintainerRequestAdmission`, helper.go:826-852).
+    fn redo_message_allowed(&self, ctx: &mut Ctx, what: &'static str, from: NodeId, epoch: Epoch) -> bool {
+        if !self.redo_messages_registered() {
+            hit(P::RedoMessageUnregistered);
+            return false;
+        }
+        if ctx.bug(Bug::RedoMessagesNotFenced) || self.request_allowed(ctx, from, epoch) {
+            self.note_if_stale(ctx, what, from, epoch);
+            return true;
+        }
+        hit(P::RedoMessageStale);
+        let kind = match what {
+            "RedoMetaMessage" => "drop stale redo meta message",
+            _ => "drop stale redo resolved ts forward message",
+        };
+        self.trace(
+            ctx,
+            kind,
+            vec![
+                ("from", from.to_string()),
+                ("requestMaintainerEpoch", epoch.to_string()),
+                ("currentMaintainerEpoch", self.maintainer_epoch.to_string()),
+            ],
+        );
+        false
+    }
+
+    /// `RedoMetaMessageHandler.Handle` (helper.go:807-822): under the fence lock, an
+    /// admitted message updates the redo trigger's meta (`UpdateRedoMeta`: not once the
+    /// write path closed; only a running meta takes it, redo_dispatcher.go:118-123).
+    pub(super) fn handle_redo_meta(&mut self, ctx: &mut Ctx, from: NodeId, epoch: Epoch, cp: Ts, rs: Ts) {
+        if !self.redo_message_allowed(ctx, "RedoMetaMessage", from, epoch) {
+            return;
+        }
+        let Some(r) = self.redo.as_mut() else { return };
+        let Some(m) = r.meta.as_mut().filter(|_| r.trigger_id.is_some()) else {
+            hit(P::RedoMetaNoTrigger);
+            return;
+        };
+        if !m.running() {
+            hit(P::RedoMetaNotRunning);
+            return;
+        }
+        hit(P::RedoMetaUpdated);
+        m.update(cp, rs);
+    }
+
+    /// `RedoResolvedTsForwardMessageHandler.Handle` (helper.go:714-735): an admitted
+    /// message raises the redo global ts and wakes the held event dispatchers.
+    pub(super) fn handle_redo_forward(&mut self, ctx: &mut Ctx, from: NodeId, epoch: Epoch, ts: Ts) {
+        if !self.redo_message_allowed(ctx, "RedoResolvedTsForwardMessage", from, epoch) {
+            return;
+        }
+        self.set_redo_global_ts(ctx, ts);
+    }
+
+    /// One tick of `collectRedoMeta` (every `consistent.flush-interval`,
+    /// dispatcher_manager_redo.go:378-411), running since the redo trigger's creation: a
+    /// flushed redo resolved ts above the last one sent goes to the maintainer.
+    pub fn collect_redo_meta(&mut self, ctx: &mut Ctx) {
+        if self.closed || self.write_path_closed {
+            return;
+        }
+        let to = self.maintainer_id;
+        let Some(r) = self.redo.as_mut() else { return };
+        let Some(pre) = r.collect_pre_resolved_ts else { return };
+        let Some(flushed) = r.meta.as_ref().filter(|_| r.trigger_id.is_some()).map(|m| m.flushed()) else {
+            hit(P::RedoCollectNoTrigger);
+            return;
+        };
+        if pre >= flushed.resolved_ts {
+            hit(P::RedoCollectUnchanged);
+            return;
+        }
+        hit(P::RedoCollectSent);
+        r.collect_pre_resolved_ts = Some(flushed.resolved_ts);
+        ctx.send(to, Message::RedoResolvedTsProgressMessage { cf: self.cf.clone(), resolved_ts: flushed.resolved_ts });
+    }
+
+    /// A `bgFlushMeta` tick of the redo trigger's meta (every `consistent.meta-flush-interval`).
+    pub fn flush_redo_meta(&mut self, ctx: &mut Ctx) {
+        if let Some(m) = self.redo.as_mut().and_then(|r| r.meta.as_mut()) {
+            m.tick_flush(&mut ctx.out.storage);
+        }
+    }
+
+    /// The flushed redo meta of this manager's redo trigger, if it has one.
+    pub fn redo_flushed_meta(&self) -> Option<LogMeta> {
+        self.redo.as_ref().and_then(|r| r.meta.as_ref()).map(|m| m.flushed())
+    }
+
+    /// The `initMeta` walk is back.
+    pub fn on_redo_meta_listed(
+        &mut self,
+        ctx: &mut Ctx,
+        op_id: u64,
+        res: Result<Vec<(String, LogMeta)>, StorageError>,
+    ) {
+        let Some(m) = self.redo.as_mut().and_then(|r| r.meta.as_mut()) else { return };
+        let o = m.on_listed(op_id, res, &mut ctx.out.storage);
+        self.on_redo_meta_outcome(ctx, o);
+        self.collect_batches_if_inline(ctx);
+    }
+
+    /// A meta file write completed (`None`: not a redo meta op).
+    pub(super) fn on_redo_meta_put(&mut self, ctx: &mut Ctx, op_id: u64, res: &Result<(), StorageError>) -> bool {
+        if !RedoMeta::is_meta_op(op_id) {
+            return false;
+        }
+        let o = match self.redo.as_mut().and_then(|r| r.meta.as_mut()) {
+            Some(m) => m.on_put_result(op_id, res, &mut ctx.out.storage),
+            None => MetaOutcome::Ignored,
+        };
+        self.on_redo_meta_outcome(ctx, o);
+        true
+    }
+
+    fn on_redo_meta_outcome(&mut self, ctx: &mut Ctx, o: MetaOutcome) {
+        match o {
+            MetaOutcome::Ignored => {}
+            MetaOutcome::Started(m) | MetaOutcome::Flushed(m) => {
+                ctx.observe(Observation::RedoMetaFlushed {
+                    cf: self.cf.clone(),
+                    checkpoint_ts: m.checkpoint_ts,
+                    resolved_ts: m.resolved_ts,
+                });
+                self.trace(
+                    ctx,
+                    "redo meta flushed",
+                    vec![("checkpoint_ts", m.checkpoint_ts.to_string()), ("resolved_ts", m.resolved_ts.to_string())],
+                );
+            }
+            MetaOutcome::Failed(e) => {
+                // `rd.HandleError`: the trigger reports the error to the maintainer.
+                self.trace(ctx, "redo meta failed", vec![("error", e.to_string())]);
+                self.errors.push(RunningError {
+                    node: self.node,
+                    code: ErrorCode::ChangefeedRetryable,
+                    message: format!("redo meta: {}", e),
+                });
+            }
+        }
     }
 }

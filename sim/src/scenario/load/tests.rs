@@ -389,15 +389,14 @@ fn renames_recover_and_batch_creates_track_table_names() {
 }
 
 #[test]
-fn consistent_eventual_is_refused_until_redo_lands() {
-    let (p, e) = load_err(&format!("{HEAD}[changefeed]\nconsistent-level = \"eventual\"\n"));
-    assert_eq!(
-        e,
-        format!(
-            "{}:6: changefeed.consistent-level = \"eventual\": redo mode is not yet supported by the simulator",
-            p.display()
-        )
-    );
+fn consistent_eventual_loads_with_redo_on() {
+    let d = temp_dir();
+    let body = format!("{HEAD}[changefeed]\nconsistent-level = \"eventual\"\nconsistent-flush-interval-ms = 100\n");
+    let p = write(&d, "redo.toml", &body);
+    let l = load_path(&p).unwrap_or_else(|e| panic!("{e}"));
+    let cfg = crate::runner::changefeed_config(&l.scenario.changefeed);
+    assert!(cfg.consistent.redo_enabled());
+    assert_eq!((cfg.consistent.flush_interval_ms, cfg.consistent.meta_flush_interval_ms), (100, 200));
 }
 
 #[test]
@@ -439,4 +438,21 @@ fn consistent_none_loads_with_redo_off() {
     let p = write(&d, "ok.toml", &body);
     let l = load_path(&p).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(l.scenario.changefeed.consistent_level.as_deref(), Some("none"));
+}
+
+#[test]
+fn api_mode_redo_needs_redo_on_and_a_known_mode() {
+    let body = |mode: &str, level: &str| {
+        format!(
+            "# test\ndescription = \"test scenario\"\napi-mode = \"{mode}\"\n[changefeed]\nconsistent-level = \"{level}\"\n[[tables]]\nname = \"t1\"\n"
+        )
+    };
+    let (p, e) = load_err(&body("redo", "none"));
+    assert_eq!(e, format!("{}:3: api-mode = \"redo\" needs changefeed.consistent-level = \"eventual\"", p.display()));
+    let (p, e) = load_err(&body("Redo", "eventual"));
+    assert_eq!(e, format!("{}:3: api-mode must be \"default\" or \"redo\", got \"Redo\"", p.display()));
+    let d = temp_dir();
+    let p = write(&d, "ok.toml", &body("redo", "eventual"));
+    let l = load_path(&p).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(l.scenario.api_mode.as_deref(), Some("redo"));
 }

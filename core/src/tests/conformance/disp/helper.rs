@@ -152,3 +152,57 @@ fn ticdc_helper_TestDispatcherManagerIsRedoReadyRequiresPublication() {
     dm_handle(&mut dm, &mut env, 0, super::support::redo_bootstrap_req(1, None, None, EPOCH));
     assert!(dm.redo_ready());
 }
+
+const TR: DispatcherId = DispatcherId(1001);
+
+/// A redo manager with a running redo meta, its owner meta then set to `(maintainer, epoch)`.
+fn redo_with_meta(maintainer: NodeId, epoch: Epoch) -> (DispatcherManager, Env) {
+    let (mut dm, env) = super::support::redo_meta_running(100, TR, vec![]);
+    dm.maintainer_id = maintainer;
+    dm.maintainer_epoch = epoch;
+    (dm, env)
+}
+
+fn redo_meta(epoch: Epoch) -> Message {
+    Message::RedoMetaMessage { cf: cf(), checkpoint_ts: 150, resolved_ts: 200, maintainer_epoch: epoch }
+}
+
+fn redo_forward(ts: Ts, epoch: Epoch) -> Message {
+    Message::RedoResolvedTsForwardMessage { cf: cf(), resolved_ts: ts, maintainer_epoch: epoch }
+}
+
+// helper_test.go:370: an epoch-2 owner refuses the redo meta and forward messages of an
+// older maintainer at epoch 1 and takes the current one's; a compatibility owner (epoch 0)
+// takes its own epoch-0 redo meta. (Admission is seen through its effect: the meta
+// flushed, the redo global ts.)
+#[test]
+fn ticdc_helper_TestRedoControlMessagesAllowedByMaintainerEpoch() {
+    let (current, old) = (n(2), n(3));
+    let (mut dm, mut env) = redo_with_meta(current, 2);
+    dm_handle(&mut dm, &mut env, old.0, redo_meta(1));
+    assert_eq!(super::support::redo_meta_tick(&mut dm, &mut env), None, "old maintainer refused");
+    dm_handle(&mut dm, &mut env, current.0, redo_meta(2));
+    assert_eq!(super::support::redo_meta_tick(&mut dm, &mut env).map(|m| m.resolved_ts), Some(200));
+    dm_handle(&mut dm, &mut env, old.0, redo_forward(200, 1));
+    assert_eq!(dm.redo.as_ref().unwrap().global_ts, 0, "old maintainer refused");
+    dm_handle(&mut dm, &mut env, current.0, redo_forward(200, 2));
+    assert_eq!(dm.redo.as_ref().unwrap().global_ts, 200);
+
+    let compat = n(4);
+    let (mut dm, mut env) = redo_with_meta(compat, 0);
+    dm_handle(&mut dm, &mut env, compat.0, redo_meta(0));
+    assert_eq!(super::support::redo_meta_tick(&mut dm, &mut env).map(|m| m.resolved_ts), Some(200));
+}
+
+// helper_test.go:408: with the redo global ts at 50, an older maintainer's forward of 100
+// leaves it at 50; the current maintainer's forward of 120 raises it to 120.
+#[test]
+fn ticdc_helper_TestRedoResolvedTsForwardMessageHandlerDropsStaleMaintainerEpoch() {
+    let (current, old) = (n(2), n(3));
+    let (mut dm, mut env) = redo_with_meta(current, 2);
+    dm.redo.as_mut().unwrap().global_ts = 50;
+    dm_handle(&mut dm, &mut env, old.0, redo_forward(100, 1));
+    assert_eq!(dm.redo.as_ref().unwrap().global_ts, 50);
+    dm_handle(&mut dm, &mut env, current.0, redo_forward(120, 2));
+    assert_eq!(dm.redo.as_ref().unwrap().global_ts, 120);
+}

@@ -9,5 +9,6 @@ mod dispatcher_orchestrator;
 mod event_dispatcher;
 mod helper;
 mod redo_dispatcher;
+mod redo_meta;
 mod table_progress;
 mod task;

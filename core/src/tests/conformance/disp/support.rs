@@ -241,3 +241,54 @@ pub fn redo_bootstrap_req(
         maintainer_epoch: epoch,
     }
 }
+
+/// A redo changefeed's manager on node 0 whose redo trigger `tr` (at `start`) holds a
+/// running redo meta that started from `found` (the meta files `initMeta` read).
+pub fn redo_meta_running(
+    start: Ts,
+    tr: DispatcherId,
+    found: Vec<(String, crate::sink::redo_meta::LogMeta)>,
+) -> (crate::dispatcher::DispatcherManager, Env) {
+    use crate::effects::{ObjectContent, StorageRequest};
+    let mut env = Env::new(0);
+    let mut dm = crate::dispatcher::DispatcherManager::new(cf(), n(0), redo_config(), 1);
+    let (_, o) = dm_handle(&mut dm, &mut env, 0, redo_bootstrap_req(start, None, Some(tr), EPOCH));
+    let list = o
+        .storage
+        .iter()
+        .find_map(|r| match r {
+            StorageRequest::ListRedoMeta { op_id, .. } => Some(*op_id),
+            _ => None,
+        })
+        .expect("the meta walks the storage");
+    dm.on_redo_meta_listed(&mut env.ctx(), list, Ok(found));
+    let o = env.take();
+    let put = o
+        .storage
+        .iter()
+        .find_map(|r| match r {
+            StorageRequest::Put { op_id, content: ObjectContent::RedoMeta(_), .. } => Some(*op_id),
+            _ => None,
+        })
+        .expect("the init meta is written");
+    dm.on_storage_result(&mut env.ctx(), put, Ok(()));
+    env.take();
+    (dm, env)
+}
+
+/// One `bgFlushMeta` tick with its write completed; the meta it wrote, if any.
+pub fn redo_meta_tick(
+    dm: &mut crate::dispatcher::DispatcherManager,
+    env: &mut Env,
+) -> Option<crate::sink::redo_meta::LogMeta> {
+    use crate::effects::{ObjectContent, StorageRequest};
+    dm.flush_redo_meta(&mut env.ctx());
+    let o = env.take();
+    let (op, m) = o.storage.iter().find_map(|r| match r {
+        StorageRequest::Put { op_id, content: ObjectContent::RedoMeta(m), .. } => Some((*op_id, *m)),
+        _ => None,
+    })?;
+    dm.on_storage_result(&mut env.ctx(), op, Ok(()));
+    env.take();
+    Some(m)
+}
