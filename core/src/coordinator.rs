@@ -74,6 +74,11 @@ struct Runtime {
     /// A `failed` changefeed whose `StopChangefeed` is held by failpoint
     /// `BlockBeforeStopChangefeed` (its maintainer keeps running meanwhile).
     stop_blocked: bool,
+    /// The stop in flight is `StopRemoteMaintainerWithMaintainerEpoch` of a maintainer the
+    /// discovery found with an older epoch than the persisted one: its statuses reach only
+    /// the stop (`UpdateOperatorStatus`), never the changefeed's status, which takes the
+    /// persisted epoch only (coordinator/controller.go:602-624).
+    stale_stop: bool,
 }
 
 #[derive(Debug, Default)]
@@ -89,6 +94,10 @@ pub struct Coordinator {
     /// (`handleBootstrapResponses` returns once initialized, coordinator/controller.go:553;
     /// `validateMaintainerNode`, :658-676).
     pub(crate) initialized: bool,
+    /// Maintainers the discovery found with another epoch than the persisted one, by
+    /// (changefeed, node): stopped when the discovery ends (`selectBootstrapMaintainer`,
+    /// `stopStaleBootstrapMaintainers`, coordinator/controller.go:746-776, 815-891).
+    stale_discovered: BTreeMap<(ChangefeedId, NodeId), Epoch>,
 }
 
 /// How long a new owner waits for maintainer heartbeats before placing changefeeds.
@@ -99,7 +108,14 @@ pub const MOVE_REMOVE_RESEND_MS: u64 = 1_000;
 
 impl Coordinator {
     pub fn new(node: NodeId, alive: BTreeSet<NodeId>) -> Self {
-        Coordinator { node, alive, runtime: BTreeMap::new(), reported: BTreeSet::new(), initialized: false }
+        Coordinator {
+            node,
+            alive,
+            runtime: BTreeMap::new(),
+            reported: BTreeSet::new(),
+            initialized: false,
+            stale_discovered: BTreeMap::new(),
+        }
     }
 
     /// A new coordinator schedules nothing until every live capture has reported its
@@ -128,6 +144,9 @@ impl Coordinator {
         if self.discovering() {
             hit(P::CoordDiscovering);
             return;
+        }
+        if !self.initialized {
+            self.stop_stale_discovered(ctx);
         }
         self.initialized = true;
         let cfs: Vec<ChangefeedId> = meta.changefeeds.keys().cloned().collect();
@@ -259,6 +278,14 @@ impl Coordinator {
             // during discovery: afterwards a status of a generation this coordinator stopped
             // (e.g. a straggler sent before its stop report) must not revive it.
             let persisted_epoch = meta.changefeeds.get(&st.changefeed).map(|i| i.epoch);
+            // `selectBootstrapMaintainer`: a report whose epoch is not the persisted one (an
+            // epoch-less report matches any) is a stale owner, stopped when discovery ends.
+            if discovery
+                && st.maintainer_epoch != 0
+                && persisted_epoch.is_some_and(|e| e != 0 && e != st.maintainer_epoch)
+            {
+                self.stale_discovered.insert((st.changefeed.clone(), from), st.maintainer_epoch);
+            }
             let rt = self.runtime.entry(st.changefeed.clone()).or_default();
             if discovery
                 && rt.node.is_none()
@@ -290,6 +317,19 @@ impl Coordinator {
             if rt.node != Some(from) || !epoch_matches {
                 hit(P::CoordStatusOtherGeneration);
                 continue; // status of another node or generation
+            }
+            if rt.stale_stop {
+                // `StopChangefeedOperator.Check`: the stale owner reported stopped; the
+                // changefeed, still absent, is placed with a new epoch.
+                if st.removed {
+                    hit(P::CoordStaleMaintainerStopped);
+                    rt.stale_stop = false;
+                    rt.stopping = false;
+                    rt.node = None;
+                    let epoch = rt.epoch;
+                    self.trace(ctx, epoch, "changefeed stopped", vec![("changefeed", st.changefeed.to_string())]);
+                }
+                continue;
             }
             rt.last_status_ms = ctx.now_ms;
             // `Changefeed.UpdateStatus`: a fast-fail error always counts; a retryable one
@@ -480,6 +520,39 @@ impl Coordinator {
         );
     }
 
+    /// `stopStaleBootstrapMaintainers` (coordinator/controller.go:855-891): each maintainer
+    /// the discovery found with a stale epoch is stopped (cascade). A changefeed whose slot
+    /// is free gets a stop that occupies it until the old owner reports stopped
+    /// (`StopRemoteMaintainerWithMaintainerEpoch`, coordinator/operator/operator_controller.go:270-289),
+    /// so no new generation is added while the old one runs; otherwise a one-shot remove.
+    fn stop_stale_discovered(&mut self, ctx: &mut Ctx) {
+        for ((cf, n), epoch) in std::mem::take(&mut self.stale_discovered) {
+            trace_ev!(
+                ctx,
+                Role::Coordinator,
+                epoch,
+                "ignore running maintainer with stale epoch when bootstrapping",
+                changefeed = cf,
+                node = n
+            );
+            let remove =
+                Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: true, removed: false, maintainer_epoch: epoch };
+            let rt = self.runtime.entry(cf).or_default();
+            if rt.node.is_some() {
+                hit(P::CoordStaleMaintainerRemoveSent);
+                ctx.send(n, remove);
+                continue;
+            }
+            hit(P::CoordStaleMaintainerStop);
+            rt.node = Some(n);
+            rt.epoch = epoch;
+            rt.stopping = true;
+            rt.stale_stop = true;
+            rt.last_send_ms = ctx.now_ms;
+            ctx.send(n, remove);
+        }
+    }
+
     /// Whether a `failed` state change is held by `BlockBeforeStopChangefeed`.
     fn state_change_blocked(&self) -> bool {
         self.runtime.values().any(|r| r.stop_blocked)
@@ -495,6 +568,7 @@ impl Coordinator {
                     trace_ev!(ctx, Role::Coordinator, rt.epoch, "maintainer node lost", changefeed = cf, node = n);
                     rt.node = None;
                     rt.stopping = false;
+                    rt.stale_stop = false;
                     if rt.move_to.is_some() {
                         // A move whose origin is lost goes on to add the destination at
                         // once, as when the origin reports stopped

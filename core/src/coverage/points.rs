@@ -400,6 +400,9 @@ points! {
     CoordAddMaintainer = "coord.add_maintainer", Must, "a new maintainer generation was placed with a bumped epoch";
     CoordAddMoveDestination = "coord.add_move_destination", Must, "a move added the maintainer on its destination";
     CoordDiscoverMaintainer = "coord.discover_maintainer", Must, "a new coordinator adopted a running maintainer";
+    CoordStaleMaintainerStop = "coord.stale_maintainer_stop", Must, "a new coordinator stopped a discovered maintainer of a stale epoch, holding the changefeed's slot";
+    CoordStaleMaintainerRemoveSent = "coord.stale_maintainer_remove_sent", Gap("two maintainers of one changefeed reported in one discovery (a stale one beside the adopted owner or a second stale one): needs a takeover while a move's origin and destination both run"), "a new coordinator sent a one-shot remove to a discovered maintainer of a stale epoch";
+    CoordStaleMaintainerStopped = "coord.stale_maintainer_stopped", Must, "a discovered stale maintainer reported stopped and freed the changefeed's slot";
     CoordStatusOtherGeneration = "coord.status_other_generation", Must, "a status of another node or generation was ignored";
     CoordErrorIgnored = "coord.error_ignored", Must, "a retryable error was ignored (bootstrap done flipped or checkpoint advanced)";
     CoordChangefeedStopped = "coord.changefeed_stopped", Must, "a stopping maintainer reported removed";

@@ -317,6 +317,56 @@ fn a_resume_persists_a_new_epoch_before_the_re_add() {
     assert!(meta.changefeeds[&cf()].epoch > epoch, "the resume persisted a new epoch");
 }
 
+/// A coordinator that takes over after a resume bumped the epoch finds the paused
+/// generation still running: stale (`selectBootstrapMaintainer`, coordinator/controller.go:827-874).
+/// It stops it with its own epoch and places nothing until it reports stopped
+/// (`stopStaleBootstrapMaintainers`, :855-891); meanwhile its statuses, errors included,
+/// reach only that stop. Before, the model placed the next generation at once beside it,
+/// and a manager still hosting the old one refused that add forever.
+#[test]
+fn a_new_coordinator_stops_a_stale_discovered_maintainer_before_placing_the_next() {
+    let mut env = Env::new(0);
+    let (mut c, mut meta, m, epoch) = placed(&mut env);
+    assert!(c.pause_changefeed(&mut env.ctx(), &cf(), &mut meta));
+    assert!(c.resume_changefeed(&mut env.ctx(), &cf(), &mut meta));
+    env.take();
+    let persisted = meta.changefeeds[&cf()].epoch;
+    assert!(persisted > epoch);
+    let mut c = Coordinator::new(n(CF_EPOCH_NODE), nodes(&[0, 1]));
+    let other = if m == n(0) { n(1) } else { n(0) };
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![], false), &mut meta);
+    c.handle_message(&mut env.ctx(), other, Message::MaintainerHeartbeat { statuses: vec![] }, &mut meta);
+    c.tick(&mut env.ctx(), &mut meta);
+    let out = env.take();
+    assert!(traced(&out, "ignore running maintainer with stale epoch when bootstrapping"));
+    let stale_removes: Vec<(NodeId, Epoch)> = out
+        .msgs
+        .iter()
+        .filter_map(|e| match &e.msg {
+            Message::RemoveMaintainerRequest { cascade: true, maintainer_epoch, .. } => Some((e.to, *maintainer_epoch)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stale_removes, vec![(m, epoch)], "a cascade remove with the stale epoch");
+    assert_eq!(adds(&out), 0, "nothing placed while the stale owner runs");
+    // Its fast-fail error is not the changefeed's: the status reaches only the stop.
+    let e = RunningError { node: m, code: ErrorCode::SnapshotLostByGC, message: "lost".into() };
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![e], false), &mut meta);
+    env.now += 1000;
+    c.tick(&mut env.ctx(), &mut meta);
+    let out = env.take();
+    assert_eq!(meta.changefeeds[&cf()].state, FeedState::Normal);
+    assert_eq!(adds(&out), 0);
+    assert_eq!(removes(&out), vec![(m, true, false)], "the stop is resent");
+    // Stopped: the next generation is placed with an epoch above the persisted one.
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![], true), &mut meta);
+    c.tick(&mut env.ctx(), &mut meta);
+    let out = env.take();
+    assert!(traced(&out, "changefeed stopped"));
+    assert_eq!(adds(&out), 1);
+    assert!(meta.changefeeds[&cf()].epoch > persisted);
+}
+
 #[test]
 fn retryable_error_warns_stops_and_restarts_after_backoff() {
     let mut env = Env::new(0);

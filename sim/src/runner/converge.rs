@@ -60,7 +60,10 @@ impl Driver {
         let feed = feed.unwrap_or_default();
         let Some((_, m)) = g.maintainer() else { return vec![format!("no live maintainer{}", feed)] };
         if !m.initialized() {
-            return vec![format!("maintainer not bootstrapped{}", feed)];
+            if !detail {
+                return vec![String::new()];
+            }
+            return vec![format!("maintainer not bootstrapped{}{}", feed, unanswered_bootstrap(&g, m))];
         }
         // Each mode's controllers converge on their own (a redo changefeed has two).
         let pipes: Vec<(&str, &core_sched::maintainer::Pipeline)> = [Mode::Default, Mode::Redo]
@@ -282,5 +285,42 @@ impl Driver {
             let mut g = self.w.lock().unwrap();
             g.now_ms = crate::world::now_ms();
         }
+    }
+}
+
+/// Why a maintainer's bootstrap has not finished: each node it still waits for, and the
+/// state of that node's dispatcher manager of the changefeed (a manager still closing
+/// for an older generation rejects every bootstrap, finding 03; a live owner of another
+/// epoch answers only its own maintainer).
+fn unanswered_bootstrap(g: &crate::world::World, m: &core_sched::maintainer::Maintainer) -> String {
+    let waiting: Vec<String> = m
+        .bootstrap_responses
+        .iter()
+        .filter(|(_, r)| r.is_none())
+        .map(|(&n, _)| {
+            let why = match g.node_state(n) {
+                None => "capture down".to_string(),
+                Some(st) => match st.orch.managers.get(&g.cf) {
+                    None => "no dispatcher manager".to_string(),
+                    Some(dm) if dm.closing || dm.write_path_closed => {
+                        format!("its dispatcher manager of epoch {} is closing", dm.maintainer_epoch)
+                    }
+                    Some(dm) if dm.maintainer_epoch != m.epoch => {
+                        format!("its dispatcher manager is owned by epoch {}", dm.maintainer_epoch)
+                    }
+                    Some(_) => "its dispatcher manager is owned by this maintainer".to_string(),
+                },
+            };
+            format!("{} ({})", n, why)
+        })
+        .collect();
+    if waiting.is_empty() {
+        if m.all_nodes_ready {
+            "; every node answered, the bootstrap is not finished".to_string()
+        } else {
+            String::new()
+        }
+    } else {
+        format!("; waiting for the bootstrap response of {}", waiting.join(", "))
     }
 }

@@ -106,7 +106,6 @@ pub const PAGES: &[Page] = &[
             "swarm-nobug-13.json",
             "swarm-nobug-45.json",
             "swarm-nobug-175.json",
-            "swarm-nobug-172.json",
             "swarm-nobug-846.json",
             "swarm-nobug-725.json",
             "swarm-nobug-343.json",
