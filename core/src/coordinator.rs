@@ -535,8 +535,12 @@ impl Coordinator {
                 changefeed = cf,
                 node = n
             );
-            let remove =
-                Message::RemoveMaintainerRequest { cf: cf.clone(), cascade: true, removed: false, maintainer_epoch: epoch };
+            let remove = Message::RemoveMaintainerRequest {
+                cf: cf.clone(),
+                cascade: true,
+                removed: false,
+                maintainer_epoch: epoch,
+            };
             let rt = self.runtime.entry(cf).or_default();
             if rt.node.is_some() {
                 hit(P::CoordStaleMaintainerRemoveSent);

@@ -72,7 +72,12 @@ impl Driver {
             .collect();
         for (what, pipe) in &pipes {
             for op in pipe.oc.running() {
-                reason!("{}operator still running: {}", what, op.describe());
+                reason!(
+                    "{}operator still running: {}{}",
+                    what,
+                    op.describe(),
+                    closing_managers(&g, &op.affected_nodes())
+                );
             }
             for r in pipe.sc.tasks.values() {
                 if r.state != ReplicaState::Replicating {
@@ -285,6 +290,26 @@ impl Driver {
             let mut g = self.w.lock().unwrap();
             g.now_ms = crate::world::now_ms();
         }
+    }
+}
+
+/// The nodes among `nodes` whose dispatcher manager of the changefeed is closing (it
+/// creates no dispatcher, so an operator waiting on it never finishes: finding 03).
+fn closing_managers(g: &crate::world::World, nodes: &[Option<NodeId>]) -> String {
+    let closing: Vec<String> = nodes
+        .iter()
+        .flatten()
+        .filter(|&&n| {
+            g.node_state(n)
+                .and_then(|st| st.orch.managers.get(&g.cf))
+                .is_some_and(|dm| dm.closing || dm.write_path_closed)
+        })
+        .map(|n| n.to_string())
+        .collect();
+    if closing.is_empty() {
+        String::new()
+    } else {
+        format!(" (the dispatcher manager on {} is closing)", closing.join(", "))
     }
 }
 
