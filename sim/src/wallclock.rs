@@ -35,19 +35,28 @@ impl ProgressWatch {
         every: Duration,
     ) -> ProgressWatch {
         use std::sync::atomic::Ordering::Relaxed;
+        let started = Instant::now();
+        let line = move |p: &crate::runner::RunProgress| {
+            eprintln!(
+                "{}: still running after {:.0} s wall: simulated {:.1} s, {} events",
+                label,
+                started.elapsed().as_secs_f64(),
+                p.sim_ms.load(Relaxed) as f64 / 1000.0,
+                p.events.load(Relaxed)
+            );
+        };
+        // `after` zero (a test hook) prints the first line before the run starts, so it
+        // is there however fast the run is.
+        let mut wait = after;
+        if after.is_zero() {
+            line(&p);
+            wait = every;
+        }
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
-            let started = Instant::now();
-            let mut wait = after;
             // A message or a closed channel ends the watch.
             while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(wait) {
-                eprintln!(
-                    "{}: still running after {:.0} s wall: simulated {:.1} s, {} events",
-                    label,
-                    started.elapsed().as_secs_f64(),
-                    p.sim_ms.load(Relaxed) as f64 / 1000.0,
-                    p.events.load(Relaxed)
-                );
+                line(&p);
                 wait = every;
             }
         });

@@ -63,7 +63,7 @@ pub fn plan_for(bug: Bug) -> ZooPlan {
         Bug::NoEpochFencing => alone("move_maintainer_with_delayed_messages"),
         // PR #5436's redo half: redo meta and forward messages of a departed maintainer
         // generation, held back on the wire, reach the managers after a maintainer move.
-        Bug::RedoMessagesNotFenced => alone(REDO_MOVE_PENDING),
+        Bug::RedoMessagesNotFenced => alone("redo_move_maintainer_with_delayed_messages"),
         // TiCDC #3663: a span merged or moved while a syncpoint's write is held.
         Bug::IgnorePendingBlockStartTs => alone("in_flight_syncpoint_during_scheduling"),
         // Seed 004: a removal of an older generation, reported in the bootstrap response,
@@ -129,9 +129,6 @@ pub fn scenario_for(bug: Bug) -> &'static str {
 /// The open finding whose state (a stale trigger in a manager fenced to a departed
 /// epoch) is where `replace-mismatched-trigger` acts.
 const STALE_RESEND_FINDING: &str = "scenarios/findings/stale_bootstrap_resend_recreates_trigger.toml";
-/// The redo move scenario is not in the standard set until its fixed-core failure (seed 22,
-/// `barrier-writes-once`) is walked (scenarios/pending/README.md).
-const REDO_MOVE_PENDING: &str = "scenarios/pending/redo_move_maintainer_with_delayed_messages.toml";
 /// Used while a mapped scenario is not in the scenarios directory.
 const FALLBACK: &str = "fail_over";
 

@@ -51,7 +51,7 @@ points! {
     MaintainerRedoWithoutRedo = "maintainer.redo_without_redo", May("a redo status or block status reaches only a redo changefeed's maintainer"), "a redo-mode status or block status reached a maintainer without redo and was dropped";
     MaintainerRedoProgressStale = "maintainer.redo_progress_stale", Must, "a redo progress message did not raise the redo resolved ts";
     MaintainerRedoProgressForwarded = "maintainer.redo_progress_forwarded", Must, "a higher redo resolved ts was forwarded to every node (onRedoPersisted)";
-    MaintainerRemoveRedoTrigger = "maintainer.remove_redo_trigger", Gap("a maintainer move of a redo changefeed: scenarios/pending/redo_move_maintainer_with_delayed_messages.toml reaches it; it joins the standard set once its fixed-core seed 22 is walked"), "a non-cascade remove removes the redo table trigger too";
+    MaintainerRemoveRedoTrigger = "maintainer.remove_redo_trigger", Must, "a non-cascade remove removes the redo table trigger too";
     RedoMetaBeforeBootstrap = "redo_meta.before_bootstrap", Must, "the redo meta round ran before the bootstrap finished and did nothing";
     RedoMetaUnchanged = "redo_meta.unchanged", Must, "the redo meta round moved neither the redo meta checkpoint nor its resolved ts";
     RedoMetaSent = "redo_meta.sent", Must, "the redo meta round raised the redo meta and sent it to the redo trigger's manager";
@@ -330,6 +330,7 @@ points! {
     DispatcherIgnoredResend = "dispatcher.ignored_resend", Must, "an ignored-status notice triggered a fast WAITING resend";
     DispatcherIgnoredDeferred = "dispatcher.ignored_deferred", Must, "an ignored-status notice inside the resend window deferred the resend";
     DispatcherIgnoredMismatch = "dispatcher.ignored_mismatch", Must, "an ignored-status notice did not match the pending event";
+    RedoDdlWaitsForRows = "redo_dm.ddl_waits_for_rows", Must, "a redo dispatcher's DDL waited for the prior rows' redo log to be written";
     RedoEventHeld = "redo_dm.event_held", Must, "an event dispatcher stopped at a queued event above the redo global resolved ts";
     RedoEventReleased = "redo_dm.event_released", Must, "a held event dispatcher went on once the redo global resolved ts passed its next event";
     RedoSyncPointSkipped = "redo_dm.sync_point_skipped", Gap("no redo scenario enables syncpoints yet; core unit tests reach it"), "a redo dispatcher ignored a syncpoint event";
@@ -341,7 +342,7 @@ points! {
     RedoBootstrapRejectNoTrigger = "redo_dm.bootstrap_reject_no_trigger", Gap("the redo form of the trigger takeover (trigger_takeover_with_delayed_messages with redo on) is not a scenario yet; core unit tests reach it"), "a bootstrap naming no redo trigger was refused by a manager holding one";
     RedoBootstrapRejectTriggerMismatch = "redo_dm.bootstrap_reject_trigger_mismatch", Gap("the redo form of the trigger takeover is not a scenario yet; core unit tests reach it"), "a bootstrap naming another redo trigger was refused";
     RedoBootstrapResponseTrigger = "redo_dm.bootstrap_response_trigger", Must, "a bootstrap response carried the redo trigger's start ts";
-    RedoTriggerRemoved = "redo_dm.trigger_removed", Gap("a maintainer move of a redo changefeed: scenarios/pending/redo_move_maintainer_with_delayed_messages.toml reaches it; it joins the standard set once its fixed-core seed 22 is walked"), "a stopped redo table trigger left its slot";
+    RedoTriggerRemoved = "redo_dm.trigger_removed", Must, "a stopped redo table trigger left its slot";
     RedoTriggerRegistered = "redo_dm.trigger_registered", Must, "the post-bootstrap request registered the redo table trigger with the event collector";
     RedoScheduleNotReady = "redo_dm.schedule_not_ready", Gap("needs a redo Create reaching a manager before its first bootstrap published redo; no redo scenario times one yet; core unit tests reach it"), "a redo schedule request reached a manager whose redo is not ready (or off) and was dropped";
     RedoCreateDispatcher = "redo_dm.create_dispatcher", Must, "a redo dispatcher was created";
@@ -368,12 +369,12 @@ points! {
     RedoMetaStarted = "redo_meta.started", Must, "the redo meta's first file is durable: it runs";
     RedoMetaUpdated = "redo_dm.meta_updated", Must, "a redo meta message updated the redo trigger's running meta";
     RedoMetaNotRunning = "redo_dm.meta_not_running", Must, "a redo meta message reached the redo trigger before its meta ran, ignored";
-    RedoMetaNoTrigger = "redo_dm.meta_no_trigger", Gap("a maintainer move of a redo changefeed: scenarios/pending/redo_move_maintainer_with_delayed_messages.toml reaches it; it joins the standard set once its fixed-core seed 22 is walked"), "a redo meta message reached a manager without a redo trigger, ignored";
-    RedoMessageStale = "redo_dm.message_stale", Gap("a maintainer move of a redo changefeed: scenarios/pending/redo_move_maintainer_with_delayed_messages.toml reaches it; it joins the standard set once its fixed-core seed 22 is walked"), "a redo meta or forward message of another maintainer owner or epoch was dropped";
+    RedoMetaNoTrigger = "redo_dm.meta_no_trigger", Must, "a redo meta message reached a manager without a redo trigger, ignored";
+    RedoMessageStale = "redo_dm.message_stale", Must, "a redo meta or forward message of another maintainer owner or epoch was dropped";
     RedoMessageUnregistered = "redo_dm.message_unregistered", Gap("needs a redo message reaching a manager before its redo is ready or after its write path closed; no redo scenario times one yet; core unit tests reach it"), "a redo meta or forward message reached a manager whose redo message paths are not registered (redo not ready, or the write path closed), dropped";
     RedoCollectSent = "redo_dm.collect_sent", Must, "collectRedoMeta sent a raised flushed redo resolved ts to the maintainer";
     RedoCollectUnchanged = "redo_dm.collect_unchanged", Must, "collectRedoMeta found the flushed redo resolved ts not above the last one sent";
-    RedoCollectNoTrigger = "redo_dm.collect_no_trigger", Gap("a maintainer move of a redo changefeed: scenarios/pending/redo_move_maintainer_with_delayed_messages.toml reaches it; it joins the standard set once its fixed-core seed 22 is walked"), "collectRedoMeta ran after its redo trigger left, nothing sent";
+    RedoCollectNoTrigger = "redo_dm.collect_no_trigger", Must, "collectRedoMeta ran after its redo trigger left, nothing sent";
     RedoMergeStarted = "redo_dm.merge_started", Must, "a redo merge created its merged redo dispatcher from redo sources";
     OrchDropFenced = "orch.drop_fenced", Must, "a message reached a fenced or closing orchestrator and was dropped";
     OrchQueuedWhileCreating = "orch.queued_while_creating", Must, "a control message waited behind a delayed manager creation";

@@ -354,11 +354,20 @@ impl Dispatcher {
                         self.queue.pop_front();
                         continue;
                     }
-                    // Flush every prior row before a DDL (`FlushDMLBeforeBlock`; a no-op
-                    // on the redo sink).
-                    if !self.is_redo() && (!self.progress.is_empty() || sink_has_buffered || !fx.rows.is_empty()) {
-                        hit(P::DispatcherFlushBeforeDdl);
-                        fx.flush_rows = true;
+                    // Every prior row is durable before a DDL. An event dispatcher flushes
+                    // them (`FlushDMLBeforeBlock`). The redo sink's flush is a no-op, but a
+                    // redo dispatcher's DML batch blocks its event path until the batch's
+                    // log is written (the wake is `PostEnqueue`, which the redo writer
+                    // calls from `PostFlush` after the file is flushed:
+                    // basic_dispatcher.go:317-325, dml_event.go:664-684, file_worker.go:217-227),
+                    // so it waits here for the redo flush tick.
+                    if !self.progress.is_empty() || sink_has_buffered || !fx.rows.is_empty() {
+                        if self.is_redo() {
+                            hit(P::RedoDdlWaitsForRows);
+                        } else {
+                            hit(P::DispatcherFlushBeforeDdl);
+                            fx.flush_rows = true;
+                        }
                         return;
                     }
                     self.mark_working(fx);

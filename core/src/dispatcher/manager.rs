@@ -1639,9 +1639,9 @@ impl DispatcherManager {
         let Some(d) = self.dispatchers.get(&id) else { return };
         if let Some(ev) = &fx.write_block {
             // Rows handed to the sink and not yet durable (`progress`) must all be flushed
-            // before a block event is written (`FlushDMLBeforeBlock`).
-            // Not for redo: the redo sink's `FlushDMLBeforeBlock` is a no-op.
-            let flushed = d.is_redo() || d.progress.is_empty();
+            // before a block event is written (`FlushDMLBeforeBlock`; for redo, the
+            // DML batch's block until its log is written).
+            let flushed = d.progress.is_empty();
             ctx.always(crate::assertions::Assertion::DispatcherBlockWriteAfterRows, flushed, || {
                 format!("dispatcher={} block={:?} rows_in_flight={:?}", id, ev.key(), d.progress)
             });

@@ -5,7 +5,8 @@
 //! (`FlushIntervalInMs`), one object per dispatcher per flush, named by its largest
 //! commit ts; a row is released from its dispatcher's table progress only once that
 //! object is durable. A DDL is one object of its own, written at once. There is no
-//! tmp-and-rename and no flush before a block event (`FlushDMLBeforeBlock` is a no-op).
+//! tmp-and-rename and no flush before a block event (`FlushDMLBeforeBlock` is a no-op;
+//! a redo dispatcher waits at a DDL until its rows' objects are durable instead).
 //!
 //! Simplification: no encoding, compression, file rotation or worker groups; see
 //! `docs/fidelity.md`.

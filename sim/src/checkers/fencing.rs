@@ -10,8 +10,11 @@ use super::*;
 use core_sched::types::*;
 
 /// `no-write-after-fence`: storage writes (puts and renames; the best-effort cleanup of
-/// temporary objects is not a write of data) issued by node `n` in one step while its
-/// dispatcher orchestrator is fenced.
+/// temporary objects is not a write of data) issued by node `n` in one step that began
+/// with its capture fenced for writing: the orchestrator local-fenced and every dispatcher
+/// manager's write path closed. `LocalFence` closes the write path under `writePathMu`
+/// (dispatcher_manager.go:1053-1080), so it waits behind a table trigger's schema-store
+/// initialisation holding that lock (:486-497); writes before the close are TiCDC's.
 pub fn check_no_write_after_fence(
     n: NodeId,
     fenced: bool,

@@ -30,6 +30,10 @@ pub fn step(
         return false;
     }
     let Some(ns) = slot.state.as_mut() else { return false };
+    // Judged on the state before the step: a capture is fenced for writing once its
+    // orchestrator local-fenced and every manager's write path closed (TiCDC's
+    // `LocalFence` waits on `writePathMu` first, so writes issued before it are allowed).
+    let write_fenced = ns.orch.fenced && ns.orch.managers.values().all(|dm| dm.write_path_closed);
     // The step's effects go into the world's reused buffers (taken empty, put back
     // drained): most steps emit a few items, and fresh vectors cost an allocation each.
     let mut out = std::mem::take(&mut wd.out_buf);
@@ -56,13 +60,13 @@ pub fn step(
         p.sim_ms.store(wd.now_ms, std::sync::atomic::Ordering::Relaxed);
         p.events.store(wd.events, std::sync::atomic::Ordering::Relaxed);
     }
-    apply_out(w, wd, n, kind, &mut out);
+    apply_out(w, wd, n, kind, write_fenced, &mut out);
     wd.out_buf = out;
     true
 }
 
 /// Apply a step's effects, leaving `out` empty (its buffers keep their capacity).
-pub(crate) fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: &mut Out) {
+pub(crate) fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, write_fenced: bool, out: &mut Out) {
     let node_name = if out.trace.is_empty() { String::new() } else { n.to_string() };
     let mut dispatchers_changed = kind == StepKind::Membership;
     // Each buffer is drained only when it holds something: most steps fill one or two of
@@ -93,8 +97,7 @@ pub(crate) fn apply_out(w: &W, wd: &mut World, n: NodeId, kind: StepKind, out: &
             send(w, wd, env);
         }
     }
-    let fenced = wd.node_state(n).map(|st| st.orch.fenced).unwrap_or(false);
-    for (inv, d) in checkers::check_no_write_after_fence(n, fenced, &out.storage) {
+    for (inv, d) in checkers::check_no_write_after_fence(n, write_fenced, &out.storage) {
         wd.violate(inv, d);
     }
     if !out.storage.is_empty() {
