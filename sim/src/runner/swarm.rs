@@ -131,6 +131,10 @@ pub fn plan(seed: u64) -> SwarmPlan {
     // A fast-fail error fails the changefeed, which is resumed once its stop finished
     // (drawn last as well).
     on("changefeed.fail", &mut r);
+    // The redo log on (`consistent.level = "eventual"`, TiCDC's default flush intervals):
+    // the redo halves of the maintainer and the dispatcher managers, the redo meta and
+    // the event dispatchers held below the redo resolved ts (drawn last as well).
+    on("redo", &mut r);
     SwarmPlan {
         families,
         split_check,
@@ -211,6 +215,9 @@ impl SwarmPlan {
                     c.balance_score_threshold = Some(score as u32);
                 }
             }
+            "redo" if self.families.get("redo") == Some(&true) => {
+                scn.changefeed.consistent_level = Some(core_sched::config::CONSISTENT_LEVEL_EVENTUAL.into())
+            }
             // A scenario's own slow-bootstrap knobs win (`swarm_slow_bootstrap`).
             "slow_bootstrap" => {
                 if let Some([init, trigger]) = self.slow_bootstrap {
@@ -277,6 +284,9 @@ impl SwarmPlan {
                 world.schema_store_init_ms = [0, init];
                 world.trigger_create_ms = [0, trigger];
             }
+        }
+        if self.families.get("redo") == Some(&true) {
+            cfg.consistent.level = core_sched::config::ConsistentLevel::Eventual;
         }
     }
 }
@@ -364,5 +374,24 @@ mod tests {
         p.apply(&mut world, &mut cfg);
         assert_eq!(pinned, cfg.scheduler);
         assert_eq!(pinned.write_key_threshold, core_sched::config::MIN_WRITE_KEY_THRESHOLD);
+    }
+
+    /// The redo family pins the consistent level exactly when it is on: a pinned plan
+    /// with redo off runs without the redo log, as the draw does.
+    #[test]
+    fn pinned_redo_is_the_drawn_consistent_level() {
+        for on in [false, true] {
+            let seed = (0..100).find(|s| plan(*s).families["redo"] == on).expect("a seed with redo on and one off");
+            let p = plan(seed);
+            let base = crate::scenario::load::resolve("swarm").unwrap().scenario;
+            let mut scn = base.clone();
+            p.pin(&mut scn);
+            let pinned = super::super::config::changefeed_config(&scn.changefeed).consistent;
+            let mut world = World::new(seed, Default::default(), 3, [1, 1]);
+            let mut cfg = super::super::config::changefeed_config(&base.changefeed);
+            p.apply(&mut world, &mut cfg);
+            assert_eq!(pinned, cfg.consistent, "redo on: {}", on);
+            assert_eq!(cfg.consistent.redo_enabled(), on);
+        }
     }
 }

@@ -887,6 +887,7 @@ pub const SWARM_FAMILIES: &[&str] = &[
     "ddl.in_flight_scheduling",
     "ddl.report_after_write",
     "changefeed.fail",
+    "redo",
 ];
 impl Default for FaultConfig {
     fn default() -> Self {

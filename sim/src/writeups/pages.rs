@@ -45,6 +45,8 @@ pub const PAGES: &[Page] = &[
         seed_files: &[
             "swarm-nobug-697.json",
             "swarm-nobug-133.json",
+            "swarm-nobug-61.json",
+            "swarm-nobug-63.json",
         ],
         no_shrink: Some(
             "its smallest `converges` failure restarts the maintainer's capture before a maintainer exists, which is another hang",
@@ -66,6 +68,9 @@ pub const PAGES: &[Page] = &[
             "swarm-nobug-655.json",
             "swarm-nobug-880.json",
             "swarm_slow_bootstrap-nobug-767.json",
+            "swarm-nobug-56.json",
+            "swarm_slow_bootstrap-nobug-95.json",
+            "swarm_slow_bootstrap-nobug-151.json",
         ],
         no_shrink: None,
     },
@@ -103,6 +108,7 @@ pub const PAGES: &[Page] = &[
         seed_files: &[
             "swarm-nobug-168.json",
             "swarm-nobug-4.json",
+            "swarm-nobug-100.json",
             "swarm-nobug-13.json",
             "swarm-nobug-45.json",
             "swarm-nobug-175.json",
@@ -127,6 +133,12 @@ pub const PAGES: &[Page] = &[
         file: "10-rename-hides-db-ddl.md",
         scenarios: &[],
         seed_files: &["swarm-nobug-448.json", "swarm-nobug-295.json", "swarm-nobug-459.json"],
+        no_shrink: None,
+    },
+    Page {
+        file: "11-restored-move-hides-new-split-table.md",
+        scenarios: &["scenarios/findings/restored_move_new_split_table.toml"],
+        seed_files: &["swarm-nobug-6041.json"],
         no_shrink: None,
     },
 ];
