@@ -67,6 +67,10 @@ struct Runtime {
     adding: bool,
     /// Destination of a maintainer move in progress (`MoveMaintainerOperator`).
     move_to: Option<NodeId>,
+    /// The epoch the move's destination gets: bumped and persisted when the move was
+    /// admitted (`AddOperator`, coordinator/operator/operator_controller.go:121-159), while
+    /// the origin keeps being removed with its own epoch.
+    move_epoch: Option<Epoch>,
     /// Last status from the current maintainer (or when it was added).
     last_status_ms: u64,
     last_send_ms: u64,
@@ -212,18 +216,25 @@ impl Coordinator {
             // Persist the new epoch before the new generation exists.
             let alive: Vec<NodeId> = self.alive.iter().copied().collect();
             let pick = alive[(ctx.rng.next_u64() % alive.len() as u64) as usize];
-            let n = match rt.move_to.take() {
+            let move_epoch = rt.move_epoch.take();
+            let (n, move_epoch) = match rt.move_to.take() {
                 Some(d) if self.alive.contains(&d) => {
                     hit(P::CoordAddMoveDestination);
-                    d
+                    (d, move_epoch)
                 }
-                _ => pick,
+                _ => (pick, None),
             };
+            // Drawn for a move's destination too, so the draws after it stay the same.
             let candidate = ctx.rng.next_u64() >> 24;
             let persisted = meta.changefeeds.get(&cf).map(|i| i.epoch).unwrap_or(0);
-            let epoch = meta.bump_epoch(&cf, candidate);
+            // A move's destination takes the epoch persisted at its admission (a later
+            // bump, by a stop and resume meanwhile, supersedes it).
+            let epoch = match move_epoch {
+                Some(e) if e == persisted => e,
+                _ => meta.bump_epoch(&cf, candidate),
+            };
             let last = self.runtime.get(&cf).map(|rt| rt.epoch).unwrap_or(0);
-            ctx.always(A::CoordinatorEpochIncreases, epoch > persisted && epoch > last, || {
+            ctx.always(A::CoordinatorEpochIncreases, epoch >= persisted && epoch > last, || {
                 format!("changefeed={} persisted_epoch={} epoch={} new_epoch={}", cf, persisted, last, epoch)
             });
             let info = meta.changefeeds.get_mut(&cf).unwrap();
@@ -694,7 +705,13 @@ impl Coordinator {
     /// Refused (`None`) while another operator of the changefeed is in flight (its add
     /// until `BootstrapDone`, a move or a stop; [`Self::operator_in_flight`]), as
     /// `AddOperator` refuses it; TiCDC's schedulers (balance, drain) try again later.
-    pub fn move_maintainer(&mut self, ctx: &mut Ctx, cf: &ChangefeedId, dest: NodeId) -> Option<NodeId> {
+    pub fn move_maintainer(
+        &mut self,
+        ctx: &mut Ctx,
+        cf: &ChangefeedId,
+        dest: NodeId,
+        meta: &mut MetaStore,
+    ) -> Option<NodeId> {
         if !self.initialized {
             hit(P::CoordApiBeforeDiscovery);
             return None;
@@ -707,6 +724,9 @@ impl Coordinator {
         }
         hit(P::CoordMoveMaintainer);
         let epoch = rt.epoch;
+        // `AddOperator` bumps and persists the next owner epoch before the move is queued
+        // (TiCDC asks PD for a TSO candidate; persisted + 1 here, as its unit tests expect).
+        rt.move_epoch = Some(meta.bump_epoch(cf, 0));
         rt.stopping = true;
         rt.move_to = Some(dest);
         rt.next_retry_ms = ctx.now_ms + MOVE_REMOVE_RESEND_MS;

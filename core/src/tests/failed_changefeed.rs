@@ -295,7 +295,7 @@ fn a_coordinator_still_discovering_refuses_pause_resume_and_move() {
     assert!(!c.discovery_done());
     assert!(!c.resume_changefeed(&mut env.ctx(), &cf(), &mut meta));
     assert!(!c.pause_changefeed(&mut env.ctx(), &cf(), &mut meta));
-    assert_eq!(c.move_maintainer(&mut env.ctx(), &cf(), if m == n(0) { n(1) } else { n(0) }), None);
+    assert_eq!(c.move_maintainer(&mut env.ctx(), &cf(), if m == n(0) { n(1) } else { n(0) }, &mut meta), None);
     assert_eq!(meta.changefeeds[&cf()].state, FeedState::Stopped);
     let other = if m == n(0) { n(1) } else { n(0) };
     c.handle_message(&mut env.ctx(), other, Message::MaintainerHeartbeat { statuses: vec![] }, &mut meta);
@@ -481,7 +481,7 @@ fn an_error_during_a_move_replaces_the_move_with_a_stop() {
     let (mut c, mut meta, m, epoch) = placed(&mut env);
     let dest = if m == n(0) { n(1) } else { n(0) };
     // Refused while the add operator waits for BootstrapDone.
-    assert_eq!(c.move_maintainer(&mut env.ctx(), &cf(), dest), None);
+    assert_eq!(c.move_maintainer(&mut env.ctx(), &cf(), dest, &mut meta), None);
     assert!(c.operator_in_flight(&cf()));
     let done = Message::MaintainerHeartbeat {
         statuses: vec![MaintainerStatus {
@@ -496,7 +496,7 @@ fn an_error_during_a_move_replaces_the_move_with_a_stop() {
     c.handle_message(&mut env.ctx(), m, done, &mut meta);
     env.take();
     assert!(!c.operator_in_flight(&cf()));
-    assert_eq!(c.move_maintainer(&mut env.ctx(), &cf(), dest), Some(m));
+    assert_eq!(c.move_maintainer(&mut env.ctx(), &cf(), dest, &mut meta), Some(m));
     assert_eq!(removes(&env.take()), vec![(m, false, false)]);
     // A status without error keeps the move going.
     let ok = Message::MaintainerHeartbeat {

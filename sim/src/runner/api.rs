@@ -89,9 +89,9 @@ impl Driver {
             (g.owner().ok_or(StepError::NoOwner)?, g.cf.clone())
         };
         let mut answer = MoveAnswer::Refused;
-        crate::world::step(&self.w, owner, None, StepKind::Api, |ns, ctx, _, _| {
+        crate::world::step(&self.w, owner, None, StepKind::Api, |ns, ctx, _, meta| {
             if let Some(c) = ns.coord.as_mut() {
-                answer = if c.move_maintainer(ctx, &cf, dest).is_some() {
+                answer = if c.move_maintainer(ctx, &cf, dest, meta).is_some() {
                     MoveAnswer::Accepted
                 } else if c.operator_in_flight(&cf) {
                     MoveAnswer::Busy

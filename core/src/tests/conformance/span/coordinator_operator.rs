@@ -75,7 +75,7 @@ impl CH {
         self.handle(from, vec![st])
     }
     fn move_to(&mut self, dest: u32) -> Option<NodeId> {
-        let r = self.c.move_maintainer(&mut self.env.ctx(), &cf(), n(dest));
+        let r = self.c.move_maintainer(&mut self.env.ctx(), &cf(), n(dest), &mut self.meta);
         self.env.take();
         r
     }
@@ -316,7 +316,6 @@ fn ticdc_coordinator_operator_controller_TestController_AddOperatorBumpsAndPersi
 // and persists the epoch at once; the origin is removed with the old epoch, the
 // destination added with the new one.
 #[test]
-#[ignore = "deviation: a move persists the bumped epoch when it adds the destination (after the origin stopped), not when it is admitted"]
 fn ticdc_coordinator_operator_controller_TestController_AddOperatorBumpsAndPersistsOwnershipEpoch_move_maintainer() {
     let (mut h, e) = moving_n1_to_n2();
     let expected = e + 1;
@@ -347,7 +346,6 @@ fn stop_during_move(origin_stopped_before_stop: bool) {
 // operator_controller_test.go:367 (sub-case "before-origin-stopped") — a stop during a
 // move removes the origin with the origin's epoch and finishes on its Stopped status.
 #[test]
-#[ignore = "deviation: a move persists the bumped epoch when it adds the destination (after the origin stopped), not when it is admitted"]
 fn ticdc_coordinator_operator_controller_TestController_StopChangefeedDuringMoveUsesOriginEpoch_before_origin_stopped()
 {
     stop_during_move(false);
@@ -356,7 +354,7 @@ fn ticdc_coordinator_operator_controller_TestController_StopChangefeedDuringMove
 // operator_controller_test.go:367 (sub-case "after-origin-stopped-before-dest-bind") —
 // the same once the origin already stopped and the destination is not bound yet.
 #[test]
-#[ignore = "deviation: no cascade remove of a maintainer a node does not host (docs/fidelity.md #24), so a stop after the origin stopped sends nothing; and the move's epoch is persisted late"]
+#[ignore = "deviation: no cascade remove of a maintainer a node does not host (docs/fidelity.md #24), so a stop after the origin stopped sends nothing"]
 fn ticdc_coordinator_operator_controller_TestController_StopChangefeedDuringMoveUsesOriginEpoch_after_origin_stopped_before_dest_bind(
 ) {
     stop_during_move(true);
@@ -376,7 +374,7 @@ fn ticdc_coordinator_operator_controller_TestController_AddOperator() {
     assert_eq!(h.move_to(2), Some(n(1)), "admitted");
     assert_eq!(h.move_to(2), None, "refused while the move runs");
     let cf2 = ChangefeedId("test2".into());
-    assert_eq!(h.c.move_maintainer(&mut h.env.ctx(), &cf2, n(2)), None);
+    assert_eq!(h.c.move_maintainer(&mut h.env.ctx(), &cf2, n(2), &mut h.meta), None);
     assert!(h.c.operator_in_flight(&cf()));
     assert_eq!(h.c.maintainer_of(&cf2), None);
 }
