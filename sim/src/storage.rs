@@ -284,6 +284,27 @@ impl Storage {
     pub fn table_rows(&self, table: TableId) -> BTreeMap<u64, u64> {
         apply_rows(self.rows_of(table))
     }
+
+    /// Every row the redo log holds durably, per table (the redo reader's input).
+    pub fn redo_log_rows(&self) -> BTreeMap<TableId, Vec<&RowChange>> {
+        let mut out: BTreeMap<TableId, Vec<&RowChange>> = BTreeMap::new();
+        for (_, c) in self.final_objects() {
+            if let ObjectContent::RedoRows(rows) = c {
+                for r in rows {
+                    out.entry(r.table_id).or_default().push(r);
+                }
+            }
+        }
+        out
+    }
+
+    /// A table as the consumer would see it after `extra` row changes were applied over
+    /// the downstream (in commit-ts order with the durable ones).
+    pub fn table_rows_with(&self, table: TableId, extra: &[&RowChange]) -> BTreeMap<u64, u64> {
+        let mut all = self.rows_of(table);
+        all.extend_from_slice(extra);
+        apply_rows(all)
+    }
 }
 
 /// Apply row changes in commit-ts order (duplicates are harmless).

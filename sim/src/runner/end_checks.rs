@@ -55,6 +55,14 @@ impl Driver {
         }
     }
 
+    /// `redo_apply` (see [`crate::checkers::redo_apply`]).
+    fn check_redo_apply(&self) -> CheckResult {
+        let g = self.w.lock().unwrap();
+        let (check, result) = crate::checkers::redo_apply(&g.upstream, &g.storage, &g.cf);
+        let passed = result.is_ok();
+        CheckResult { check, passed, detail: result.unwrap_or_else(|e| e) }
+    }
+
     /// `trace_field`: every matching record's field compares as asked with the value;
     /// at least one record matches.
     #[allow(clippy::too_many_arguments)]
@@ -100,7 +108,11 @@ impl Driver {
     /// Run the scenario's `[[checks]]` in order, one result each.
     pub(super) fn run_checks(&mut self) -> Vec<CheckResult> {
         let mut out = Vec::new();
-        for c in self.scn.checks.clone() {
+        // A swarm run that drew the redo family recovers from its redo log as well.
+        let swarm_redo = self.families.get("redo") == Some(&true)
+            && !self.scn.checks.iter().any(|c| matches!(c.get_ref(), Check::RedoApply));
+        let extra = swarm_redo.then(|| toml::Spanned::new(0..0, Check::RedoApply));
+        for c in self.scn.checks.clone().into_iter().chain(extra) {
             let c = c.into_inner();
             let r = match &c {
                 Check::ReplicationCount { table, op, count } => {
@@ -131,6 +143,7 @@ impl Driver {
                     }
                 }
                 Check::SyncDiff { snapshot: Some(snap) } => self.check_sync_diff_snapshot(snap),
+                Check::RedoApply => self.check_redo_apply(),
                 Check::TraceField { event, table, node, fields, field, op, value } => {
                     self.check_trace_field(event, table.as_deref(), node.as_deref(), fields, field, *op, value)
                 }

@@ -726,6 +726,11 @@ pub enum Check {
     SyncpointRecorded {
         ts: Option<String>,
     },
+    /// TiCDC's `redo apply` on the downstream, then sync-diff (the consistent integration
+    /// tests): the redo log's rows above the redo meta's checkpoint, up to its resolved
+    /// ts, applied over the downstream give the upstream at the resolved ts. Needs
+    /// `changefeed.consistent-level = "eventual"`.
+    RedoApply,
 }
 
 /// Changefeed states as scenario files name them.

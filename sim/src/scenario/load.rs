@@ -442,6 +442,7 @@ pub fn check_kind(c: &Check) -> &'static str {
         Check::TraceNotSeen { .. } => "trace_not_seen",
         Check::TraceField { .. } => "trace_field",
         Check::SyncpointRecorded { .. } => "syncpoint_recorded",
+        Check::RedoApply => "redo_apply",
     }
 }
 
@@ -479,7 +480,8 @@ fn check_table(c: &Check) -> Option<&str> {
         | Check::ChangefeedState { .. }
         | Check::NodeAlive { .. }
         | Check::TraceNotSeen { .. }
-        | Check::SyncpointRecorded { .. } => None,
+        | Check::SyncpointRecorded { .. }
+        | Check::RedoApply => None,
     }
 }
 
@@ -1225,6 +1227,15 @@ pub fn validate(loaded: &Loaded) -> Result<(), LoadError> {
 
     // [[checks]] run after every step, so every created table is known.
     for check in &scn.checks {
+        if matches!(check.get_ref(), Check::RedoApply)
+            && scn.changefeed.consistent_level.as_deref() != Some(CONSISTENT_LEVEL_EVENTUAL)
+        {
+            return Err(v.err(
+                Some(check.span().start),
+                "check 'redo_apply' needs changefeed.consistent-level = \"eventual\" (there is no redo log to apply)"
+                    .into(),
+            ));
+        }
         if let Check::NodeAlive { node } = check.get_ref() {
             v.node(node, false, nvars, "check 'node_alive'", Some(check.span().start))?;
         }

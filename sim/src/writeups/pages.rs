@@ -47,6 +47,7 @@ pub const PAGES: &[Page] = &[
             "swarm-nobug-133.json",
             "swarm-nobug-61.json",
             "swarm-nobug-63.json",
+            "swarm_slow_bootstrap-nobug-657.json",
         ],
         no_shrink: Some(
             "its smallest `converges` failure restarts the maintainer's capture before a maintainer exists, which is another hang",
@@ -67,6 +68,10 @@ pub const PAGES: &[Page] = &[
             "swarm-nobug-624.json",
             "swarm_slow_bootstrap-nobug-767.json",
             "swarm_slow_bootstrap-nobug-151.json",
+            "swarm_slow_bootstrap-nobug-269.json",
+            "swarm_slow_bootstrap-nobug-661.json",
+            "swarm_slow_bootstrap-nobug-807.json",
+            "swarm_slow_bootstrap-nobug-949.json",
         ],
         no_shrink: None,
     },
@@ -178,7 +183,7 @@ mod tests {
             assert_eq!(find(&format!("{:02}", i + 1)), Some(p));
         }
         assert_eq!(find("no-such-page"), None);
-        assert_eq!(find("11"), None);
+        assert_eq!(find("12"), None);
     }
 
     /// Every seed file of seeds/findings/ has exactly one page, or is listed unclassified.

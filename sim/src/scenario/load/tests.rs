@@ -400,6 +400,21 @@ fn consistent_eventual_loads_with_redo_on() {
 }
 
 #[test]
+fn redo_apply_needs_redo_on() {
+    let (p, e) = load_err(&format!("{HEAD}[[checks]]\nkind = \"redo_apply\"\n"));
+    assert_eq!(
+        e,
+        format!(
+            "{}:5: check 'redo_apply' needs changefeed.consistent-level = \"eventual\" (there is no redo log to apply)",
+            p.display()
+        )
+    );
+    let d = temp_dir();
+    let body = format!("{HEAD}[changefeed]\nconsistent-level = \"eventual\"\n[[checks]]\nkind = \"redo_apply\"\n");
+    load_path(&write(&d, "redo.toml", &body)).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
 fn consistent_level_must_be_known() {
     let (p, e) = load_err(&format!("{HEAD}[changefeed]\nconsistent-level = \"NONE\"\n"));
     assert_eq!(
