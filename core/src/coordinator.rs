@@ -229,12 +229,13 @@ impl Coordinator {
             let persisted = meta.changefeeds.get(&cf).map(|i| i.epoch).unwrap_or(0);
             // A move's destination takes the epoch persisted at its admission (a later
             // bump, by a stop and resume meanwhile, supersedes it).
-            let epoch = match move_epoch {
-                Some(e) if e == persisted => e,
-                _ => meta.bump_epoch(&cf, candidate),
+            let (epoch, bumped_now) = match move_epoch {
+                Some(e) if e == persisted => (e, false),
+                _ => (meta.bump_epoch(&cf, candidate), true),
             };
             let last = self.runtime.get(&cf).map(|rt| rt.epoch).unwrap_or(0);
-            ctx.always(A::CoordinatorEpochIncreases, epoch >= persisted && epoch > last, || {
+            let above_persisted = if bumped_now { epoch > persisted } else { epoch == persisted };
+            ctx.always(A::CoordinatorEpochIncreases, above_persisted && epoch > last, || {
                 format!("changefeed={} persisted_epoch={} epoch={} new_epoch={}", cf, persisted, last, epoch)
             });
             let info = meta.changefeeds.get_mut(&cf).unwrap();

@@ -298,10 +298,11 @@ impl Storage {
         out
     }
 
-    /// A table as the consumer would see it after `extra` row changes were applied over
-    /// the downstream (in commit-ts order with the durable ones).
-    pub fn table_rows_with(&self, table: TableId, extra: &[&RowChange]) -> BTreeMap<u64, u64> {
+    /// A table as the consumer would see it from its durable row changes at or below
+    /// `upto` and then `extra` (all in commit-ts order).
+    pub fn table_rows_upto_with(&self, table: TableId, upto: Ts, extra: &[&RowChange]) -> BTreeMap<u64, u64> {
         let mut all = self.rows_of(table);
+        all.retain(|r| r.commit_ts <= upto);
         all.extend_from_slice(extra);
         apply_rows(all)
     }

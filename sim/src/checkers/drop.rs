@@ -22,7 +22,8 @@ use core_sched::types::*;
 /// A write while the checkpoint is still below `D` is not one: a maintainer restarted
 /// from such a checkpoint replays the table from there, rows and DDL again (TiCDC's
 /// at-least-once delivery across restarts). The caller passes the lower of the persisted
-/// checkpoint and the start checkpoint of every running maintainer generation.
+/// checkpoint and the own checkpoint of every running maintainer generation (one that
+/// started below it replays the table).
 pub fn check_no_write_after_drop(
     up: &Upstream,
     st: &Storage,

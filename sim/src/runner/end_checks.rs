@@ -109,7 +109,8 @@ impl Driver {
     pub(super) fn run_checks(&mut self) -> Vec<CheckResult> {
         let mut out = Vec::new();
         // A swarm run that drew the redo family recovers from its redo log as well.
-        let swarm_redo = self.families.get("redo") == Some(&true)
+        let swarm_redo = (self.scn.faults.swarm || self.scn.faults.swarm_families.is_some())
+            && self.w.lock().unwrap().redo_on
             && !self.scn.checks.iter().any(|c| matches!(c.get_ref(), Check::RedoApply));
         let extra = swarm_redo.then(|| toml::Spanned::new(0..0, Check::RedoApply));
         for c in self.scn.checks.clone().into_iter().chain(extra) {

@@ -132,6 +132,9 @@ pub fn drop(scn: &mut Scenario, atom: &FaultAtom, base: &Scenario) {
                 scn.changefeed.enable_sync_point = base.changefeed.enable_sync_point;
                 scn.changefeed.sync_point_interval = base.changefeed.sync_point_interval.clone();
             }
+            if f == "redo" {
+                scn.changefeed.consistent_level = base.changefeed.consistent_level.clone();
+            }
         }
         FaultAtom::Knob(key) => reset(&mut scn.faults, key, &FaultConfig::default()),
     }

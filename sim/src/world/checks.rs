@@ -185,18 +185,19 @@ pub fn check_writes_after_drop(wd: &mut World) {
     if rows.is_empty() && wd.storage.new_ddls.is_empty() {
         return;
     }
-    // A maintainer of the changefeed still running from a checkpoint below the persisted
-    // one replays from there: a deposed coordinator persists its maintainer's progress
-    // until its session watchdog fires, after the new one started a generation from the
-    // checkpoint it read (server.go:414-447), so the persisted checkpoint alone can be
-    // past a drop that the running generation has yet to replay.
+    // A maintainer generation whose own checkpoint is still below the persisted one is
+    // replaying from there: a deposed coordinator persists its maintainer's progress until
+    // its session watchdog fires, after the new one started a generation from the
+    // checkpoint it read (server.go:414-447), so the persisted checkpoint alone can be past
+    // a drop that the running generation has yet to replay. Once that generation's own
+    // checkpoint passes the drop, a write of the table is judged again.
     let replay_from = wd
         .nodes
         .iter()
         .filter(|s| s.alive)
         .filter_map(|s| s.state.as_ref()?.mm.maintainers.get(&wd.cf))
         .filter(|m| m.state != core_sched::maintainer::MaintainerState::Stopped)
-        .map(|m| m.start_checkpoint)
+        .map(|m| m.pipe.committed_checkpoint.max(m.start_checkpoint))
         .min()
         .unwrap_or(Ts::MAX);
     for (inv, d) in checkers::check_no_write_after_drop(
