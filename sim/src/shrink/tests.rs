@@ -51,6 +51,25 @@ fn pinned_swarm_plan_replays_the_swarm_run() {
     }
 }
 
+/// Dropping the `redo` family of a pinned plan switches the redo log off: the run is the
+/// pinned run of the same plan with redo off.
+#[test]
+fn dropping_the_redo_family_switches_redo_off() {
+    let swarm = load::resolve("swarm").unwrap().scenario;
+    let seed = (0..100).find(|s| crate::runner::swarm::plan(*s).families["redo"]).unwrap();
+    let plan = crate::runner::swarm::plan(seed);
+    let mut pinned = swarm.clone();
+    plan.pin(&mut pinned);
+    assert_eq!(pinned.changefeed.consistent_level.as_deref(), Some("eventual"));
+    faults::drop(&mut pinned, &faults::FaultAtom::Family("redo".into()), &swarm);
+    assert_eq!(pinned.changefeed.consistent_level, swarm.changefeed.consistent_level);
+    let mut off = plan.clone();
+    off.families.insert("redo".into(), false);
+    let mut expected = swarm.clone();
+    off.pin(&mut expected);
+    assert_eq!(toml::to_string(&pinned).unwrap(), toml::to_string(&expected).unwrap());
+}
+
 #[test]
 fn a_bugs_seed_shrinks_to_a_smaller_scenario_that_fails_the_same_way() {
     let req = request("ddl_with_random_move_table", 0, &["nonatomic-operator-admission"], 40);
