@@ -20,6 +20,7 @@ pub enum Bug {
     IgnorePendingBlockStartTs,
     LeakFenceLockOnClosedWritePath,
     RedoMessagesNotFenced,
+    ReplaceMismatchedRedoTrigger,
 }
 
 pub struct BugInfo {
@@ -43,6 +44,7 @@ pub const ALL_BUGS: &[BugInfo] = &[
     BugInfo { bug: Bug::IgnorePendingBlockStartTs, name: "ignore-pending-block-start-ts", origin: "TiCDC #3663 (PR #3677)", behaviour: "a dispatcher moved or merged while its span waits on a DDL or syncpoint restarts from its checkpoint, not from the pending event (a syncpoint's ts; a DDL's ts - 1 skipping its DMLs)" },
     BugInfo { bug: Bug::LeakFenceLockOnClosedWritePath, name: "leak-fence-lock-on-closed-write-path", origin: "seed 004 (before TiCDC PR #5436)", behaviour: "the post-bootstrap handler returns on a closed write path (a capture-local fence during the trigger's schema-store initialisation) without releasing the manager's fence lock; the manager's close never finishes and the capture never exits" },
     BugInfo { bug: Bug::RedoMessagesNotFenced, name: "redo-messages-not-fenced", origin: "TiCDC PR #5436 (redo half)", behaviour: "dispatcher managers apply redo meta and redo resolved-ts forward messages from any maintainer owner or epoch" },
+    BugInfo { bug: Bug::ReplaceMismatchedRedoTrigger, name: "replace-mismatched-redo-trigger", origin: "TiCDC PR #5436 (redo half)", behaviour: "a reused dispatcher manager replaces a mismatched table trigger redo dispatcher in place" },
 ];
 
 impl Bug {

@@ -4,9 +4,10 @@
 //! seed pins down changed. A trace hash that differs alone is only a warning: any change
 //! to the core or the simulator reorders events, and the file still proves what it
 //! should. A file that expects a failure with bugs on also proves the bugs are the
-//! cause: the same seed with the bugs off must pass, unless its `control` names no bugs:
-//! then the bugs-off run is that control (a bug caught on an open finding's scenario,
-//! which the fixed core fails too) and must only avoid the control's `absent` invariants.
+//! cause: the same seed with the bugs off must pass, unless its scenario is an open
+//! finding's (under `scenarios/findings/`, which the fixed core fails too): then the
+//! bugs-off run must only avoid the control's `absent` invariants (and a control naming
+//! no bugs is that run).
 
 use crate::args::{parse_bugs, parse_fixes};
 use crate::error::CliError;
@@ -109,8 +110,19 @@ pub fn replay(p: &Prepared) -> Verdict {
     let control_is_bugs_off = p.control_bugs.as_ref().is_some_and(|b| b.0.is_empty());
     if !p.bugs.0.is_empty() && p.file.expect.outcome != Outcome::Pass && !control_is_bugs_off {
         let clean = run_on_fresh_thread(&p.scenario, p.file.seed, &Bugs::none(), &opts);
-        if clean.outcome != Outcome::Pass {
-            fails.push(format!("with the bugs off: expected pass, got {}", describe(&clean)));
+        match &p.file.control {
+            // An open finding's scenario fails on the fixed core too: there the bugs-off
+            // run must only avoid what the control says the bugs cause.
+            Some(c) if p.file.scenario.contains("findings/") => {
+                let clean_violated = crate::fuzz::all_invariants(&clean);
+                for inv in c.absent.iter().filter(|i| clean_violated.contains(i)) {
+                    fails.push(format!("with the bugs off: violates {} too, so the file's bugs are not its cause", inv));
+                }
+            }
+            _ if clean.outcome != Outcome::Pass => {
+                fails.push(format!("with the bugs off: expected pass, got {}", describe(&clean)));
+            }
+            _ => {}
         }
     }
     if let Some(fb) = &p.fixed_bugs {

@@ -105,6 +105,17 @@ pub fn plan_for(bug: Bug) -> ZooPlan {
             companions: &[],
             detect: Some(crate::checkers::ONE_TABLE_TRIGGER),
         },
+        // PR #5436's redo half: the same takeover check for the table trigger redo
+        // dispatcher, on finding 08 with redo on (the resend recreates both triggers).
+        // The event trigger is validated first (dispatcher_orchestrator.go:284-291) and
+        // its mismatch refuses the bootstrap before the redo check runs, so the event
+        // form is the companion; only `one-redo-table-trigger` counts, and the companion
+        // alone never leaves two redo triggers (its bootstrap is refused by the redo check).
+        Bug::ReplaceMismatchedRedoTrigger => ZooPlan {
+            scenario: REDO_STALE_RESEND_FINDING,
+            companions: &[Bug::ReplaceMismatchedTrigger],
+            detect: Some(crate::checkers::ONE_REDO_TABLE_TRIGGER),
+        },
         // Seed 004 review: the maintainer's capture loses its etcd session while its
         // post-bootstrap request is in flight; the handler's fenced return keeps the
         // manager's fence lock, the close never finishes, the capture never exits.
@@ -129,6 +140,8 @@ pub fn scenario_for(bug: Bug) -> &'static str {
 /// The open finding whose state (a stale trigger in a manager fenced to a departed
 /// epoch) is where `replace-mismatched-trigger` acts.
 const STALE_RESEND_FINDING: &str = "scenarios/findings/stale_bootstrap_resend_recreates_trigger.toml";
+/// Finding 08 with redo on: where `replace-mismatched-redo-trigger` acts.
+const REDO_STALE_RESEND_FINDING: &str = "scenarios/findings/redo_stale_bootstrap_resend_recreates_trigger.toml";
 /// Used while a mapped scenario is not in the scenarios directory.
 const FALLBACK: &str = "fail_over";
 

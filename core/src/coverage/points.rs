@@ -341,6 +341,7 @@ points! {
     RedoReady = "redo_dm.ready", Must, "the manager's redo components were published (redoReady)";
     RedoBootstrapRejectNoTrigger = "redo_dm.bootstrap_reject_no_trigger", Gap("the redo form of the trigger takeover (trigger_takeover_with_delayed_messages with redo on) is not a scenario yet; core unit tests reach it"), "a bootstrap naming no redo trigger was refused by a manager holding one";
     RedoBootstrapRejectTriggerMismatch = "redo_dm.bootstrap_reject_trigger_mismatch", Gap("the redo form of the trigger takeover is not a scenario yet; core unit tests reach it"), "a bootstrap naming another redo trigger was refused";
+    RedoBootstrapReplaceTrigger = "redo_dm.bootstrap_replace_trigger", May("only with bug replace-mismatched-redo-trigger"), "a bootstrap replaced the manager's redo trigger with its own";
     RedoBootstrapResponseTrigger = "redo_dm.bootstrap_response_trigger", Must, "a bootstrap response carried the redo trigger's start ts";
     RedoTriggerRemoved = "redo_dm.trigger_removed", Must, "a stopped redo table trigger left its slot";
     RedoTriggerRegistered = "redo_dm.trigger_registered", Must, "the post-bootstrap request registered the redo table trigger with the event collector";

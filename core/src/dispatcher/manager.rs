@@ -741,7 +741,7 @@ impl DispatcherManager {
             return Some(self.bootstrap_error(epoch, ErrorCode::InitTableTriggerDispatcherFailed, e.to_string()));
         }
         // The redo flavor is validated after the event one (dispatcher_orchestrator.go:288-291).
-        if let Some(e) = self.validate_redo_trigger(redo_trigger) {
+        if let Some(e) = self.admit_redo_trigger(ctx, redo_trigger) {
             self.trace(ctx, "bootstrap rejected", vec![("reason", e.clone())]);
             return Some(self.bootstrap_error(epoch, ErrorCode::InitTableTriggerDispatcherFailed, e));
         }

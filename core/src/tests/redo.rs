@@ -124,6 +124,22 @@ fn a_mismatched_redo_trigger_is_refused_and_the_owner_kept() {
     assert_eq!(dm.redo_trigger_id(), Some(TR));
 }
 
+#[test]
+fn bug_replace_mismatched_redo_trigger_replaces_it_in_place() {
+    let (mut dm, _, _) = self_manager();
+    let mut env = Env::new(0).with_bug(crate::bugs::Bug::ReplaceMismatchedRedoTrigger);
+    let new = DispatcherId(9);
+    let (r, o) = dm_handle(&mut dm, &mut env, 2, redo_bootstrap(START, Some(TE), Some(new), EPOCH + 1));
+    assert_eq!(response_err(r.as_ref().unwrap()), None, "accepted, not refused");
+    assert!(traced(&o, "replace mismatched table trigger redo dispatcher"));
+    assert_eq!((dm.maintainer_id, dm.maintainer_epoch), (n(2), EPOCH + 1));
+    assert_eq!(dm.redo_trigger_id(), Some(new));
+    // Nothing closed the old one: two redo triggers in the manager, both live.
+    let redo_triggers: Vec<DispatcherId> =
+        dm.dispatchers.values().filter(|d| d.is_trigger && d.is_redo() && !d.try_removing).map(|d| d.id).collect();
+    assert_eq!(redo_triggers, vec![new, TR], "in ID order");
+}
+
 // dispatcher_orchestrator_test.go:784: a nil redo ID while a redo trigger exists.
 #[test]
 fn a_bootstrap_without_redo_trigger_is_refused_by_a_manager_holding_one() {

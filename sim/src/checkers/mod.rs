@@ -35,6 +35,7 @@ pub use redo::*;
 pub const ONE_DISPATCHER_PER_KEY: &str = "one-dispatcher-per-key";
 pub const ONE_INSTANCE_PER_ID: &str = "one-instance-per-dispatcher-id";
 pub const ONE_TABLE_TRIGGER: &str = "one-table-trigger";
+pub const ONE_REDO_TABLE_TRIGGER: &str = "one-redo-table-trigger";
 /// The table trigger event dispatcher (the changefeed's DDL owner) is created on the
 /// maintainer's capture by that maintainer's bootstrap (TiCDC #431 places it with the
 /// maintainer) and serves only it until it has left the manager: a dispatcher manager
@@ -73,6 +74,7 @@ pub const ALL_INVARIANTS: &[&str] = &[
     ONE_DISPATCHER_PER_KEY,
     ONE_INSTANCE_PER_ID,
     ONE_TABLE_TRIGGER,
+    ONE_REDO_TABLE_TRIGGER,
     TABLE_TRIGGER_OWNER,
     ONE_OPERATOR_PER_DISPATCHER,
     SPAN_PARTITION,
@@ -103,6 +105,7 @@ pub const REGISTRY: &[InvariantInfo] = &[
     InvariantInfo { name: ONE_DISPATCHER_PER_KEY, family: "placement", guards: "no two writable dispatchers cover the same keys of a table" },
     InvariantInfo { name: ONE_INSTANCE_PER_ID, family: "placement", guards: "a dispatcher ID lives on one capture" },
     InvariantInfo { name: ONE_TABLE_TRIGGER, family: "placement", guards: "one registered table trigger event dispatcher (DDL owner) per changefeed" },
+    InvariantInfo { name: ONE_REDO_TABLE_TRIGGER, family: "placement", guards: "one registered table trigger redo dispatcher (redo DDL writer and redo meta owner) per redo changefeed" },
     InvariantInfo { name: TABLE_TRIGGER_OWNER, family: "placement", guards: "a manager holding the table trigger is owned by its own capture's maintainer" },
     InvariantInfo { name: ONE_OPERATOR_PER_DISPATCHER, family: "maintainer", guards: "at most one running operator per dispatcher" },
     InvariantInfo { name: SPAN_PARTITION, family: "maintainer", guards: "a bootstrapped maintainer's spans cover every live table without holes or overlaps" },

@@ -1,13 +1,15 @@
 //! Dispatcher placement across the cluster, after every step that changed a live
 //! dispatcher set: `one-dispatcher-per-key` (no two writable dispatchers cover the same keys
 //! of a table), `one-instance-per-dispatcher-id`, `one-table-trigger` (one registered table
-//! trigger per changefeed: one DDL owner) and `table-trigger-owner` (a manager holding the
-//! trigger is owned by its own capture's maintainer).
+//! trigger per changefeed: one DDL owner), `one-redo-table-trigger` (the same for the redo
+//! table trigger: one redo DDL writer and redo meta) and `table-trigger-owner` (a manager
+//! holding a trigger is owned by its own capture's maintainer).
 //!
 //! TiCDC's promise: every key range of a replicated table is written by exactly one
 //! dispatcher, and the changefeed has one DDL owner (§16). Caught: the duplicate full-span
 //! dispatcher after a maintainer failover (`ignore-unknown-working-table`, TiCDC #6202), a
-//! mismatched trigger replaced in place (`replace-mismatched-trigger`) and a nil-trigger
+//! mismatched trigger replaced in place (`replace-mismatched-trigger`, and its redo form
+//! `replace-mismatched-redo-trigger`) and a nil-trigger
 //! bootstrap accepted from another capture (`accept-nil-trigger-bootstrap`, PR #5436).
 
 use super::*;
@@ -166,11 +168,8 @@ pub fn check_dispatchers_full<'a>(
     }
     for ((cf, mode), t) in triggers {
         if t.len() > 1 {
-            let what = if mode == Mode::Redo { "redo" } else { "event" };
-            out.push((
-                ONE_TABLE_TRIGGER,
-                format!("changefeed {} has {} live table trigger {} dispatchers: {:?}", cf, t.len(), what, t),
-            ));
+            let (inv, what) = if mode == Mode::Redo { (ONE_REDO_TABLE_TRIGGER, "redo") } else { (ONE_TABLE_TRIGGER, "event") };
+            out.push((inv, format!("changefeed {} has {} live table trigger {} dispatchers: {:?}", cf, t.len(), what, t)));
         }
     }
     for ((mode, table), mut v) in by_table {
@@ -259,5 +258,24 @@ mod tests {
         let v = check_dispatchers([(NodeId(2), &dm)].into_iter());
         assert!(found(&v, ONE_TABLE_TRIGGER), "{:?}", v);
         assert!(!found(&v, TABLE_TRIGGER_OWNER));
+    }
+    #[test]
+    fn one_redo_table_trigger_fires_for_two_registered_redo_triggers_only() {
+        // `replace-mismatched-redo-trigger`: a second redo trigger next to the old one; the
+        // event trigger alone stays one, so only the redo invariant fires.
+        let mut dm = manager_with_trigger(NodeId(2), NodeId(2));
+        for id in [DispatcherId(3), DispatcherId(4)] {
+            let mut d = core_sched::dispatcher::Dispatcher::new(id, TableSpan::ddl_span(), 0, 200, true, false);
+            d.mode = Mode::Redo;
+            d.state = ComponentState::Working;
+            d.registered = id == DispatcherId(3);
+            dm.dispatchers.insert(id, d);
+        }
+        let v = check_dispatchers([(NodeId(2), &dm)].into_iter());
+        assert!(v.is_empty(), "one registered redo trigger is fine: {:?}", v);
+        dm.dispatchers.get_mut(&DispatcherId(4)).unwrap().registered = true;
+        let v = check_dispatchers([(NodeId(2), &dm)].into_iter());
+        assert!(found(&v, ONE_REDO_TABLE_TRIGGER), "{:?}", v);
+        assert!(!found(&v, ONE_TABLE_TRIGGER), "{:?}", v);
     }
 }

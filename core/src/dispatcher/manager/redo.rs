@@ -192,6 +192,33 @@ impl DispatcherManager {
         }
     }
 
+    /// [`Self::validate_redo_trigger`] as a bootstrap applies it. With
+    /// `replace-mismatched-redo-trigger` a mismatched redo trigger is not refused: the
+    /// bootstrap's trigger takes the slot (`SetTableTriggerRedoDispatcher` with its own
+    /// redo meta) and the old one stays in the map, registered and handling the redo DDL
+    /// span, so the changefeed has two redo DDL writers: the hazard PR #5436's check
+    /// names for both triggers ("replacing it in place can duplicate DDL ownership").
+    pub(super) fn admit_redo_trigger(&mut self, ctx: &mut Ctx, requested: Option<DispatcherId>) -> Option<String> {
+        if let (Some(t), Some(cur)) = (requested, self.redo_trigger_id()) {
+            if t != cur && ctx.bug(Bug::ReplaceMismatchedRedoTrigger) {
+                hit(P::RedoBootstrapReplaceTrigger);
+                ctx.observe(Observation::DispatchersChanged);
+                self.trace(
+                    ctx,
+                    "replace mismatched table trigger redo dispatcher",
+                    vec![("old", cur.to_string()), ("new", t.to_string())],
+                );
+                if let Some(r) = self.redo.as_mut() {
+                    r.trigger_id = None;
+                    // The meta belongs to the slot: the new trigger brings its own.
+                    r.stop_meta();
+                }
+                return None;
+            }
+        }
+        self.validate_redo_trigger(requested)
+    }
+
     /// `redoTrigger.ensure` of a bootstrap (and the redo part of `NewDispatcherManager`):
     /// create the requested redo trigger if there is none. `Err(reply)` ends the
     /// bootstrap with that reply (none for a write-path-closed stop).
