@@ -59,6 +59,18 @@ impl Tally {
     pub fn percent(&self) -> f64 {
         100.0 * self.reached() as f64 / COUNT.max(1) as f64
     }
+
+    /// Points a fixed-core campaign can reach (Must and Gap: not the May ones, which need
+    /// a bug switch, a candidate fix or a unit test), and how many of them it reached.
+    /// The share of all points can never pass `reachable / COUNT`; this one can reach 100%.
+    pub fn reachable(&self) -> (usize, usize) {
+        let open = POINTS.iter().filter(|d| !matches!(d.reach, Reach::May(_)));
+        open.fold((0, 0), |(r, n), d| (r + usize::from(self.hits[d.point as usize] > 0), n + 1))
+    }
+}
+
+fn pct(part: usize, whole: usize) -> f64 {
+    100.0 * part as f64 / whole.max(1) as f64
 }
 
 /// One point in the JSON report.
@@ -77,6 +89,10 @@ pub struct CoverageJson {
     pub total: usize,
     pub reached: usize,
     pub percent: f64,
+    /// Points a fixed-core campaign can reach (must and gap), and the share of them reached.
+    pub reachable_total: usize,
+    pub reachable_reached: usize,
+    pub reachable_percent: f64,
     /// Every point by name.
     pub points: BTreeMap<&'static str, PointJson>,
     pub never_reached: Vec<&'static str>,
@@ -84,7 +100,11 @@ pub struct CoverageJson {
 }
 
 pub fn to_json(t: &Tally) -> CoverageJson {
+    let (reachable_reached, reachable_total) = t.reachable();
     CoverageJson {
+        reachable_total,
+        reachable_reached,
+        reachable_percent: (pct(reachable_reached, reachable_total) * 10.0).round() / 10.0,
         runs: t.runs,
         total: COUNT,
         reached: t.reached(),
@@ -112,6 +132,15 @@ pub fn format_human(t: &Tally) -> String {
     let mut o = String::new();
     let _ =
         writeln!(o, "coverage: {} of {} points reached ({:.1}%) over {} runs", t.reached(), COUNT, t.percent(), t.runs);
+    let (rr, rn) = t.reachable();
+    let _ = writeln!(
+        o,
+        "  of the {} points the fixed core can reach (must and gap; the {} may points need a bug switch, a candidate fix or a unit test): {} ({:.1}%)",
+        rn,
+        COUNT - rn,
+        rr,
+        pct(rr, rn)
+    );
     let mut groups: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for d in POINTS {
         let g = groups.entry(group_of(d.name)).or_default();
@@ -186,5 +215,25 @@ mod tests {
         u.merge(&t);
         u.merge(&t);
         assert_eq!((u.runs, u.hits[0], u.seeds[0]), (6, 12, 4));
+    }
+
+    #[test]
+    fn reachable_share_leaves_out_the_may_points_only() {
+        let may = POINTS.iter().filter(|d| matches!(d.reach, Reach::May(_))).count();
+        let (must_i, may_i) = (
+            POINTS.iter().position(|d| d.reach == Reach::Must).unwrap(),
+            POINTS.iter().position(|d| matches!(d.reach, Reach::May(_))).unwrap(),
+        );
+        let mut h = vec![0u32; COUNT];
+        h[POINTS[must_i].point as usize] = 1;
+        h[POINTS[may_i].point as usize] = 1;
+        let mut t = Tally::default();
+        t.add(&Hits(h));
+        // The may point counts in the share of all points, not in the reachable one.
+        assert_eq!(t.reached(), 2);
+        assert_eq!(t.reachable(), (1, COUNT - may));
+        let j = to_json(&t);
+        assert_eq!((j.reachable_reached, j.reachable_total), (1, COUNT - may));
+        assert!(format_human(&t).contains(&format!("of the {} points the fixed core can reach", COUNT - may)));
     }
 }
