@@ -36,7 +36,10 @@ pub const PAGES: &[Page] = &[
             "scenarios/findings/restored_remove_stop_report_window.toml",
             "scenarios/findings/restored_remove_lost_stop_report.toml",
         ],
-        seed_files: &["move_maintainer_with_delayed_messages-nobug-390.json"],
+        seed_files: &[
+            "move_maintainer_with_delayed_messages-nobug-390.json",
+            "redo_trigger_takeover_with_delayed_messages-nobug-863.json",
+        ],
         no_shrink: None,
     },
     Page {
@@ -104,7 +107,10 @@ pub const PAGES: &[Page] = &[
     },
     Page {
         file: "08-stale-bootstrap-resend-recreates-trigger.md",
-        scenarios: &["scenarios/findings/stale_bootstrap_resend_recreates_trigger.toml"],
+        scenarios: &[
+            "scenarios/findings/stale_bootstrap_resend_recreates_trigger.toml",
+            "scenarios/findings/redo_stale_bootstrap_resend_recreates_trigger.toml",
+        ],
         seed_files: &[],
         no_shrink: None,
     },
