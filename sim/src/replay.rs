@@ -116,7 +116,8 @@ pub fn replay(p: &Prepared) -> Verdict {
             Some(c) if p.file.scenario.contains("findings/") => {
                 let clean_violated = crate::fuzz::all_invariants(&clean);
                 for inv in c.absent.iter().filter(|i| clean_violated.contains(i)) {
-                    fails.push(format!("with the bugs off: violates {} too, so the file's bugs are not its cause", inv));
+                    fails
+                        .push(format!("with the bugs off: violates {} too, so the file's bugs are not its cause", inv));
                 }
             }
             _ if clean.outcome != Outcome::Pass => {

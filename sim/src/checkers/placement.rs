@@ -168,8 +168,12 @@ pub fn check_dispatchers_full<'a>(
     }
     for ((cf, mode), t) in triggers {
         if t.len() > 1 {
-            let (inv, what) = if mode == Mode::Redo { (ONE_REDO_TABLE_TRIGGER, "redo") } else { (ONE_TABLE_TRIGGER, "event") };
-            out.push((inv, format!("changefeed {} has {} live table trigger {} dispatchers: {:?}", cf, t.len(), what, t)));
+            let (inv, what) =
+                if mode == Mode::Redo { (ONE_REDO_TABLE_TRIGGER, "redo") } else { (ONE_TABLE_TRIGGER, "event") };
+            out.push((
+                inv,
+                format!("changefeed {} has {} live table trigger {} dispatchers: {:?}", cf, t.len(), what, t),
+            ));
         }
     }
     for ((mode, table), mut v) in by_table {
