@@ -196,8 +196,8 @@ impl DispatcherManager {
     /// `replace-mismatched-redo-trigger` a mismatched redo trigger is not refused: the
     /// bootstrap's trigger takes the slot (`SetTableTriggerRedoDispatcher` with its own
     /// redo meta) and the old one stays in the map, registered and handling the redo DDL
-    /// span, so the changefeed has two redo DDL writers: the hazard PR #5436's check
-    /// names for both triggers ("replacing it in place can duplicate DDL ownership").
+    /// span, so the changefeed has two redo DDL writers: the duplicated ownership PR
+    /// #5436's check prevents, for both triggers.
     pub(super) fn admit_redo_trigger(&mut self, ctx: &mut Ctx, requested: Option<DispatcherId>) -> Option<String> {
         if let (Some(t), Some(cur)) = (requested, self.redo_trigger_id()) {
             if t != cur && ctx.bug(Bug::ReplaceMismatchedRedoTrigger) {
