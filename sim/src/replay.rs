@@ -57,7 +57,7 @@ pub fn prepare(path: &Path) -> Result<Prepared, SeedFileError> {
     // the fixed core must avoid every invariant the file claims for its bugs.
     if let (Some(c), Some(cb)) = (&file.control, &control_bugs) {
         if cb.0.is_empty() && !bugs.0.is_empty() {
-            if !file.scenario.contains("findings/") {
+            if !file.on_finding_scenario() {
                 return Err(SeedFileError::BugsOffControlOutsideFindings {
                     path: p(),
                     scenario: file.scenario.clone(),
@@ -113,7 +113,7 @@ pub fn replay(p: &Prepared) -> Verdict {
         match &p.file.control {
             // An open finding's scenario fails on the fixed core too: there the bugs-off
             // run must only avoid what the control says the bugs cause.
-            Some(c) if p.file.scenario.contains("findings/") => {
+            Some(c) if p.file.on_finding_scenario() => {
                 let clean_violated = crate::fuzz::all_invariants(&clean);
                 for inv in c.absent.iter().filter(|i| clean_violated.contains(i)) {
                     fails

@@ -101,6 +101,12 @@ pub struct Expect {
 }
 
 impl SeedFile {
+    /// Whether the file's scenario is an open finding's (under `scenarios/findings/`), one
+    /// the fixed core fails too.
+    pub fn on_finding_scenario(&self) -> bool {
+        self.scenario.contains("findings/")
+    }
+
     /// The seed file that records `r`.
     pub fn of(r: &RunResult, scenario: &str, note: String) -> SeedFile {
         SeedFile {
