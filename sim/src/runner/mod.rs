@@ -16,9 +16,11 @@ mod refs;
 mod steps;
 pub mod swarm;
 mod workload;
+mod workload_drop;
 mod workload_held;
 mod workload_inflight;
 mod workload_ops;
+mod workload_settle;
 
 pub use error::StepError;
 pub use predicates::trace_sequence_seen;

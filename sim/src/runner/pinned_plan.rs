@@ -50,7 +50,7 @@ impl SwarmPlan {
     }
 
     /// Each intensity: its field name, the family that draws it, whether it is set.
-    fn intensities(&self) -> [(&'static str, &'static str, bool); 13] {
+    fn intensities(&self) -> [(&'static str, &'static str, bool); 14] {
         [
             ("loss", "net.loss", self.loss.is_some()),
             ("duplicate", "net.duplicate", self.duplicate.is_some()),
@@ -65,6 +65,7 @@ impl SwarmPlan {
             ("small_batch", "scheduler.small_batch", self.small_batch.is_some()),
             ("split_check", "split.check", self.split_check.is_some()),
             ("slow_bootstrap", "slow_bootstrap", self.slow_bootstrap.is_some()),
+            ("split_settle", "split.settle", self.split_settle.is_some()),
         ]
     }
 
@@ -128,6 +129,14 @@ impl SwarmPlan {
                     balance,
                     refresh,
                     score
+                ));
+            }
+        }
+        if let Some([balance, refresh]) = self.split_settle {
+            if balance == 0 || refresh == 0 || refresh % 1000 != 0 {
+                return Err(format!(
+                    "split_settle must be [balance ms > 0, refresh ms (a positive multiple of 1000)], got [{}, {}]",
+                    balance, refresh
                 ));
             }
         }

@@ -50,6 +50,10 @@ pub struct SwarmPlan {
     /// `schema-store-init-ms` and `trigger-create-ms` (both `[0, max]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow_bootstrap: Option<[u64; 2]>,
+    /// The settle phase's split-checker pace: `check-balance-interval` and
+    /// `region-count-refresh-interval` in ms (they replace `split.check`'s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_settle: Option<[u64; 2]>,
 }
 
 /// Draw the plan of a seed. The draws come from their own stream (seeded from the seed),
@@ -135,8 +139,16 @@ pub fn plan(seed: u64) -> SwarmPlan {
     // the redo halves of the maintainer and the dispatcher managers, the redo meta and
     // the event dispatchers held below the redo resolved ts (drawn last as well).
     on("redo", &mut r);
+    // After the workload, a table of 7-12 spans whose regions PD merges, left quiet while
+    // the split checker's merge steps run (its wait for `mergeCheckThreshold` rounds,
+    // adjacent merges, moves for merges): drawn last as well.
+    let split_settle =
+        on("split.settle", &mut r).then(|| [r.random_range(2..=4u64) * 1000, r.random_range(5..=10u64) * 1000]);
+    // A DROP TABLE held at its writer while a merge or split of the table is in flight.
+    on("ddl.drop_in_flight", &mut r);
     SwarmPlan {
         families,
+        split_settle,
         split_check,
         slow_bootstrap,
         storage_error,
@@ -215,6 +227,13 @@ impl SwarmPlan {
                     c.balance_score_threshold = Some(score as u32);
                 }
             }
+            "split.settle" => {
+                if let Some([balance, refresh]) = self.split_settle {
+                    let c = &mut scn.changefeed;
+                    c.check_balance_interval_ms = Some(balance);
+                    c.region_count_refresh_interval = Some(format!("{}s", refresh / 1000));
+                }
+            }
             "redo" if self.families.get("redo") == Some(&true) => {
                 scn.changefeed.consistent_level = Some(core_sched::config::CONSISTENT_LEVEL_EVENTUAL.into())
             }
@@ -278,6 +297,11 @@ impl SwarmPlan {
             s.region_count_refresh_interval_ms = refresh;
             s.write_key_threshold = core_sched::config::MIN_WRITE_KEY_THRESHOLD;
             s.balance_score_threshold = score as u32;
+        }
+        if let Some([balance, refresh]) = self.split_settle {
+            let s = &mut cfg.scheduler;
+            s.check_balance_interval_ms = balance;
+            s.region_count_refresh_interval_ms = refresh;
         }
         if let Some([init, trigger]) = self.slow_bootstrap {
             if world.schema_store_init_ms == [0, 0] && world.trigger_create_ms == [0, 0] {
@@ -357,6 +381,7 @@ mod tests {
             assert_eq!(p.stream_reconnect.is_some(), p.families["stream.reconnect"]);
             assert_eq!(p.split_check.is_some(), p.families["split.check"]);
             assert_eq!(p.slow_bootstrap.is_some(), p.families["slow_bootstrap"]);
+            assert_eq!(p.split_settle.is_some(), p.families["split.settle"]);
         }
     }
 

@@ -341,6 +341,9 @@ impl Driver {
             }
             madsim::time::sleep(Duration::from_millis(interval)).await;
         }
+        if self.families.get("split.settle") == Some(&true) {
+            self.split_settle(&mut created).await?;
+        }
         Ok(())
     }
 }

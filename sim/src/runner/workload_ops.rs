@@ -53,6 +53,7 @@ pub(super) fn draw_family(op: WorkloadOp) -> Option<&'static str> {
         WorkloadOp::DdlInFlight => "ddl.in_flight_scheduling",
         WorkloadOp::ReportAfterWrite => "ddl.report_after_write",
         WorkloadOp::FailResume => "changefeed.fail",
+        WorkloadOp::DropInFlight => "ddl.drop_in_flight",
         _ => return None,
     })
 }
@@ -89,6 +90,7 @@ pub(super) fn is_coverage_op(op: WorkloadOp) -> bool {
             | WorkloadOp::DdlInFlight
             | WorkloadOp::ReportAfterWrite
             | WorkloadOp::FailResume
+            | WorkloadOp::DropInFlight
     )
 }
 
@@ -164,6 +166,7 @@ impl Driver {
             WorkloadOp::DdlInFlight => self.ddl_in_flight(c).await,
             WorkloadOp::ReportAfterWrite => ran.created = self.report_after_write(c, created),
             WorkloadOp::FailResume => self.fail_resume(200 * c.n, (c.kind == 0).then_some(1_000 + 500 * c.n)),
+            WorkloadOp::DropInFlight => self.drop_in_flight(c).await,
             _ => {}
         }
         Ok(ran)
@@ -438,6 +441,7 @@ mod tests {
             WorkloadOp::DdlInFlight,
             WorkloadOp::ReportAfterWrite,
             WorkloadOp::FailResume,
+            WorkloadOp::DropInFlight,
         ];
         for op in ops {
             assert!(is_coverage_op(op), "{:?}", op);

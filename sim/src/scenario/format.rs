@@ -575,6 +575,12 @@ pub enum WorkloadOp {
     /// the schema stores recover and the failed changefeed is resumed. In the
     /// `changefeed.fail` swarm family.
     FailResume,
+    /// DROP TABLE of a table while `BlockOrWaitBeforeWrite` holds its write and
+    /// `NotReadyToCloseDispatcher` holds dispatcher closes on every capture, then a merge
+    /// (kind 0-1, a table of two or more spans) or split (kind 2, a one-span table) of
+    /// that table: the operator is in flight when the DROP removes its tasks. Not with
+    /// the redo log on. In the `ddl.drop_in_flight` swarm family.
+    DropInFlight,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -893,6 +899,8 @@ pub const SWARM_FAMILIES: &[&str] = &[
     "ddl.report_after_write",
     "changefeed.fail",
     "redo",
+    "split.settle",
+    "ddl.drop_in_flight",
 ];
 impl Default for FaultConfig {
     fn default() -> Self {

@@ -1,0 +1,79 @@
+//! The swarm's settle phase (family `split.settle`): after the random workload, a table
+//! created with 7-12 times `region-threshold` regions is split into 7-12 spans by the
+//! basic scheduler; once seven of them replicate, PD merges its regions down to 1-5 and
+//! the cluster is left quiet for 40-70 s. The split checker then sees a group with far
+//! more spans than its regions and traffic need: it waits `mergeCheckThreshold` rounds,
+//! merges adjacent spans and moves spans so that more merges become possible (the
+//! checker's steps 4 and 5, which a 30 s workload at TiCDC's pace never reaches).
+
+use super::{Driver, StepError};
+use core_sched::maintainer::span_controller::ReplicaState;
+use core_sched::types::*;
+use core_sched::upstream::RowOp;
+use rand::Rng;
+use std::time::Duration;
+
+/// Spans the settle table must have replicating before PD merges its regions (one more
+/// than the split checker's merge bound on three captures, `2 * max(nodes, regions)`).
+const SETTLE_MIN_SPANS: usize = 7;
+/// How long the phase waits for those spans.
+const SETTLE_WAIT_MS: u64 = 60_000;
+/// Poll period of that wait.
+const SETTLE_POLL_MS: u64 = 500;
+
+impl Driver {
+    /// Run the settle phase (see the module's comment). A run whose table never gets its
+    /// spans (a scheduler held by faults) skips the merge and the quiet time.
+    pub(super) async fn split_settle(&mut self, created: &mut u32) -> Result<(), StepError> {
+        let threshold = super::config::changefeed_config(&self.scn.changefeed).scheduler.region_threshold;
+        if threshold == 0 {
+            return Ok(());
+        }
+        let t = {
+            let mut g = self.w.lock().unwrap();
+            g.now_ms = crate::world::now_ms();
+            let now = g.now_ms;
+            let regions = threshold * g.sim_rng.random_range(7..=12u64);
+            *created += 1;
+            let name = format!("settle{}", created);
+            let id = g.upstream.create_table(now, "test", &name, regions);
+            let gw = &mut *g;
+            gw.upstream.dml(now, id, 5, RowOp::Insert, &mut gw.sim_rng);
+            let desc = format!("split settle: create {} with {} regions", name, regions);
+            g.record("-", "Scenario", 0, "workload", vec![("op".into(), desc)]);
+            drop(g);
+            self.tables.insert(name, id);
+            id
+        };
+        let deadline = self.now() + SETTLE_WAIT_MS;
+        loop {
+            self.budget()?;
+            madsim::time::sleep(Duration::from_millis(SETTLE_POLL_MS)).await;
+            if self.replicating_spans(t) >= SETTLE_MIN_SPANS {
+                break;
+            }
+            if self.now() >= deadline {
+                return Ok(());
+            }
+        }
+        let quiet = {
+            let mut g = self.w.lock().unwrap();
+            g.now_ms = crate::world::now_ms();
+            let to = g.sim_rng.random_range(1..=5u64);
+            let quiet = g.sim_rng.random_range(40..=70u64) * 1000;
+            g.upstream.merge_regions(t, to);
+            let desc = format!("split settle: PD merges table {} to {} regions, then {} ms quiet", t, to, quiet);
+            g.record("-", "Scenario", 0, "workload", vec![("op".into(), desc)]);
+            quiet
+        };
+        madsim::time::sleep(Duration::from_millis(quiet)).await;
+        Ok(())
+    }
+
+    /// The table's spans the current maintainer has replicating.
+    fn replicating_spans(&self, t: TableId) -> usize {
+        let g = self.w.lock().unwrap();
+        let Some((_, m)) = g.maintainer() else { return 0 };
+        m.pipe.sc.tasks_of_table(t).iter().filter(|r| r.state == ReplicaState::Replicating).count()
+    }
+}
