@@ -264,7 +264,10 @@ fn arrive(
         let keyed_by_capture = matches!(env.msg.topic(), Topic::MaintainerManager | Topic::Coordinator);
         // Between a departed capture and the others nothing passes (their message centers
         // removed its target and refuse its streams: `handleConnect` finds no target).
-        let departed = link.0 != link.1 && (!sender.member || !dest.member);
+        // A sender of an older generation has departed even when its slot is a member
+        // again: a restart leaves the cluster first, and the restarted capture has a new
+        // ID in TiCDC, so the old incarnation's stream is gone.
+        let departed = link.0 != link.1 && (!sender.member || !dest.member || sender.generation != from_gen);
         if !dest.alive
             || dest.generation != to_gen
             || (sender_gone && keyed_by_capture)
@@ -412,6 +415,45 @@ mod tests {
 
     fn on(arrivals: &[((u32, u32), u64)], link: (u32, u32)) -> Vec<u64> {
         arrivals.iter().filter(|(l, _)| *l == link).map(|(_, t)| *t).collect()
+    }
+
+    /// A message of a capture's older incarnation still in flight when the capture
+    /// restarted is dropped on arrival, though the slot is a member again; the same
+    /// message of the live incarnation arrives.
+    #[test]
+    fn an_older_incarnations_message_is_dropped_after_the_restart() {
+        for restarted in [false, true] {
+            let rt = madsim::runtime::Runtime::with_seed_and_config(1, madsim::Config::default());
+            let arrivals = rt.block_on(async move {
+                let mut world = World::new(1, core_sched::bugs::Bugs::none(), 3, [20, 30]);
+                for n in &mut world.nodes {
+                    n.alive = true;
+                    n.member = true;
+                }
+                let w: W = Arc::new(Mutex::new(world));
+                {
+                    let mut g = w.lock().unwrap();
+                    g.now_ms = now_ms();
+                    // A dispatcher manager's message: not dropped for a dead sender alone
+                    // (managers fence by maintainer epoch), only for a departed one.
+                    let msg = Message::MaintainerCloseRequest {
+                        cf: ChangefeedId("cf".into()),
+                        removed: true,
+                        maintainer_epoch: 1,
+                    };
+                    send_link(&w, &mut g, Envelope { from: NodeId(0), to: NodeId(1), msg });
+                    if restarted {
+                        // What `restart_node` and the capture's start leave: a new
+                        // generation, a member again, before the message arrives.
+                        g.nodes[0].generation += 1;
+                    }
+                }
+                madsim::time::sleep(Duration::from_secs(1)).await;
+                let g = w.lock().unwrap();
+                g.net.arrivals.len()
+            });
+            assert_eq!(arrivals, if restarted { 0 } else { 1 }, "restarted: {}", restarted);
+        }
     }
 
     /// Every scheduling message travels on TiCDC's command stream (all are sent with
