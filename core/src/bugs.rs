@@ -83,6 +83,7 @@ pub enum Fix {
     FreshStatusWatermark,
     DbPastCheckIncludesTrigger,
     DbPassReachesTrigger,
+    StickyBootstrapError,
 }
 
 pub struct FixInfo {
@@ -103,6 +104,7 @@ pub const ALL_FIXES: &[FixInfo] = &[
     FixInfo { fix: Fix::KeepNewerBlockState, name: "keep-newer-block-state", finding: "outdated_done_block_state", behaviour: "the barrier never moves a span's block state back to an older (commitTs, isSyncPoint), so an outdated DONE cannot hide that the span passed a later event" },
     FixInfo { fix: Fix::DbPastCheckIncludesTrigger, name: "db-past-check-includes-trigger", finding: "table_set_ddl_lost_on_failover (swarm: a rebuilt DB event waits for a trigger already past it)", behaviour: "a DB-level event not yet selected counts the table trigger among the dispatchers it checks for one already past the event (checkBlockedDispatchers looks at the schema's tasks only), so an event the old trigger wrote before a maintainer move is passed" },
     FixInfo { fix: Fix::DbPassReachesTrigger, name: "db-pass-reaches-trigger", finding: "table_set_ddl_lost_on_failover (a DB Pass misses a new table trigger)", behaviour: "a DB-level event's Pass also goes to the table trigger's node, not only to the nodes of the schema's tasks and the writer's" },
+    FixInfo { fix: Fix::StickyBootstrapError, name: "sticky-bootstrap-error", finding: "lost_bootstrap_error", behaviour: "a maintainer whose FinishBootstrap failed sends that error with every status until it bootstraps, not once (GetMaintainerStatus clears it when read), so one lost status cannot hide a failed bootstrap from the coordinator" },
 ];
 
 impl Fix {

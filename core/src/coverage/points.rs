@@ -24,6 +24,7 @@ points! {
     MaintainerBootstrapResponseError = "maintainer.bootstrap_response_error", Must, "a bootstrap response carries an error, which goes to the coordinator";
     MaintainerLateBootstrapResponse = "maintainer.late_bootstrap_response", Must, "a bootstrap response of a node that joined after the bootstrap stops its resends";
     MaintainerBootstrapResponseUntracked = "maintainer.bootstrap_response_untracked", May("needs a response from a node that left the bootstrapper set while it was in flight"), "a bootstrap response from a node the bootstrapper does not track is dropped";
+    MaintainerBootstrapErrorResent = "maintainer.bootstrap_error_resent", May("only with the candidate fix sticky-bootstrap-error"), "a failed bootstrap's error went again with a later status";
     MaintainerPostBootstrapResponse = "maintainer.post_bootstrap_response", Must, "a post-bootstrap response reached the maintainer";
     MaintainerPostBootstrapErrorIgnoredWhileRemoving = "maintainer.post_bootstrap_error_ignored_removing", May("only with the candidate fix ignore-post-bootstrap-error-when-removing"), "a removing maintainer ignored a post-bootstrap error (candidate fix)";
     MaintainerPostBootstrapError = "maintainer.post_bootstrap_error", Must, "a post-bootstrap response carries an error (the trigger schema-store initialisation failed)";

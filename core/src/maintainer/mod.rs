@@ -99,6 +99,9 @@ pub struct Maintainer {
     pub bootstrapped: bool,
     post_bootstrap_last_sent: u64,
     pub errors: Vec<RunningError>,
+    /// With the candidate fix `sticky-bootstrap-error`: the errors of a failed bootstrap,
+    /// sent with every status until the maintainer bootstraps (TiCDC sends them once).
+    pub bootstrap_errors: Vec<RunningError>,
     pub cascade: bool,
     pub removed_feed: bool,
     pub close_pending: BTreeSet<NodeId>,
@@ -194,6 +197,7 @@ impl Maintainer {
             post_bootstrap_last_sent: 0,
             pending_heartbeats: Default::default(),
             errors: Vec::new(),
+            bootstrap_errors: Vec::new(),
             cascade: false,
             removed_feed: false,
             close_pending: BTreeSet::new(),
@@ -302,12 +306,24 @@ impl Maintainer {
         self.bootstrapped
     }
 
+    /// `GetMaintainerStatus`: the errors kept since the last status go with it, once
+    /// (maintainer.go:380-390); a failed bootstrap's errors go with every status under the
+    /// candidate fix `sticky-bootstrap-error`.
     pub fn status(&mut self) -> MaintainerStatus {
+        let mut errors = std::mem::take(&mut self.errors);
+        if !self.bootstrapped {
+            for e in &self.bootstrap_errors {
+                if !errors.contains(e) {
+                    hit(P::MaintainerBootstrapErrorResent);
+                    errors.push(e.clone());
+                }
+            }
+        }
         MaintainerStatus {
             changefeed: self.cf.clone(),
             checkpoint_ts: self.pipe.committed_checkpoint,
             bootstrap_done: self.bootstrapped,
-            errors: std::mem::take(&mut self.errors),
+            errors,
             maintainer_epoch: self.epoch,
             removed: self.state == MaintainerState::Stopped,
         }
@@ -1478,7 +1494,15 @@ impl Maintainer {
             "an error occurred in maintainer",
             vec![("code", code.rfc().to_string()), ("error", message.clone())],
         );
-        self.errors.push(RunningError { node: self.node, code, message });
+        let e = RunningError { node: self.node, code, message };
+        if ctx.fix(crate::bugs::Fix::StickyBootstrapError)
+            && !self.bootstrapped
+            && self.state == MaintainerState::Bootstrapping
+            && !self.bootstrap_errors.contains(&e)
+        {
+            self.bootstrap_errors.push(e.clone());
+        }
+        self.errors.push(e);
     }
 
     /// Node membership change (`onNodeChanged`).

@@ -54,12 +54,27 @@ pub const PAGES: &[Page] = &[
             "swarm-nobug-234.json",
             "swarm-nobug-279.json",
             "swarm-nobug-522.json",
-            "swarm-nobug-631.json",
             "swarm-nobug-784.json",
             "swarm-nobug-845.json",
             "swarm-nobug-856.json",
             "swarm-nobug-908.json",
             "swarm-nobug-955.json",
+            "swarm-nobug-40.json",
+            "swarm-nobug-61-redrawn.json",
+            "swarm-nobug-63-redrawn.json",
+            "swarm-nobug-210.json",
+            "swarm-nobug-223.json",
+            "swarm-nobug-264.json",
+            "swarm-nobug-365.json",
+            "swarm-nobug-385.json",
+            "swarm-nobug-457.json",
+            "swarm-nobug-474.json",
+            "swarm-nobug-588.json",
+            "swarm-nobug-692.json",
+            "swarm-nobug-750.json",
+            "swarm-nobug-784-redrawn.json",
+            "swarm-nobug-839.json",
+            "swarm-nobug-972.json",
         ],
         no_shrink: Some(
             "its smallest `converges` failure restarts the maintainer's capture before a maintainer exists, which is another hang",
@@ -84,6 +99,13 @@ pub const PAGES: &[Page] = &[
             "swarm_slow_bootstrap-nobug-661.json",
             "swarm_slow_bootstrap-nobug-807.json",
             "swarm_slow_bootstrap-nobug-949.json",
+            "swarm-nobug-21.json",
+            "swarm-nobug-207.json",
+            "swarm_slow_bootstrap-nobug-132-redrawn.json",
+            "swarm_slow_bootstrap-nobug-190-redrawn.json",
+            "swarm_slow_bootstrap-nobug-661-redrawn.json",
+            "swarm_slow_bootstrap-nobug-807-redrawn.json",
+            "swarm_slow_bootstrap-nobug-741.json",
         ],
         no_shrink: None,
     },
@@ -102,7 +124,7 @@ pub const PAGES: &[Page] = &[
     Page {
         file: "07-move-finished-after-dest-removed.md",
         scenarios: &["scenarios/findings/move_finished_after_dest_removed.toml"],
-        seed_files: &["swarm-nobug-564.json"],
+        seed_files: &["swarm-nobug-564.json", "swarm-nobug-564-redrawn.json"],
         no_shrink: None,
     },
     Page {
@@ -135,6 +157,11 @@ pub const PAGES: &[Page] = &[
             "swarm-nobug-175.json",
             "swarm-nobug-846.json",
             "swarm-nobug-725.json",
+            "swarm-nobug-100-redrawn.json",
+            "swarm-nobug-697-redrawn.json",
+            "swarm-nobug-846-redrawn.json",
+            "swarm-nobug-875-redrawn.json",
+            "swarm-nobug-121.json",
             "swarm-nobug-343.json",
             "swarm-nobug-460.json",
             "swarm-nobug-547.json",
@@ -160,6 +187,12 @@ pub const PAGES: &[Page] = &[
         file: "11-restored-move-hides-new-split-table.md",
         scenarios: &["scenarios/findings/restored_move_new_split_table.toml"],
         seed_files: &["swarm-nobug-6041.json"],
+        no_shrink: None,
+    },
+    Page {
+        file: "12-lost-bootstrap-error.md",
+        scenarios: &[],
+        seed_files: &["swarm-nobug-391.json", "swarm-nobug-312.json", "swarm-nobug-923.json"],
         no_shrink: None,
     },
 ];
@@ -203,7 +236,7 @@ mod tests {
             assert_eq!(find(&format!("{:02}", i + 1)), Some(p));
         }
         assert_eq!(find("no-such-page"), None);
-        assert_eq!(find("12"), None);
+        assert_eq!(find("13"), None);
     }
 
     /// Every seed file of seeds/findings/ has exactly one page, or is listed unclassified.
