@@ -37,6 +37,27 @@ fn schema_store_gc_error_fails_bootstrap_without_initialising() {
     assert_eq!(st.errors.len(), 1);
 }
 
+/// TiCDC sends a failed bootstrap's error in one status (`GetMaintainerStatus` clears
+/// it): a second status has none (finding 12). The candidate fix sends it with every
+/// status until the maintainer bootstraps.
+#[test]
+fn a_failed_bootstraps_error_goes_once_unless_the_fix_keeps_it() {
+    for fix in [false, true] {
+        let mut schema = TestSchema::with_tables(&[10]);
+        schema.gc_fast_fail = true;
+        let mut h = MH::new(&[0], schema);
+        if fix {
+            h.env = std::mem::replace(&mut h.env, Env::new(0)).with_fix(crate::bugs::Fix::StickyBootstrapError);
+        }
+        h.respond(0, NodeReport::default());
+        let first = h.m.status();
+        assert_eq!(first.errors.len(), 1, "fix {}", fix);
+        let later: Vec<usize> = (0..3).map(|_| h.m.status().errors.len()).collect();
+        assert_eq!(later, if fix { vec![1, 1, 1] } else { vec![0, 0, 0] }, "fix {}", fix);
+        assert!(!h.m.initialized());
+    }
+}
+
 #[test]
 fn failed_bootstrap_keeps_responses_and_does_not_resend_or_rerun() {
     let mut schema = TestSchema::with_tables(&[10]);
