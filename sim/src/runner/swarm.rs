@@ -343,7 +343,7 @@ pub(super) fn draw(
             s.scheduling_task_count_per_node
         ));
     }
-    if p.split_check.is_some() || p.slow_bootstrap.is_some() {
+    if p.split_check.is_some() || p.slow_bootstrap.is_some() || p.split_settle.is_some() {
         let s = &cfg.scheduler;
         config_lines.push(format!(
             "swarm plan: split checks every {} ms, region counts every {} ms, balance-score-threshold {}; schema_store.init_ms = {:?}, trigger.create_ms = {:?}",

@@ -342,7 +342,9 @@ impl Driver {
             madsim::time::sleep(Duration::from_millis(interval)).await;
         }
         if self.families.get("split.settle") == Some(&true) {
-            self.split_settle(&mut created).await?;
+            // Its CREATE TABLE keeps the workload's distance to a maintainer move.
+            let settle_from = last_move_ms.map(|t| t + MOVE_AFTER_CREATE_MS);
+            self.split_settle(&mut created, settle_from, max_tables).await?;
         }
         Ok(())
     }

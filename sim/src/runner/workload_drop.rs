@@ -20,12 +20,12 @@ const MOVE_FOR_MERGE_MS: u64 = 2_000;
 impl Driver {
     /// The op: kind 0-1 merges a table of two or more replicating spans (moving one span
     /// first when no two adjacent spans share a capture), kind 2 splits a one-span
-    /// table. With the failpoints on, the table is dropped; 0.5-2 s later the merge or
-    /// split is asked. The write is released 1-5 s after that, dispatcher closes 2 s
-    /// later. Nothing with the redo log on: its held redo write holds the DROP as well,
-    /// and the operator finishes before the DROP lands.
+    /// table (the op's `n` picks among the qualifying tables). With the failpoints on, the table is dropped; 0.5-2 s later the merge or split is asked. The
+    /// write is released 1-5 s after that, dispatcher closes 2 s later. Nothing with the
+    /// redo log on (its held redo write holds the DROP as well, and the operator finishes
+    /// before the DROP lands), nor when the table is the last live one.
     pub(super) async fn drop_in_flight(&mut self, c: &OpCtx) {
-        if self.families.get("redo") == Some(&true) {
+        if self.w.lock().unwrap().redo_on || c.live_count <= 1 {
             return;
         }
         let merge = c.kind < 2;

@@ -7,7 +7,8 @@
 //! `workload_held.rs`) and DDLs held at their writer while their table's spans are
 //! merged or moved (`ddl.in_flight_scheduling`, `workload_inflight.rs`) and DDL bursts
 //! behind a held DONE (`ddl.report_after_write`) and a failed changefeed resumed
-//! (`changefeed.fail`, `lifecycle.rs`). Each is left out of a swarm seed's draw when its
+//! (`changefeed.fail`, `lifecycle.rs`) and a DROP TABLE under an in-flight merge or split
+//! (`ddl.drop_in_flight`, `workload_drop.rs`). Each is left out of a swarm seed's draw when its
 //! family is off, so those seeds keep their op streams.
 
 use super::{Driver, StepError};

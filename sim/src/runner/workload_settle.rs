@@ -13,8 +13,9 @@ use core_sched::upstream::RowOp;
 use rand::Rng;
 use std::time::Duration;
 
-/// Spans the settle table must have replicating before PD merges its regions (one more
-/// than the split checker's merge bound on three captures, `2 * max(nodes, regions)`).
+/// Spans the settle table must have replicating before PD merges its regions: one more
+/// than the split checker's merge bound on three captures with few regions and no
+/// traffic (`2 * max(ceil(regions / region-threshold), nodes)`, split_span_checker.go:386-399).
 const SETTLE_MIN_SPANS: usize = 7;
 /// How long the phase waits for those spans.
 const SETTLE_WAIT_MS: u64 = 60_000;
@@ -22,12 +23,23 @@ const SETTLE_WAIT_MS: u64 = 60_000;
 const SETTLE_POLL_MS: u64 = 500;
 
 impl Driver {
-    /// Run the settle phase (see the module's comment). A run whose table never gets its
-    /// spans (a scheduler held by faults) skips the merge and the quiet time.
-    pub(super) async fn split_settle(&mut self, created: &mut u32) -> Result<(), StepError> {
+    /// Run the settle phase (see the module's comment), not before `not_before` (the
+    /// workload's distance to its last maintainer move) and only within `max_tables`. A
+    /// run whose table never gets its spans (a scheduler held by faults) skips the merge
+    /// and the quiet time.
+    pub(super) async fn split_settle(
+        &mut self,
+        created: &mut u32,
+        not_before: Option<u64>,
+        max_tables: usize,
+    ) -> Result<(), StepError> {
         let threshold = super::config::changefeed_config(&self.scn.changefeed).scheduler.region_threshold;
-        if threshold == 0 {
+        let live = self.w.lock().unwrap().upstream.tables.values().filter(|t| t.dropped_ts.is_none()).count();
+        if threshold == 0 || live >= max_tables {
             return Ok(());
+        }
+        if let Some(t) = not_before.filter(|t| *t > self.now()) {
+            madsim::time::sleep(Duration::from_millis(t - self.now())).await;
         }
         let t = {
             let mut g = self.w.lock().unwrap();
