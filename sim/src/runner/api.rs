@@ -55,6 +55,16 @@ impl Driver {
         res
     }
 
+    /// `mergeTable` once, as the random workload asks it (no retry).
+    pub(super) fn merge_table_once(&mut self, t: TableId) {
+        self.api(&mut |m, ctx, _| m.api_merge_table(ctx, t), "merge table");
+    }
+
+    /// `splitTableByRegionCount` once, as the random workload asks it (no retry).
+    pub(super) fn split_table_once(&mut self, t: TableId) {
+        self.api(&mut |m, ctx, up| m.api_split_table(ctx, t, up).map(|n| format!("split into {}", n)), "split table");
+    }
+
     /// The integration tests' `*_with_retry` helpers: call the API every 500 ms until it
     /// succeeds, for at most `API_RETRY_TIMEOUT_MS`.
     pub(super) async fn api_retry(

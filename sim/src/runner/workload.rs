@@ -262,13 +262,10 @@ impl Driver {
                     );
                 }
                 (WorkloadOp::SplitTable, Some(t)) => {
-                    self.api(
-                        &mut |m, ctx, up| m.api_split_table(ctx, t, up).map(|n| format!("split into {}", n)),
-                        "split table",
-                    );
+                    self.split_table_once(t);
                 }
                 (WorkloadOp::MergeTable, Some(t)) => {
-                    self.api(&mut |m, ctx, _| m.api_merge_table(ctx, t), "merge table");
+                    self.merge_table_once(t);
                 }
                 (WorkloadOp::MergeTableRegions, Some(t)) => {
                     self.w.lock().unwrap().upstream.merge_regions(t, n);

@@ -58,7 +58,7 @@ impl Driver {
         };
         if merge && !adjacent {
             // `api_merge_table` moves one span next to another when no pair is adjacent.
-            self.api(&mut |m, ctx, _| m.api_merge_table(ctx, t), "merge table");
+            self.merge_table_once(t);
             madsim::time::sleep(Duration::from_millis(MOVE_FOR_MERGE_MS)).await;
         }
         let hold = wait + 1_000 * c.n;
@@ -74,12 +74,9 @@ impl Driver {
         }
         madsim::time::sleep(Duration::from_millis(wait)).await;
         if merge {
-            self.api(&mut |m, ctx, _| m.api_merge_table(ctx, t), "merge table");
+            self.merge_table_once(t);
         } else {
-            self.api(
-                &mut |m, ctx, up| m.api_split_table(ctx, t, up).map(|n| format!("split into {}", n)),
-                "split table",
-            );
+            self.split_table_once(t);
         }
     }
 }

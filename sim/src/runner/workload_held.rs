@@ -66,13 +66,10 @@ impl Driver {
                 );
             }
             1 if merge => {
-                self.api(&mut |mt, ctx, _| mt.api_merge_table(ctx, t), "merge table");
+                self.merge_table_once(t);
             }
             1 => {
-                self.api(
-                    &mut |mt, ctx, up| mt.api_split_table(ctx, t, up).map(|n| format!("split into {}", n)),
-                    "split table",
-                );
+                self.split_table_once(t);
             }
             _ if c.live_count > 1 => {
                 let mut g = self.w.lock().unwrap();

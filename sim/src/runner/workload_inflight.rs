@@ -51,7 +51,7 @@ impl Driver {
         madsim::time::sleep(Duration::from_millis(wait)).await;
         let node = c.node;
         if c.kind < 2 {
-            self.api(&mut |m, ctx, _| m.api_merge_table(ctx, t), "merge table");
+            self.merge_table_once(t);
         } else {
             self.api(
                 &mut |m, ctx, _| m.api_move_table(ctx, t, node).map(|n| format!("{} move operators", n)),

@@ -349,13 +349,10 @@ impl Driver {
                 );
             }
             1 => {
-                self.api(
-                    &mut |m, ctx, up| m.api_split_table(ctx, t, up).map(|n| format!("split into {}", n)),
-                    "split table",
-                );
+                self.split_table_once(t);
             }
             _ => {
-                self.api(&mut |m, ctx, _| m.api_merge_table(ctx, t), "merge table");
+                self.merge_table_once(t);
             }
         }
         let wait = self.w.lock().unwrap().sim_rng.random_range(0..4u64) * 100;
