@@ -89,6 +89,10 @@ pub struct FuzzArgs {
     /// pair, after every step) instead of the fast ones; they report the same violations.
     #[arg(long)]
     pub full_checks: bool,
+    /// How the captures' periodic loops run (default: the scenario's `engine`); saved seed
+    /// files record it, and a known file matches only runs of its engine.
+    #[arg(long, value_enum)]
+    pub engine: Option<crate::node::Engine>,
     /// Report the core's coverage points reached (in --json: a `coverage` object with
     /// every point's hits and the points never reached).
     #[arg(long)]
@@ -241,6 +245,18 @@ pub fn reproduce_command(scenario: &str, seed: u64, bugs: &[&str], fixes: &[&str
     }
     for f in fixes {
         let _ = write!(s, " --fix {}", f);
+    }
+    s
+}
+
+/// The flags of a run that a reproduce command must repeat.
+pub fn run_flags(no_mask: bool, engine: Option<crate::node::Engine>) -> String {
+    let mut s = String::new();
+    if no_mask {
+        s.push_str(" --no-mask");
+    }
+    if let Some(e) = engine {
+        let _ = write!(s, " --engine {}", e.name());
     }
     s
 }

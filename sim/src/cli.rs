@@ -94,6 +94,9 @@ pub struct ZooArgs {
     /// Only these bugs (repeatable; default: every bug).
     #[arg(long = "bug", value_name = "NAME")]
     pub bugs: Vec<String>,
+    /// How the captures' periodic loops run (default: each scenario's `engine`).
+    #[arg(long, value_enum)]
+    pub engine: Option<crate::node::Engine>,
 }
 
 #[derive(Args, Debug)]
@@ -173,6 +176,10 @@ pub struct ScenarioArgs {
     /// violations; slower with many tables).
     #[arg(long)]
     pub full_checks: bool,
+    /// How the captures' periodic loops run (default: the scenario's `engine`); a seed
+    /// file runs the engine it records.
+    #[arg(long, value_enum, conflicts_with = "seed_file")]
+    pub engine: Option<crate::node::Engine>,
 }
 
 /// Parse the arguments, run the command, print, and return the exit code.
@@ -251,7 +258,9 @@ pub fn run(cli: Cli) -> Result<(String, i32), CliError> {
         Command::Fuzz(a) => crate::fuzz::cli_fuzz(&a),
         Command::Replay(a) => crate::replay::cli_replay(&a.path),
         Command::PinPlans(a) => crate::pin_plans::cli_pin_plans(&a.path),
-        Command::Zoo(a) => crate::zoo::cli_zoo(a.seeds, parse_jobs(a.jobs)?, &a.report_dir, &parse_bugs(&a.bugs)?),
+        Command::Zoo(a) => {
+            crate::zoo::cli_zoo(a.seeds, parse_jobs(a.jobs)?, &a.report_dir, &parse_bugs(&a.bugs)?, a.engine)
+        }
         Command::Findings(a) => {
             let docs = match (&a.write_docs, a.pages.is_empty()) {
                 (Some(dir), _) => Some(crate::writeups::DocsRequest { dir: dir.clone(), pages: a.pages.clone() }),
@@ -300,6 +309,9 @@ fn run_scenario(a: &ScenarioArgs) -> Result<(String, i32), CliError> {
     let mut loaded = target.scenario.clone();
     if a.no_mask {
         loaded.unmask();
+    }
+    if let Some(e) = a.engine {
+        loaded.engine = e;
     }
     let progress = std::sync::Arc::new(crate::runner::RunProgress::default());
     let opts = RunOptions {
@@ -379,9 +391,7 @@ fn reproduce_line(a: &ScenarioArgs, t: &RunTarget, bugs: &Bugs) -> String {
         }
         None => reproduce_command(&t.scenario_ref, t.seed, &bugs.names(), &bugs.fix_names()),
     };
-    if a.no_mask {
-        s.push_str(" --no-mask");
-    }
+    s.push_str(&crate::args::run_flags(a.no_mask, a.engine));
     if a.check_determinism {
         s.push_str(" --check-determinism");
     }

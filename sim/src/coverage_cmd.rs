@@ -22,6 +22,9 @@ pub struct CoverageArgs {
     /// Seed files of known open findings (as for fuzz): their failures do not count.
     #[arg(long, value_name = "DIR|FILE")]
     pub known: Option<std::path::PathBuf>,
+    /// How the captures' periodic loops run (default: each scenario's `engine`).
+    #[arg(long, value_enum)]
+    pub engine: Option<crate::node::Engine>,
     /// Exit 1 when a must-reach point was never reached.
     #[arg(long)]
     pub gate: bool,
@@ -85,6 +88,7 @@ pub fn cli_coverage(a: &CoverageArgs) -> Result<(String, i32), CliError> {
             explore: false,
             runs: None,
             campaign_seed: None,
+            engine: a.engine,
         })?;
         total.merge(&f.coverage);
         // A campaign's own failures (and its interrupt) decide the exit code first.

@@ -57,8 +57,9 @@ fn summarize(r: &CampaignResult) -> (usize, Option<u64>, BTreeMap<String, usize>
 /// A finding group: (scenario, bugs, fixed_by) as the seed files name them.
 pub type Group = (String, Vec<String>, Vec<String>);
 
-/// A seed file of a group: its name, seed and recorded swarm plan (its runs pin it).
-pub type Recorded = (String, u64, Option<SwarmPlan>);
+/// A seed file of a group: its name, seed, recorded swarm plan (its runs pin it) and
+/// engine.
+pub type Recorded = (String, u64, Option<SwarmPlan>, crate::node::Engine);
 
 /// The seed files of `dir` by group.
 pub fn groups(dir: &Path) -> Result<BTreeMap<Group, Vec<Recorded>>, CliError> {
@@ -73,7 +74,7 @@ pub fn groups(dir: &Path) -> Result<BTreeMap<Group, Vec<Recorded>>, CliError> {
         f.run_scenario(&path)?;
         let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
         let group = (f.scenario.clone(), f.bugs.clone(), f.fixed_by.clone());
-        groups.entry(group).or_default().push((name, f.seed, f.swarm_plan));
+        groups.entry(group).or_default().push((name, f.seed, f.swarm_plan, f.engine));
     }
     Ok(groups)
 }
@@ -108,12 +109,14 @@ pub fn run_group(group: &Group, files: Vec<Recorded>, seeds: u64, jobs: usize) -
     let scn = load::resolve(&scenario).map_err(|e| finding(e.into()))?.scenario;
     let base = parse_bugs(&bugs).map_err(|e| finding(e.into()))?;
     let fixed = parse_fixes(base.clone(), &fixes).map_err(|e| finding(e.into()))?;
-    // The seed files' own runs, each with its recorded plan (the campaigns below draw).
-    let fails = |(_, seed, plan): &Recorded, bugs: &Bugs| {
+    // The seed files' own runs, each with its recorded plan and engine (the campaigns
+    // below draw, with the scenario's engine).
+    let fails = |(_, seed, plan, engine): &Recorded, bugs: &Bugs| {
         let mut s = scn.clone();
         if let Some(p) = plan {
             p.pin(&mut s);
         }
+        s.engine = *engine;
         run_on_fresh_thread(&s, *seed, bugs, &RunOptions::default()).outcome != Outcome::Pass
     };
     let recorded_failing = files.iter().filter(|f| fails(f, &base)).count();
@@ -121,7 +124,7 @@ pub fn run_group(group: &Group, files: Vec<Recorded>, seeds: u64, jobs: usize) -
         true => recorded_failing,
         false => files.iter().filter(|f| fails(f, &fixed)).count(),
     };
-    let files: Vec<String> = files.into_iter().map(|(n, _, _)| n).collect();
+    let files: Vec<String> = files.into_iter().map(|(n, ..)| n).collect();
     let seed_list = SeedList { range: SeedRange { start: 0, end: seeds }, shard: Shard::default() };
     let campaign = |bugs: Bugs, label: String| {
         let mut bar = ProgressBar::new(&label);

@@ -541,6 +541,9 @@ pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
     if a.no_mask {
         loaded.scenario.unmask();
     }
+    if let Some(e) = a.engine {
+        loaded.scenario.engine = e;
+    }
     if let Some(dir) = &a.save {
         std::fs::create_dir_all(dir).map_err(CliError::create_dir("--save directory", dir))?;
     }
@@ -591,6 +594,7 @@ pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
             control: None,
             fixed_by: Vec::new(),
             swarm_plan: SeedFile::plan_for(&loaded.scenario, o.seed),
+            engine: loaded.scenario.engine,
         };
         let path = dir.join(sf.file_name());
         match crate::error::write_atomic(&path, sf.to_json()) {
@@ -606,17 +610,18 @@ pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
         return Err(e);
     }
     let fix_names = bugs.fix_names();
-    let no_mask = if a.no_mask { " --no-mask" } else { "" };
+    let flags = crate::args::run_flags(a.no_mask, a.engine);
+    let flags = flags.as_str();
     let pages = if a.html {
         saved.sort();
         crate::timeline::fuzz::write_pages(&loaded.scenario, &bugs, &saved, &|seed| {
-            reproduce_command(&a.scenario, seed, &bug_names, &fix_names) + no_mask
+            reproduce_command(&a.scenario, seed, &bug_names, &fix_names) + flags
         })?
     } else {
         String::new()
     };
     let mut s = summarize(&loaded.scenario.name, &c, &r, &|seed| {
-        reproduce_command(&a.scenario, seed, &bug_names, &fix_names) + no_mask
+        reproduce_command(&a.scenario, seed, &bug_names, &fix_names) + flags
     });
     // Known open findings: recorded failures that are expected until fixed.
     let mut known_hits = Vec::new();
@@ -712,6 +717,10 @@ pub fn known_match(
         if !(names.contains(&k.scenario.as_str()) && k.seed == f.seed && kb == want_bugs) {
             continue;
         }
+        // Another engine is another run.
+        if scn.is_some_and(|scn| scn.engine != k.engine) {
+            continue;
+        }
         // Another plan is another run, whatever it failed with.
         match (&k.swarm_plan, drawn) {
             (Some(p), Some(d)) if !scn.map(|scn| p.same_run_in(d, scn)).unwrap_or_else(|| p.same_run(d)) => {
@@ -793,6 +802,23 @@ mod tests {
         // Another plan is reported whatever the file's outcome.
         other.swarm_plan = Some(plan(10));
         assert_eq!(m(other, &plan(9)), Known::OlderPlan);
+    }
+
+    #[test]
+    fn a_known_file_matches_only_runs_of_its_engine() {
+        use crate::node::Engine;
+        let mut scn = crate::scenario::load::resolve("swarm").unwrap().scenario;
+        scn.engine = Engine::CaptureLoops;
+        let drawn = crate::runner::swarm::plan(9);
+        let m = |k: &SeedFile, scn: &crate::scenario::Scenario| {
+            known_match(std::slice::from_ref(k), &["swarm"], &[], &failing(9), Some(&drawn), Some(scn))
+        };
+        let mut k = known_file(9, Some(drawn.clone()));
+        assert_eq!(m(&k, &scn), Known::Yes);
+        scn.engine = Engine::RoleLoops;
+        assert_eq!(m(&k, &scn), Known::No);
+        k.engine = Engine::RoleLoops;
+        assert_eq!(m(&k, &scn), Known::Yes);
     }
 
     #[test]

@@ -160,6 +160,10 @@ pub struct RunResult {
     pub wall_ms: u64,
     /// Protocol steps executed (handled messages, ticks, storage completions).
     pub events: u64,
+    /// Of `events`: wake-ups of a role's loop on a capture that did not hold the role
+    /// (nothing ran; none under the `role-loops` engine).
+    #[serde(skip)]
+    pub idle_steps: u64,
     /// The configuration drawn from the seed (fault plan included), one `key = value` per line.
     pub config: Vec<String>,
     pub phases: Vec<(String, u64)>,

@@ -79,6 +79,13 @@ pub struct SeedFile {
     /// join the swarm (those it does not name are off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swarm_plan: Option<SwarmPlan>,
+    /// How the run's loops ran; absent: `capture-loops` (every file written before the
+    /// engine could be chosen).
+    #[serde(
+        default = "crate::node::Engine::of_older_files",
+        skip_serializing_if = "crate::node::Engine::is_capture_loops"
+    )]
+    pub engine: crate::node::Engine,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,8 +114,8 @@ impl SeedFile {
         self.scenario.contains("findings/")
     }
 
-    /// The seed file that records `r`.
-    pub fn of(r: &RunResult, scenario: &str, note: String) -> SeedFile {
+    /// The seed file that records `r`, a run with `engine`.
+    pub fn of(r: &RunResult, scenario: &str, note: String, engine: crate::node::Engine) -> SeedFile {
         SeedFile {
             scenario: scenario.to_string(),
             seed: r.seed,
@@ -123,6 +130,7 @@ impl SeedFile {
             control: None,
             fixed_by: Vec::new(),
             swarm_plan: None,
+            engine,
         }
     }
 
@@ -140,6 +148,7 @@ impl SeedFile {
             // Uncompleted: the runner knows the families it does not name (off).
             plan.pin(&mut scn);
         }
+        scn.engine = self.engine;
         Ok(scn)
     }
 
@@ -236,6 +245,25 @@ mod tests {
         assert!(e.contains("unknown variant `passed`"), "{e}");
         let e = SeedFile::parse(Path::new("x.json"), &GOOD.replace("f6d3fff8189935ad", "xyz")).unwrap_err().to_string();
         assert!(e.contains("16 hex digits"), "{e}");
+    }
+
+    #[test]
+    fn a_file_runs_the_engine_it_records_and_capture_loops_without_one() {
+        use crate::node::Engine;
+        let f = SeedFile::parse(Path::new("a.json"), GOOD).unwrap();
+        assert_eq!(f.engine, Engine::CaptureLoops);
+        assert!(!f.to_json().contains("engine"), "a capture-loops file stays as it was");
+        let mut scn = f.run_scenario(Path::new("a.json")).unwrap();
+        assert_eq!(scn.engine, Engine::CaptureLoops);
+        let with = GOOD.replace("\"note\": \"x\"", "\"note\": \"x\", \"engine\": \"role-loops\"");
+        let g = SeedFile::parse(Path::new("a.json"), &with).unwrap();
+        assert_eq!(g.engine, Engine::RoleLoops);
+        scn = g.run_scenario(Path::new("a.json")).unwrap();
+        assert_eq!(scn.engine, Engine::RoleLoops);
+        assert_eq!(SeedFile::parse(Path::new("a.json"), &g.to_json()).unwrap().engine, Engine::RoleLoops);
+        let bad = GOOD.replace("\"note\": \"x\"", "\"note\": \"x\", \"engine\": \"ticker\"");
+        let e = SeedFile::parse(Path::new("a.json"), &bad).unwrap_err().to_string();
+        assert!(e.contains("capture-loops") && e.contains("role-loops"), "{e}");
     }
 
     #[test]

@@ -194,6 +194,9 @@ pub struct Zoo {
     /// An interrupt (Ctrl-C, SIGTERM) ended the zoo early: the last row may count fewer
     /// seeds than asked (its `seeds` says how many ran) and later bugs are missing.
     pub interrupted: bool,
+    /// The engine every campaign ran with (`--engine`); absent: each scenario's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<crate::node::Engine>,
 }
 
 const DEFINITION: &str = "median_seeds_to_detection: median of the gaps between consecutive failing seeds, the first gap counted from seed 0 (first_failing_seed + 1)";
@@ -209,18 +212,22 @@ pub fn median_gap(failing: &[u64]) -> Option<f64> {
 
 /// Run the zoo. Err = bad input (a mapped scenario does not load).
 /// `only`: the bugs to run (none: every bug).
-pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, CliError> {
+/// `engine`: run every campaign with it (none: each scenario's own).
+pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs, engine: Option<crate::node::Engine>) -> Result<Zoo, CliError> {
     let mut rows = Vec::new();
     for info in ALL_BUGS.iter().filter(|i| only.0.is_empty() || only.on(i.bug)) {
         let plan = plan_for(info.bug);
         let name = resolve_scenario(info.bug);
-        let scn = load::resolve(name)
+        let mut scn = load::resolve(name)
             .map_err(|source| CliError::ZooScenario {
                 bug: info.name.into(),
                 scenario: name.into(),
                 source: Box::new(source),
             })?
             .scenario;
+        if let Some(e) = engine {
+            scn.engine = e;
+        }
         let seed_list = SeedList { range: SeedRange { start: 0, end: seeds }, shard: Shard::default() };
         let companions = plan.companions.iter().fold(Bugs::none(), |b, c| b.with(*c));
         let c = Campaign {
@@ -301,7 +308,7 @@ pub fn run_zoo(seeds: u64, jobs: usize, only: &Bugs) -> Result<Zoo, CliError> {
             break;
         }
     }
-    Ok(Zoo { seeds, jobs, definition: DEFINITION, bugs: rows, interrupted: crate::interrupt::requested() })
+    Ok(Zoo { seeds, jobs, definition: DEFINITION, bugs: rows, interrupted: crate::interrupt::requested(), engine })
 }
 
 /// The detection table (markdown, also printed on stdout).
@@ -353,7 +360,7 @@ pub fn format_markdown(z: &Zoo) -> String {
     if z.interrupted {
         let _ = writeln!(o, "**Interrupted**: the rows below are what ran before the interrupt (each row's seed count says how many).\n");
     }
-    let _ = writeln!(o, "Each historical bug switched on (alone, or with its companion where noted), seeds 0..{} of its scenario (`ticdc-sim zoo --seeds {}`; the bug-to-scenario mapping is in `sim/src/zoo.rs`).\n", z.seeds, z.seeds);
+    let _ = writeln!(o, "Each historical bug switched on (alone, or with its companion where noted), seeds 0..{} of its scenario (`ticdc-sim zoo --seeds {}{}`; the bug-to-scenario mapping is in `sim/src/zoo.rs`).\n", z.seeds, z.seeds, z.engine.map(|e| format!(" --engine {}", e.name())).unwrap_or_default());
     let _ = writeln!(o, "- detection rate: failing seeds / seeds run.");
     let _ = writeln!(o, "- first failing seed: the smallest failing seed.");
     let _ = writeln!(o, "- median seeds to detection: the median gap between consecutive failing seeds, the first gap counted from seed 0; roughly how many seeds a campaign needs to catch the bug once.");
@@ -366,13 +373,19 @@ pub fn format_markdown(z: &Zoo) -> String {
 
 /// The `zoo` command: run, write `<dir>/bug-zoo.{md,json}`, print the table. An
 /// interrupt stops it after the seeds in flight; what ran is written and the exit is 130.
-pub fn cli_zoo(seeds: u64, jobs: usize, dir: &Path, only: &Bugs) -> Result<(String, i32), CliError> {
+pub fn cli_zoo(
+    seeds: u64,
+    jobs: usize,
+    dir: &Path,
+    only: &Bugs,
+    engine: Option<crate::node::Engine>,
+) -> Result<(String, i32), CliError> {
     if seeds == 0 {
         return Err(CliError::ZeroZooSeeds);
     }
     CliError::prepare_report_dir(dir)?;
     crate::interrupt::install();
-    let z = run_zoo(seeds, jobs, only)?;
+    let z = run_zoo(seeds, jobs, only, engine)?;
     let (md, json) = (dir.join("bug-zoo.md"), dir.join("bug-zoo.json"));
     crate::error::write_atomic(&md, format_markdown(&z)).map_err(CliError::write_file(&md))?;
     let j = serde_json::to_string_pretty(&z).map_err(CliError::serialize("zoo"))?;

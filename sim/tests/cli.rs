@@ -446,8 +446,10 @@ fn seed_file(outcome: &str, hash: &str) -> String {
     format!("{{\"scenario\": \"basic_replication\", \"seed\": 7, \"bugs\": [], \"expect\": {{\"outcome\": \"{outcome}\"}}, \"trace_hash\": \"{hash}\", \"note\": \"test\"}}\n")
 }
 
+/// The hash of a file without an `engine`: a `capture-loops` run.
 fn hash_of_basic_replication_7() -> String {
-    json(&run(&["scenario", "basic_replication", "--seed", "7", "--json"]))["trace_hash"].as_str().unwrap().to_string()
+    let o = run(&["scenario", "basic_replication", "--seed", "7", "--engine", "capture-loops", "--json"]);
+    json(&o)["trace_hash"].as_str().unwrap().to_string()
 }
 
 #[test]

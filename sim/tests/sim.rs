@@ -133,7 +133,11 @@ fn the_session_loss_port_fails_without_the_session_loss() {
 #[test]
 fn leaked_fence_locks_keep_the_maintainers_capture_from_exiting() {
     use core_sched::bugs::Bug;
-    let s = scenario("capture_local_fence_during_post_bootstrap");
+    // The seed files' engine.
+    let s = Scenario {
+        engine: ticdc_sim::node::Engine::CaptureLoops,
+        ..scenario("capture_local_fence_during_post_bootstrap")
+    };
     let cases = [
         // The fence lands as the initialisation ends: the handler returns on `fenced`.
         (Bug::LeakFenceLockWhenFenced, 2, "post bootstrap fenced return without releasing fence lock"),

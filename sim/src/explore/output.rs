@@ -123,13 +123,16 @@ pub fn run_explore(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
     if a.no_mask {
         loaded.scenario.unmask();
     }
+    if let Some(e) = a.engine {
+        loaded.scenario.engine = e;
+    }
     let dir = a.save.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DIR));
     if a.save.is_some() {
         std::fs::create_dir_all(&dir).map_err(CliError::create_dir("--save directory", &dir))?;
     }
     let bug_names = bugs.names();
     let fix_names = bugs.fix_names();
-    let no_mask = if a.no_mask { " --no-mask" } else { "" };
+    let flags = crate::args::run_flags(a.no_mask, a.engine);
     let scenario_ref = load::seed_file_reference(&loaded.path);
     let name = loaded.scenario.name.clone();
     let c = Explore {
@@ -155,7 +158,8 @@ pub fn run_explore(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
         scenario_ref,
         bugs: bug_names,
         fixes: fix_names,
-        no_mask,
+        flags,
+        engine: loaded.scenario.engine,
         saved: 0,
     };
     let r = super::run(&c, &mut |p, rec| {
@@ -210,7 +214,9 @@ struct Saver<'a> {
     scenario_ref: String,
     bugs: Vec<&'static str>,
     fixes: Vec<&'static str>,
-    no_mask: &'static str,
+    /// The flags a reproduce command repeats (`--no-mask`, `--engine`).
+    flags: String,
+    engine: crate::node::Engine,
     /// Mutant scenarios written so far.
     saved: usize,
 }
@@ -250,7 +256,7 @@ fn record_failure(x: &mut Saver, rec: &RunRecord) -> Result<FailingRun, CliError
         _ => None,
     };
     let reproduce = match &reference {
-        Some(r) => reproduce_command(r, rec.seed, bugs, fixes) + x.no_mask,
+        Some(r) => reproduce_command(r, rec.seed, bugs, fixes) + x.flags.as_str(),
         None => format!("(scenario not written: more than {} failing mutants)", SAVE_CAP),
     };
     if let (Some(save), Some(reference)) = (&a.save, &reference) {
@@ -265,6 +271,7 @@ fn record_failure(x: &mut Saver, rec: &RunRecord) -> Result<FailingRun, CliError
             fixed_by: Vec::new(),
             // The written scenario pins its plan itself.
             swarm_plan: None,
+            engine: x.engine,
         };
         let path = save.join(sf.file_name());
         write_atomic(&path, sf.to_json()).map_err(|source| CliError::WriteSeedFile { path, source })?;

@@ -39,6 +39,7 @@ pub(super) fn spawn_captures(w: &W, scn: &Scenario, timers: NodeTimers) -> Vec<m
                         slot.alive = true;
                         slot.session_done = false;
                         slot.member = true;
+                        slot.role_loops.restart();
                         let gen = slot.generation;
                         let st = fresh_node_state(&mut g, n);
                         g.nodes[i as usize].state = Some(st);

@@ -122,6 +122,7 @@ pub(super) fn build_world(
     }
     world.verbose = opts.verbose;
     world.full_checks = opts.full_checks;
+    world.engine = scn.engine;
     if opts.timeline {
         world.timeline = Some(Box::default());
     }

@@ -138,6 +138,7 @@ pub fn crash_result(scn: &Scenario, seed: u64, bugs: &Bugs, msg: String) -> RunR
         sim_time_ms: 0,
         wall_ms: 0,
         events: 0,
+        idle_steps: 0,
         config: vec![],
         phases: vec![],
         checks: vec![],
@@ -226,6 +227,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
             meta_flush_ms: cfg.consistent.meta_flush_interval_ms,
         }),
     };
+    w.lock().unwrap().node_timers = timers;
     let handles = cluster::spawn_captures(&w, &scn, timers);
     let mut d = Driver {
         w: w.clone(),
@@ -283,6 +285,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
             sim_time_ms: g.now_ms,
             wall_ms: 0,
             events: g.events,
+            idle_steps: g.idle_steps,
             config: config_lines,
             phases: d.phases.clone(),
             checks,

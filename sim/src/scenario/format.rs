@@ -94,6 +94,10 @@ pub struct Scenario {
     pub faults: FaultConfig,
     #[serde(default)]
     pub limits: Limits,
+    /// How the captures' periodic loops run (`"role-loops"`, the default, or
+    /// `"capture-loops"`); `--engine` overrides it and seed files record it.
+    #[serde(default, skip_serializing_if = "crate::node::Engine::is_default")]
+    pub engine: crate::node::Engine,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]

@@ -167,7 +167,7 @@ fn files(a: &ShrinkArgs, t: &RunTarget, s: &Shrunk, toml_path: &Path) -> (String
     let _ = writeln!(head, "# after:  {}", Size::of(&s.best, &s.best_run).short());
     let _ = writeln!(head, "# reproduce: {}", reproduce);
     let note = format!("shrunk by `{}` ({} runs); fails as {}", cmd, s.runs, what);
-    let mut f = SeedFile::of(&s.best_run, &reference, note);
+    let mut f = SeedFile::of(&s.best_run, &reference, note, s.best.engine);
     if s.control {
         f.control = Some(Control { bugs: vec![], absent: target.into_iter().collect() });
     }

@@ -37,8 +37,8 @@ mod tests {
         let p = format!("{}/../scenarios/move_maintainer_with_delayed_messages.toml", env!("CARGO_MANIFEST_DIR"));
         let s = crate::scenario::load::resolve(&p).unwrap().scenario;
         let bugs = crate::args::parse_bugs(&["no-epoch-fencing".into()]).unwrap();
-        let plain = run_on_fresh_thread(&s, 1, &bugs, &RunOptions::default());
-        let rec = run_on_fresh_thread(&s, 1, &bugs, &RunOptions { timeline: true, ..RunOptions::default() });
+        let plain = run_on_fresh_thread(&s, 24, &bugs, &RunOptions::default());
+        let rec = run_on_fresh_thread(&s, 24, &bugs, &RunOptions { timeline: true, ..RunOptions::default() });
         assert!(plain.timeline.is_none());
         assert_eq!((&plain.trace_hash, plain.outcome, &plain.trace), (&rec.trace_hash, rec.outcome, &rec.trace));
         let t = rec.timeline.as_deref().unwrap();

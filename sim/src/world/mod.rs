@@ -73,6 +73,8 @@ pub struct NodeSlot {
     /// side) clears it. The check's result is a function of the maintainers, so running it
     /// again on unchanged ones would only repeat violations already recorded.
     pub maintainers_checked: Option<u64>,
+    /// Under the `role-loops` engine: which roles' loops run (see [`crate::node::Engine`]).
+    pub role_loops: crate::node::RoleLoops,
 }
 
 impl NodeSlot {
@@ -137,6 +139,11 @@ pub struct World {
     pub placement_scratch: crate::checkers::PlacementScratch,
     /// Run the reference checks (`check_dispatchers_full`, `check_maintainer_full`).
     pub full_checks: bool,
+    /// How the captures' periodic loops run, and their configured periods.
+    pub engine: crate::node::Engine,
+    pub node_timers: crate::node::NodeTimers,
+    /// Steps that found their role's loop idle (see `RunResult::idle_steps`).
+    pub idle_steps: u64,
     /// The next step handles a message for the dispatcher side (orchestrator, dispatcher
     /// managers): it cannot change the node's maintainers. Consumed by [`step::step`].
     pub(crate) dispatcher_message: bool,
@@ -187,6 +194,7 @@ impl World {
                     session_done: false,
                     member: false,
                     maintainers_checked: None,
+                    role_loops: Default::default(),
                 })
                 .collect(),
             failpoints: (0..nodes).map(|_| Failpoints::default()).collect(),
@@ -223,6 +231,9 @@ impl World {
             barrier_writers: Default::default(),
             placement_scratch: Default::default(),
             full_checks: false,
+            engine: Default::default(),
+            node_timers: Default::default(),
+            idle_steps: 0,
             dispatcher_message: false,
             sync_points: None,
             resumes_pending: 0,

@@ -47,6 +47,7 @@ pub fn step_unless_idle(
     let Some(ns) = slot.state.as_mut() else { return false };
     if idle(ns) {
         wd.events += 1;
+        wd.idle_steps += 1;
         publish_progress(wd);
         // What a step checks whatever it did (the persisted checkpoint, the timeline's
         // bars of stopped captures) is still looked at, at this instant.
@@ -75,6 +76,9 @@ pub fn step_unless_idle(
         f(ns, &mut ctx, &mut wd.upstream, &mut wd.meta);
         // The maintainer's controllers and barrier have no context of their own.
         ns.mm.flush_assertions(&mut ctx);
+    }
+    if wd.engine == crate::node::Engine::RoleLoops {
+        crate::node::sync_role_loops(w, wd, n);
     }
     if !dispatcher_message {
         wd.nodes[n.0 as usize].maintainers_checked = None;

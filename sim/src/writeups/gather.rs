@@ -112,6 +112,8 @@ pub struct Primary {
     pub file: Option<String>,
     /// The seed file's recorded swarm plan: the run pins it instead of drawing.
     pub plan: Option<SwarmPlan>,
+    /// The seed file's engine (a scenario's first failing seed: the scenario's).
+    pub engine: crate::node::Engine,
 }
 
 /// The page's first seed file; else the first failing seed of its scenarios in order.
@@ -123,6 +125,7 @@ pub fn primary(seeds: &[SeedRef], rows: &[FindingRow]) -> Option<Primary> {
             bugs: s.f.bugs.clone(),
             file: Some(s.file.clone()),
             plan: s.f.swarm_plan.clone(),
+            engine: s.f.engine,
         });
     }
     rows.iter().find_map(|r| {
@@ -132,6 +135,7 @@ pub fn primary(seeds: &[SeedRef], rows: &[FindingRow]) -> Option<Primary> {
             bugs: r.bugs.clone(),
             file: None,
             plan: None,
+            engine: crate::scenario::load::resolve(&r.scenario).map(|l| l.scenario.engine).unwrap_or_default(),
         })
     })
 }
@@ -175,6 +179,7 @@ pub fn shrink_primary(p: &Primary, shrink: bool, log: &mut dyn FnMut(&str)) -> R
     if let Some(plan) = &p.plan {
         plan.pin(&mut loaded.scenario);
     }
+    loaded.scenario.engine = p.engine;
     let bugs = parse_bugs(&p.bugs)?;
     if !shrink {
         let run = run_on_fresh_thread(&loaded.scenario, p.seed, &bugs, &RunOptions::default());
@@ -243,6 +248,10 @@ pub fn fingerprint(page: &Page, seeds: &[SeedRef], n: u64, primary_seed: Option<
         // files without one keep their fingerprint.
         if let Some(p) = &f.swarm_plan {
             parts.push(format!("plan {:?}", p.completed()));
+        }
+        // Likewise the engine: files of the older one keep their fingerprint.
+        if !f.engine.is_capture_loops() {
+            parts.push(format!("engine {}", f.engine.name()));
         }
         if !scenarios.contains(&f.scenario) {
             scenarios.push(f.scenario.clone());

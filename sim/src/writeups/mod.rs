@@ -151,6 +151,7 @@ pub fn check_current(path: &Path, page: &Page, seeds_dir: &Path) -> Result<u64, 
     let primary = match gather::primary(&seeds, &[]) {
         Some(p) => Some(p),
         None => timeline.clone().map(|(scenario, seed)| gather::Primary {
+            engine: crate::scenario::load::resolve(&scenario).map(|l| l.scenario.engine).unwrap_or_default(),
             scenario,
             seed,
             bugs: vec![],
@@ -245,8 +246,14 @@ mod tests {
         let mut b = Blocks { timeline: body("timeline"), reproduce: body("reproduce"), measured: body("measured") };
         let first = b.measured.lines().next().unwrap().to_string();
         let i = render::parse_inputs(&first).unwrap();
-        let p =
-            i.timeline.map(|(scenario, seed)| gather::Primary { scenario, seed, bugs: vec![], file: None, plan: None });
+        let p = i.timeline.map(|(scenario, seed)| gather::Primary {
+            scenario,
+            seed,
+            bugs: vec![],
+            file: None,
+            plan: None,
+            engine: Default::default(),
+        });
         b.measured = b.measured.replacen(&first, &render::inputs_line(i.n, p.as_ref(), "0000000000000000"), 1);
         let e = edited(b, "hash.md").unwrap_err();
         assert!(e.contains("seed files or scenarios changed"), "{}", e);
@@ -261,6 +268,7 @@ mod tests {
             bugs: vec![],
             file: None,
             plan: None,
+            engine: Default::default(),
         };
         let l = render::inputs_line(1000, Some(&p), "00ff");
         let want =

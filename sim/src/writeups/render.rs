@@ -136,10 +136,13 @@ pub fn reproduce(page: &Page, seeds: &[SeedRef], groups: &[Group], p: Option<&Pr
             "# the seed of the timeline{}",
             if fixes.is_empty() { "" } else { "; then with the candidate fix" }
         );
-        // A seed file with a recorded swarm plan is its own run: the seed alone now
-        // draws the swarm's current plan, which may differ.
-        let run = match (&p.file, &p.plan) {
-            (Some(f), Some(_)) => format!("--seed-file seeds/findings/{}", shell_quote(f)),
+        // A seed file with a recorded swarm plan or another engine than the default is
+        // its own run: the seed alone now draws the swarm's current plan, which may
+        // differ, and runs the default engine.
+        let run = match &p.file {
+            Some(f) if p.plan.is_some() || !p.engine.is_default() => {
+                format!("--seed-file seeds/findings/{}", shell_quote(f))
+            }
             _ => format!("{} --seed {}{}", q, p.seed, bugs),
         };
         let _ = writeln!(o, "{} scenario {}", RUN, run);
