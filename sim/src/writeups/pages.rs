@@ -39,6 +39,10 @@ pub const PAGES: &[Page] = &[
         seed_files: &[
             "move_maintainer_with_delayed_messages-nobug-390.json",
             "redo_trigger_takeover_with_delayed_messages-nobug-863.json",
+            "maintainer_takeover_races-nobug-535.json",
+            "redo_move_maintainer_with_delayed_messages-nobug-615.json",
+            "redo_move_maintainer_with_delayed_messages-nobug-744.json",
+            "redo_move_maintainer_with_delayed_messages-nobug-964.json",
         ],
         no_shrink: None,
     },
@@ -73,6 +77,20 @@ pub const PAGES: &[Page] = &[
             "swarm-nobug-784-redrawn.json",
             "swarm-nobug-839.json",
             "swarm-nobug-972.json",
+            "swarm-nobug-75.json",
+            "swarm-nobug-117.json",
+            "swarm-nobug-134.json",
+            "swarm-nobug-226.json",
+            "swarm-nobug-291.json",
+            "swarm-nobug-353.json",
+            "swarm-nobug-458.json",
+            "swarm-nobug-472.json",
+            "swarm-nobug-532.json",
+            "swarm-nobug-608.json",
+            "swarm-nobug-640.json",
+            "swarm-nobug-707.json",
+            "swarm-nobug-904.json",
+            "swarm_slow_bootstrap-nobug-938.json",
         ],
         no_shrink: Some(
             "its smallest `converges` failure restarts the maintainer's capture before a maintainer exists, which is another hang",
@@ -103,6 +121,12 @@ pub const PAGES: &[Page] = &[
             "swarm_slow_bootstrap-nobug-190-redrawn.json",
             "swarm_slow_bootstrap-nobug-661-redrawn.json",
             "swarm_slow_bootstrap-nobug-807-redrawn.json",
+            "swarm_slow_bootstrap-nobug-36.json",
+            "swarm_slow_bootstrap-nobug-91.json",
+            "swarm_slow_bootstrap-nobug-163.json",
+            "swarm_slow_bootstrap-nobug-293.json",
+            "swarm_slow_bootstrap-nobug-952.json",
+            "swarm-nobug-855.json",
         ],
         no_shrink: None,
     },
@@ -170,13 +194,25 @@ pub const PAGES: &[Page] = &[
             "swarm-nobug-818.json",
             "swarm-nobug-851.json",
             "swarm-nobug-875.json",
+            "swarm-nobug-84.json",
+            "swarm-nobug-262.json",
+            "swarm-nobug-647.json",
+            "swarm-nobug-283.json",
+            "swarm-nobug-789.json",
+            "swarm-nobug-905.json",
+            "swarm-nobug-935.json",
         ],
         no_shrink: None,
     },
     Page {
         file: "10-rename-hides-db-ddl.md",
         scenarios: &[],
-        seed_files: &["swarm-nobug-448.json", "swarm-nobug-295.json", "swarm-nobug-459.json"],
+        seed_files: &[
+            "swarm-nobug-448.json",
+            "swarm-nobug-295.json",
+            "swarm-nobug-459.json",
+            "swarm-nobug-267.json",
+        ],
         no_shrink: None,
     },
     Page {
@@ -194,7 +230,9 @@ pub const PAGES: &[Page] = &[
 ];
 
 /// Seed files of `seeds/findings/` not yet walked to a page (`seeds/findings/README.md`).
-pub const UNCLASSIFIED: &[&str] = &[];
+/// `swarm-nobug-891.json`: a model defect (fidelity row 23a), kept until the barrier's
+/// finishing rule is fixed.
+pub const UNCLASSIFIED: &[&str] = &["swarm-nobug-891.json"];
 
 impl Page {
     /// `01-status-watermark-snapshot` without `.md`.
