@@ -562,6 +562,7 @@ pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
     for b in &bug_names {
         note.push_str(&format!(" --bug {}", b));
     }
+    note.push_str(&crate::args::run_flags(a.no_mask, a.engine));
     let c = Campaign {
         scenario: &loaded.scenario,
         seeds: SeedList { range, shard },
@@ -596,7 +597,7 @@ pub fn run_fuzz(a: &FuzzArgs) -> Result<FuzzOutput, CliError> {
             swarm_plan: SeedFile::plan_for(&loaded.scenario, o.seed),
             engine: loaded.scenario.engine,
         };
-        let path = dir.join(sf.file_name());
+        let path = sf.save_path(dir);
         match crate::error::write_atomic(&path, sf.to_json()) {
             Ok(()) => saved.push((o.seed, path)),
             Err(source) => {
@@ -696,7 +697,8 @@ pub enum Known {
 }
 
 /// Match a failure against the known seed files: same scenario (any of `names`), seed,
-/// bugs, outcome and first invariant, and, for a file with a recorded swarm plan, the
+/// bugs, outcome and first invariant, the engine of `scn` (a file of another engine is
+/// another run: `No`), and, for a file with a recorded swarm plan, the
 /// seed's current draw `drawn` is that plan (families the file does not name are off, and
 /// with `scn` so are the families that do nothing in that scenario).
 /// `OlderPlan`: a file records the seed with another plan (whatever its outcome).

@@ -71,7 +71,7 @@ pub enum Engine {
     /// a dispatcher manager's and the coordinator's goroutines with the component: they
     /// start when the capture takes its first maintainer, dispatcher manager or the
     /// coordinator (first tick one period later, as a Go ticker's) and stop when it holds
-    /// none. No wake-up of a role the capture lacks, so fewer madsim polls per seed.
+    /// none (a lost role's loops wake once more and end), so fewer madsim polls per seed.
     #[default]
     RoleLoops,
     /// Every loop runs for the capture's whole life, its phase fixed by the capture's
@@ -139,6 +139,28 @@ impl RoleLoops {
             self.epoch[r as usize] += 1;
         }
     }
+
+    /// After a step: `held`, the roles the capture holds now. Returns the roles whose
+    /// loops start, each with its new epoch; a lost role's epoch moves on too, so its
+    /// loops end at their next wake-up.
+    fn sync(&mut self, held: [bool; 3]) -> Vec<(LoopRole, u64)> {
+        let mut start = Vec::new();
+        for r in LOOP_ROLES {
+            let i = r as usize;
+            if held[i] != self.running[i] {
+                self.running[i] = held[i];
+                self.epoch[i] += 1;
+                if held[i] {
+                    start.push((r, self.epoch[i]));
+                }
+            }
+        }
+        start
+    }
+
+    fn is_current(&self, role: LoopRole, epoch: u64) -> bool {
+        self.epoch[role as usize] == epoch
+    }
 }
 
 /// One periodic loop of a capture: the role it belongs to (`None`: the capture's own,
@@ -169,7 +191,7 @@ async fn periodic(w: W, n: NodeId, gen: u64, period_ms: u64, phase_ms: u64, kind
 async fn role_periodic(w: W, n: NodeId, gen: u64, role: LoopRole, epoch: u64, d: LoopDef) {
     loop {
         madsim::time::sleep(Duration::from_millis(d.period_ms)).await;
-        let current = w.lock().unwrap().nodes[n.0 as usize].role_loops.epoch[role as usize] == epoch;
+        let current = w.lock().unwrap().nodes[n.0 as usize].role_loops.is_current(role, epoch);
         if !current || !step_unless_idle(&w, n, Some(gen), d.kind, d.idle, d.f) {
             return;
         }
@@ -201,26 +223,20 @@ pub fn start_node_tasks(w: &W, n: NodeId, gen: u64, timers: NodeTimers) {
 /// Under `role-loops`, after a step of node `n`: start the loops of each role the
 /// capture took, and end those of each role it no longer holds.
 pub(crate) fn sync_role_loops(w: &W, wd: &mut World, n: NodeId) {
-    let slot = &wd.nodes[n.0 as usize];
+    let slot = &mut wd.nodes[n.0 as usize];
     let Some(ns) = slot.state.as_ref() else { return };
     let held = LOOP_ROLES.map(|r| r.held(ns));
     if held == slot.role_loops.running {
         return;
     }
+    let start = slot.role_loops.sync(held);
+    if start.is_empty() {
+        return;
+    }
     let (gen, timers) = (slot.generation, wd.node_timers);
-    for r in LOOP_ROLES {
-        let slot = &mut wd.nodes[n.0 as usize];
-        let rl = &mut slot.role_loops;
-        if held[r as usize] == rl.running[r as usize] {
-            continue;
-        }
-        rl.running[r as usize] = held[r as usize];
-        rl.epoch[r as usize] += 1;
-        let epoch = rl.epoch[r as usize];
-        if held[r as usize] {
-            for d in loops(timers).into_iter().filter(|d| d.role == Some(r)) {
-                spawn_on(wd, n, role_periodic(w.clone(), n, gen, r, epoch, d));
-            }
+    for (r, epoch) in start {
+        for d in loops(timers).into_iter().filter(|d| d.role == Some(r)) {
+            spawn_on(wd, n, role_periodic(w.clone(), n, gen, r, epoch, d));
         }
     }
 }
@@ -369,9 +385,28 @@ fn redo_loops(r: RedoTimers) -> Vec<LoopDef> {
 
 #[cfg(test)]
 mod tests {
-    use super::Engine;
+    use super::{Engine, LoopRole, RoleLoops};
     use crate::result::Outcome;
     use crate::runner::{run_on_fresh_thread, RunOptions};
+
+    /// A role gained, lost and gained again starts one set of loops each time, and only
+    /// the newest set stays current; a restart ends every set.
+    #[test]
+    fn a_role_regained_ends_the_loops_of_its_earlier_tenure() {
+        let mut rl = RoleLoops::default();
+        assert_eq!(rl.sync([true, false, false]), [(LoopRole::Maintainer, 1)]);
+        assert_eq!(rl.sync([true, false, false]), []);
+        assert_eq!(rl.sync([false, true, true]), [(LoopRole::Dispatcher, 1), (LoopRole::Coordinator, 1)]);
+        assert!(!rl.is_current(LoopRole::Maintainer, 1), "the lost role's loops end");
+        assert_eq!(rl.sync([true, true, true]), [(LoopRole::Maintainer, 3)]);
+        assert!(rl.is_current(LoopRole::Maintainer, 3) && !rl.is_current(LoopRole::Maintainer, 1));
+        rl.restart();
+        assert!(LOOP_ROLES_FOR_TEST.iter().all(|(r, e)| !rl.is_current(*r, *e)));
+        assert_eq!(rl.sync([false, true, false]), [(LoopRole::Dispatcher, 3)]);
+    }
+
+    const LOOP_ROLES_FOR_TEST: [(LoopRole, u64); 3] =
+        [(LoopRole::Maintainer, 3), (LoopRole::Dispatcher, 1), (LoopRole::Coordinator, 1)];
 
     fn run(name: &str, seed: u64, engine: Engine) -> crate::result::RunResult {
         let mut scn = crate::scenario::load::resolve(name).unwrap().scenario;

@@ -20,9 +20,11 @@ enum Pinned {
 }
 
 fn pin_one(path: &Path, f: &mut SeedFile) -> Result<Pinned, CliError> {
-    let scn = crate::scenario::load::resolve(&f.scenario)
+    let mut scn = crate::scenario::load::resolve(&f.scenario)
         .map_err(|e| crate::seedfile::SeedFileError::Scenario { path: path.into(), source: Box::new(e) })?
         .scenario;
+    // The file's run is of its engine (a file without a plan is one of the older engine).
+    scn.engine = f.engine;
     let Some(plan) = SeedFile::plan_for(&scn, f.seed).filter(|_| f.swarm_plan.is_none()) else {
         return Ok(Pinned::Skipped);
     };
@@ -79,4 +81,28 @@ pub fn cli_pin_plans(arg: &str) -> Result<(String, i32), CliError> {
         differ
     );
     Ok((out, if differ > 0 { 1 } else { 0 }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plan-less file of the older engine gets the plan its seed draws, checked against
+    /// its own run (the pinned run of its engine has its hash).
+    #[test]
+    fn a_plan_is_pinned_into_a_file_of_the_older_engine() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../seeds/findings/swarm-nobug-391.json");
+        let mut f = SeedFile::load(&src).unwrap();
+        assert!(f.engine.is_capture_loops());
+        let plan = f.swarm_plan.take().unwrap();
+        let dir = std::env::temp_dir().join(format!("pin-plans-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f.json");
+        std::fs::write(&path, f.to_json()).unwrap();
+        assert!(matches!(pin_one(&path, &mut f).unwrap(), Pinned::Written));
+        let back = SeedFile::load(&path).unwrap();
+        assert!(back.swarm_plan.unwrap().same_run(&plan));
+        assert_eq!(back.engine, crate::node::Engine::CaptureLoops);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

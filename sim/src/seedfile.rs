@@ -195,6 +195,19 @@ impl SeedFile {
         serde_json::to_string_pretty(self).expect("a seed file always serializes") + "\n"
     }
 
+    /// Where a campaign saves the file in `dir`: its [`file_name`](Self::file_name),
+    /// unless a file of that name there records a run of another engine (another run):
+    /// then `<name>-<engine>.json`, so neither replaces the other.
+    pub fn save_path(&self, dir: &Path) -> PathBuf {
+        let p = dir.join(self.file_name());
+        match SeedFile::load(&p) {
+            Ok(old) if old.engine != self.engine => {
+                dir.join(format!("{}-{}.json", self.file_name().trim_end_matches(".json"), self.engine.name()))
+            }
+            _ => p,
+        }
+    }
+
     /// File name under a seeds directory: scenario, bugs, seed.
     pub fn file_name(&self) -> String {
         let stem = self.scenario.rsplit('/').next().unwrap_or(&self.scenario).trim_end_matches(".toml");
@@ -245,6 +258,21 @@ mod tests {
         assert!(e.contains("unknown variant `passed`"), "{e}");
         let e = SeedFile::parse(Path::new("x.json"), &GOOD.replace("f6d3fff8189935ad", "xyz")).unwrap_err().to_string();
         assert!(e.contains("16 hex digits"), "{e}");
+    }
+
+    #[test]
+    fn a_saved_file_never_replaces_a_run_of_another_engine() {
+        use crate::node::Engine;
+        let dir = std::env::temp_dir().join(format!("save-path-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let old = SeedFile::parse(Path::new("a.json"), GOOD).unwrap();
+        assert_eq!(old.save_path(&dir), dir.join("fail_over-nobug-3.json"));
+        std::fs::write(old.save_path(&dir), old.to_json()).unwrap();
+        // The same engine: the same name (the newer run replaces it).
+        assert_eq!(old.save_path(&dir), dir.join("fail_over-nobug-3.json"));
+        let new = SeedFile { engine: Engine::RoleLoops, ..old };
+        assert_eq!(new.save_path(&dir), dir.join("fail_over-nobug-3-role-loops.json"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -273,7 +273,7 @@ fn record_failure(x: &mut Saver, rec: &RunRecord) -> Result<FailingRun, CliError
             swarm_plan: None,
             engine: x.engine,
         };
-        let path = save.join(sf.file_name());
+        let path = sf.save_path(save);
         write_atomic(&path, sf.to_json()).map_err(|source| CliError::WriteSeedFile { path, source })?;
     }
     Ok(FailingRun {

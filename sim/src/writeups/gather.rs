@@ -257,8 +257,11 @@ pub fn fingerprint(page: &Page, seeds: &[SeedRef], n: u64, primary_seed: Option<
             scenarios.push(f.scenario.clone());
         }
     }
+    // A scenario's campaigns (the measured rates, a first failing seed) run its engine,
+    // which its text names only when it is not the default.
     for scn in scenarios {
-        parts.push(load::resolve(&scn)?.source);
+        let l = load::resolve(&scn)?;
+        parts.push(format!("{} engine {}", l.source, l.scenario.engine.name()));
     }
     Ok(fnv(&parts))
 }

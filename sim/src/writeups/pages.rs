@@ -229,9 +229,9 @@ pub const PAGES: &[Page] = &[
     },
 ];
 
-/// Seed files of `seeds/findings/` not yet walked to a page (`seeds/findings/README.md`).
-/// `swarm-nobug-891.json`: a model defect (fidelity row 23a), kept until the barrier's
-/// finishing rule is fixed.
+/// Seed files of `seeds/findings/` without a finding page (`seeds/findings/README.md`):
+/// not yet walked, or walked to a model defect. `swarm-nobug-891.json`: a model defect
+/// (fidelity row 23a), kept until the barrier's finishing rule is fixed.
 pub const UNCLASSIFIED: &[&str] = &["swarm-nobug-891.json"];
 
 impl Page {

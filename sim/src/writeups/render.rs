@@ -136,11 +136,12 @@ pub fn reproduce(page: &Page, seeds: &[SeedRef], groups: &[Group], p: Option<&Pr
             "# the seed of the timeline{}",
             if fixes.is_empty() { "" } else { "; then with the candidate fix" }
         );
-        // A seed file with a recorded swarm plan or another engine than the default is
+        // A seed file with a recorded swarm plan or another engine than its scenario's is
         // its own run: the seed alone now draws the swarm's current plan, which may
-        // differ, and runs the default engine.
+        // differ, and runs the scenario's engine.
+        let scenario_engine = crate::scenario::load::resolve(&p.scenario).map(|l| l.scenario.engine).ok();
         let run = match &p.file {
-            Some(f) if p.plan.is_some() || !p.engine.is_default() => {
+            Some(f) if p.plan.is_some() || scenario_engine != Some(p.engine) => {
                 format!("--seed-file seeds/findings/{}", shell_quote(f))
             }
             _ => format!("{} --seed {}{}", q, p.seed, bugs),
