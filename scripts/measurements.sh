@@ -117,12 +117,10 @@ if ! skip shrink; then
     for f in seeds/findings/*.json seeds/*.json; do
         jq -e '.expect.outcome != "pass" and (.bugs | length > 0 or (input_filename | test("/findings/")))' "$f" \
             >/dev/null 2>&1 || continue
-        scn=$(jq -r .scenario "$f")
-        seed=$(jq -r .seed "$f")
-        mapfile -t bug_args < <(jq -r '.bugs[] | "--bug", .' "$f")
-        echo "measurements: shrink $scn --seed $seed ${bug_args[*]}" >&2
+        # The file's own run: its scenario, seed, bugs, recorded swarm plan and engine.
+        echo "measurements: shrink --seed-file $f" >&2
         rc=0
-        "$BIN" shrink "$scn" --seed "$seed" "${bug_args[@]}" --out "$work/shrink" --json >"$work/shrink.json" \
+        "$BIN" shrink --seed-file "$f" --out "$work/shrink" --json >"$work/shrink.json" \
             2>"$work/shrink.err" || rc=$?
         if [ "$rc" -ne 0 ]; then
             shrink_rc=$rc
@@ -295,9 +293,9 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
     if [ "$shrink_rc" = skipped ]; then
         echo "(skipped: \`SKIP=$SKIP\`)"
     else
-        echo "\`$SIM shrink <scenario> --seed N [--bug B]... --json\` (default budget of 300 runs) for every"
-        echo "seed file of \`seeds/findings/\` and every failing \`seeds/*.json\` with bugs: the scenario"
-        echo "(a swarm one with its plan pinned) and its run before, the minimized scenario that fails the"
+        echo "\`$SIM shrink --seed-file FILE --json\` (default budget of 300 runs) for every"
+        echo "seed file of \`seeds/findings/\` and every failing \`seeds/*.json\` with bugs: the file's run"
+        echo "(its scenario with its recorded plan and engine) before, the minimized scenario that fails the"
         echo "same way (outcome and first invariant) after. Faults are the swarm families on and the"
         echo "\`[faults]\` knobs away from their defaults; runs counts every run of the search, a"
         echo "\`(budget)\` one stopped at the budget."
