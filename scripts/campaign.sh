@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long campaign to run on every change to the core (CI runs 0..200 per scenario):
+# The long campaign to run on every change to the core (CI runs 0..300 per scenario):
 # 20,000 swarm seeds, 3000..23000, on the fixed core. Failures that match a known open
 # finding (seeds/findings/) are listed, not counted; every failing seed is saved as a seed
 # file. Prints one line and exits like `fuzz` (0: nothing new failed, 1: a new failure).
