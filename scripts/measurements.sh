@@ -234,7 +234,7 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
     else
         echo "The core's coverage points (\`core/src/coverage/points.rs\`) reached by the throughput"
         echo "campaigns above (\`--coverage\`): swarm alone, and every scenario of \`scenarios/\` together."
-        echo "Must-reach points never reached fail CI's gate (\`coverage --seeds 0..200 --gate\`); gaps are"
+        echo "Must-reach points never reached fail CI's gate (\`coverage --seeds 0..300 --gate\`); gaps are"
         echo "reachable branches no scenario reaches yet; the rest need a bug switch or cannot happen in the model."
         echo
         echo "The last column leaves out the points no fixed-core campaign can reach (\`may\`: a bug"
@@ -260,7 +260,7 @@ embed() { sed '1{/^# /d}' "$1" | sed 's/^## /### /'; }
         cov_row "swarm, seeds 0..$N" "$work/cov-swarm.json"
         cov_row "every scenario together" "$work"/cov-*.json
         echo
-        echo "\`$SIM coverage --seeds 0..200\` lists every point never reached with its reason."
+        echo "\`$SIM coverage --seeds 0..300\` lists every point never reached with its reason."
     fi
     echo
     echo "## Bug zoo"
