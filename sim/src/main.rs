@@ -1,5 +1,11 @@
 //! `ticdc-sim`: see `ticdc-sim --help` and the README.
 
+// A run allocates a few small objects per simulated event (messages, trace fields, timer
+// entries); mimalloc serves them in about a third of glibc malloc's instructions.
+// Addresses never reach a run's output, so the allocator cannot change a trace.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     // Log lines carry simulated time (each trace record starts with it); RUST_LOG filters
     // them, e.g. RUST_LOG=ticdc_sim=debug prints the whole protocol trace on stderr.
