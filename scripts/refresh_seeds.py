@@ -37,7 +37,9 @@ def run(f, seed, bugs, fixes=()):
         tmp.close()
         cmd = [SIM, "scenario", "--seed-file", tmp.name, "--json", "--no-report"]
     else:
-        cmd = [SIM, "scenario", f["scenario"], "--seed", str(seed), "--json", "--no-report"]
+        # A file without `engine` was recorded under the older engine (seeds/README.md).
+        engine = f.get("engine", "capture-loops")
+        cmd = [SIM, "scenario", f["scenario"], "--seed", str(seed), "--engine", engine, "--json", "--no-report"]
         for b in bugs:
             cmd += ["--bug", b]
     for x in fixes:

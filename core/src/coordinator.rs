@@ -445,12 +445,17 @@ impl Coordinator {
                         Self::stop_failed(ctx, &cf, rt, true);
                     }
                     false => {
-                        // StateWarning: cascade stop of this generation, retry after backoff. The
-                        // epoch is bumped at the restart only (TiCDC also bumps it here,
-                        // coordinator/coordinator.go:273-283; docs/fidelity.md row 2a).
+                        // StateWarning: the persisted epoch is bumped with the state and the
+                        // error, then this generation is stopped (cascade) with its own epoch
+                        // and the changefeed retried after the backoff, which bumps again
+                        // (`updateChangefeedEpoch`, coordinator/coordinator.go:273-285,
+                        // controller.go:1201-1223). So a later coordinator's discovery finds
+                        // this generation stale instead of adopting it. The bump draws
+                        // nothing: epochs only need to grow (TiCDC takes a PD TSO).
                         hit(P::CoordRetryableError);
                         info.state = FeedState::Warning;
                         info.last_error = Some(e.message.clone());
+                        info.epoch += 1;
                         let backoff = if rt.backoff_ms == 0 {
                             BACKOFF_INITIAL_MS
                         } else {

@@ -409,6 +409,51 @@ fn retryable_error_warns_stops_and_restarts_after_backoff() {
     assert!(meta.changefeeds[&cf()].epoch > epoch);
 }
 
+/// A retryable error persists a new epoch before the stop (`updateChangefeedEpoch`,
+/// coordinator/coordinator.go:273-285), and the stop keeps the generation's own epoch. A
+/// coordinator that takes over while that generation is still stopping finds it stale and
+/// stops it, then places the changefeed. Before, the model kept the persisted epoch until
+/// the restart: the new coordinator adopted the stopping generation as running, ignored
+/// its `removed` report (it was not stopping it) and never placed the changefeed again.
+#[test]
+fn a_retryable_error_persists_a_new_epoch_so_a_new_coordinator_stops_the_old_generation() {
+    let mut env = Env::new(0);
+    let (mut c, mut meta, m, epoch) = placed(&mut env);
+    let e = RunningError { node: n(1), code: ErrorCode::ChangefeedRetryable, message: "storage".into() };
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![e], false), &mut meta);
+    let out = env.take();
+    let persisted = meta.changefeeds[&cf()].epoch;
+    assert!(persisted > epoch, "the warning persisted a new epoch");
+    assert_eq!(meta.changefeeds[&cf()].state, FeedState::Warning);
+    let stop_epochs: Vec<Epoch> = out
+        .msgs
+        .iter()
+        .filter_map(|e| match &e.msg {
+            Message::RemoveMaintainerRequest { cascade: true, maintainer_epoch, .. } => Some(*maintainer_epoch),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stop_epochs, vec![epoch], "the stop carries the generation's own epoch");
+    // The coordinator is lost before the generation reports stopped.
+    let mut c = Coordinator::new(n(CF_EPOCH_NODE), nodes(&[0, 1]));
+    let other = if m == n(0) { n(1) } else { n(0) };
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![], false), &mut meta);
+    c.handle_message(&mut env.ctx(), other, Message::MaintainerHeartbeat { statuses: vec![] }, &mut meta);
+    c.tick(&mut env.ctx(), &mut meta);
+    let out = env.take();
+    assert!(!traced(&out, "discover running maintainer"));
+    assert!(traced(&out, "ignore running maintainer with stale epoch when bootstrapping"));
+    assert_eq!(removes(&out), vec![(m, true, false)]);
+    assert_eq!(adds(&out), 0, "nothing placed while the old generation runs");
+    // It reports stopped: the changefeed is placed again, above the persisted epoch.
+    c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![], true), &mut meta);
+    env.now += BACKOFF_INITIAL_MS;
+    c.tick(&mut env.ctx(), &mut meta);
+    let out = env.take();
+    assert_eq!(adds(&out), 1, "the changefeed is placed again");
+    assert!(meta.changefeeds[&cf()].epoch > persisted);
+}
+
 /// A status of the stopped generation that arrives after its stop report (a straggler of
 /// a stream reconnect, sent before the stop) is dropped: an initialized coordinator
 /// adopts no running maintainer (`handleBootstrapResponses` returns once initialized,
