@@ -214,7 +214,11 @@ pub struct NetStats {
     /// Message-center stream reconnects (`stream-reconnect`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reconnects: u64,
-    /// Old-stream messages delivered after a reconnect, out of the new stream's order.
+    /// Old-stream messages read before a reconnect's reset, delivered on time.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub read_before_reset: u64,
+    /// Old-stream messages read before a reconnect's reset and handled behind the new
+    /// stream's messages (`stream-reconnect-stragglers`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub straggled: u64,
 }

@@ -312,6 +312,7 @@ async fn drive(scn: Scenario, seed: u64, bugs: Bugs, opts: RunOptions) -> RunRes
                 lagged: g.net.collector.lagged + g.net.stream.lagged,
                 storage_errors: g.storage_errors,
                 reconnects: g.net.reconnects,
+                read_before_reset: g.net.read_before_reset,
                 straggled: g.net.straggled,
             },
         };
