@@ -76,7 +76,8 @@ pub enum Engine {
     RoleLoops,
     /// Every loop runs for the capture's whole life, its phase fixed by the capture's
     /// index; the loops of a role the capture does not hold wake and do nothing. Kept so
-    /// that the seed files written before `role-loops` replay as recorded.
+    /// that the seed files written before `role-loops` replay as recorded, with the
+    /// stream-reconnect stragglers of their time (`world::network::reconnect`).
     CaptureLoops,
 }
 

@@ -218,7 +218,7 @@ pub struct NetStats {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub read_before_reset: u64,
     /// Old-stream messages read before a reconnect's reset and handled behind the new
-    /// stream's messages (`stream-reconnect-stragglers`).
+    /// stream's messages (the older engine's straggler model).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub straggled: u64,
 }

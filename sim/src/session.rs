@@ -119,8 +119,10 @@ fn exit(w: &W, n: NodeId) {
         let mut g = w.lock().unwrap();
         g.now_ms = now_ms();
         g.record(&n.to_string(), "Node", 0, "server closed", vec![]);
+        let now = g.now_ms;
         let slot = &mut g.nodes[n.0 as usize];
         slot.alive = false;
+        slot.died_at_ms = Some(now);
         slot.state = None;
         g.node_handles[n.0 as usize].clone()
     };

@@ -37,6 +37,7 @@ pub(super) fn spawn_captures(w: &W, scn: &Scenario, timers: NodeTimers) -> Vec<m
                         let slot = &mut g.nodes[i as usize];
                         slot.generation += 1;
                         slot.alive = true;
+                        slot.died_at_ms = None;
                         slot.session_done = false;
                         slot.member = true;
                         slot.role_loops.restart();
@@ -70,8 +71,10 @@ impl Driver {
         {
             let mut g = self.w.lock().unwrap();
             let was_maintainer = g.maintainer().map(|(m, _)| m == n).unwrap_or(false);
+            let now = g.now_ms;
             let slot = &mut g.nodes[n.0 as usize];
             slot.alive = false;
+            slot.died_at_ms = Some(now);
             slot.state = None;
             if was_maintainer && g.failover_at_ms.is_none() {
                 g.failover_at_ms = Some(g.now_ms);

@@ -108,7 +108,8 @@ pub(super) fn build_world(
     world.net.stream.range_ms = scn.faults.stream_lag_ms;
     world.net.reconnect = scn.faults.stream_reconnect;
     world.net.reconnect_ms = scn.faults.stream_reconnect_ms;
-    world.net.reconnect_stragglers = scn.faults.stream_reconnect_stragglers;
+    // The older engine keeps the straggler model of its time (see `network::reconnect`).
+    world.net.reconnect_stragglers = scn.engine == crate::node::Engine::CaptureLoops;
     world.storage_latency_ms = scn.faults.storage_latency_ms;
     world.max_events = scn.limits.max_events;
     world.storage_error = scn.faults.storage_error.clamp(0.0, 1.0);
@@ -181,7 +182,7 @@ pub(super) fn config_lines(
             "net.stream_reconnect = {} of {:?} ms{}",
             scn.faults.stream_reconnect,
             scn.faults.stream_reconnect_ms,
-            if scn.faults.stream_reconnect_stragglers { ", stragglers" } else { "" }
+            if scn.engine == crate::node::Engine::CaptureLoops { ", stragglers" } else { "" }
         ));
     }
     if scn.faults.schema_store_init_ms != [0, 0] {

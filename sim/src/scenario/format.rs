@@ -36,9 +36,6 @@ fn d_interval() -> u64 {
 fn d_max_tables() -> usize {
     12
 }
-fn is_true(v: &bool) -> bool {
-    *v
-}
 fn d_true() -> bool {
     true
 }
@@ -854,7 +851,7 @@ pub struct FaultConfig {
     /// Probability, per message between two captures, that the pair's message-center
     /// streams reconnect just before it is sent (TiCDC resets a broken connection at its
     /// message center's 1 s check). Of each direction's messages in flight, the oldest may
-    /// have been read by the old stream (see `stream-reconnect-stragglers`), the next ones
+    /// have been read by the old stream and arrives on time, the next ones
     /// are lost, the newest (still in the send queue) follow in order on the new stream;
     /// nothing is duplicated. See `world::network::reconnect`.
     #[serde(default)]
@@ -862,13 +859,6 @@ pub struct FaultConfig {
     /// Time range [min, max] in ms until a reconnected stream carries messages again.
     #[serde(default = "d_reconnect")]
     pub stream_reconnect_ms: [u64; 2],
-    /// A message the old stream had read before a reconnect is handled up to `max` of
-    /// `stream-reconnect-ms` after the new stream is up, behind its messages (a
-    /// straggler). TiCDC's receive path hands such a message over at once, in order
-    /// (docs/fidelity.md row 16b): `false` models that. On by default until the known
-    /// failing seeds that rely on stragglers are reclassified.
-    #[serde(default = "d_true", skip_serializing_if = "is_true")]
-    pub stream_reconnect_stragglers: bool,
     /// Draw extra fault families from the seed (swarm).
     #[serde(default)]
     pub swarm: bool,
@@ -937,7 +927,6 @@ impl Default for FaultConfig {
             stream_lag_ms: d_collector_lag(),
             stream_reconnect: 0.0,
             stream_reconnect_ms: d_reconnect(),
-            stream_reconnect_stragglers: true,
             swarm: false,
             swarm_families: None,
         }

@@ -75,6 +75,9 @@ pub struct NodeSlot {
     pub maintainers_checked: Option<u64>,
     /// Under the `role-loops` engine: which roles' loops run (see [`crate::node::Engine`]).
     pub role_loops: crate::node::RoleLoops,
+    /// When this incarnation's process died (a kill or an exit), if it did: what it had
+    /// not yet sent dies with it (see `network::reconnect`).
+    pub died_at_ms: Option<u64>,
 }
 
 impl NodeSlot {
@@ -195,6 +198,7 @@ impl World {
                     member: false,
                     maintainers_checked: None,
                     role_loops: Default::default(),
+                    died_at_ms: None,
                 })
                 .collect(),
             failpoints: (0..nodes).map(|_| Failpoints::default()).collect(),

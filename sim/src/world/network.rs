@@ -38,8 +38,8 @@ pub struct Net {
     pub reconnect: f64,
     /// Time range [min, max] in ms until a reconnected stream carries messages again.
     pub reconnect_ms: [u64; 2],
-    /// A message the old stream had read straggles behind the new stream's (the older,
-    /// unfaithful model; see [`reconnect`]).
+    /// A message the old stream had read straggles behind the new stream's: the model of
+    /// the older engine's time, which TiCDC cannot produce (see [`reconnect`]).
     pub reconnect_stragglers: bool,
     pub reconnects: u64,
     /// Messages of an old stream its receive goroutine had read before the reset: handed
@@ -52,6 +52,12 @@ pub struct Net {
     pub last_delivery: BTreeMap<LinkKey, u64>,
     /// Delivery tasks whose message a reconnect took off its stream (they do nothing).
     pub cancelled: BTreeSet<u64>,
+    /// When a reconnected stream carries messages again, per stream (not under the older
+    /// engine's straggler model).
+    pub link_up: BTreeMap<LinkKey, u64>,
+    /// Messages that wait in the sender's send queue for a reconnected stream, by delivery
+    /// id: the time they leave it. The sender's death before that drops them.
+    pub waiting: BTreeMap<u64, u64>,
     pub next_id: u64,
     /// Messages that reached their destination, in order (tests only).
     #[cfg(test)]
@@ -176,13 +182,17 @@ fn push(w: &W, wd: &mut World, env: Envelope, gen: (u64, u64), at: u64) {
         wd.net.dropped += 1;
         return;
     }
-    queue_delivery(w, wd, key, env, gen, at);
+    let id = queue_delivery(w, wd, key, env, gen, at);
+    // The stream is down: the message waits in the sender's send queue until it is up.
+    if let Some(&up) = wd.net.link_up.get(&key).filter(|&&up| wd.now_ms < up) {
+        wd.net.waiting.insert(id, up);
+    }
 }
 
 /// Put a message at the end of its stream's queue with a delivery task for `at`. The task
 /// takes the queue's front, so the queue's order is the stream's order whatever the order
 /// in which tasks due at one instant run.
-fn queue_delivery(w: &W, wd: &mut World, key: LinkKey, env: Envelope, gen: (u64, u64), at: u64) {
+fn queue_delivery(w: &W, wd: &mut World, key: LinkKey, env: Envelope, gen: (u64, u64), at: u64) -> u64 {
     let id = wd.net.next_id;
     wd.net.next_id += 1;
     let q = wd.net.links.entry(key).or_default();
@@ -193,6 +203,7 @@ fn queue_delivery(w: &W, wd: &mut World, key: LinkKey, env: Envelope, gen: (u64,
         madsim::time::sleep(Duration::from_millis(wait)).await;
         deliver(&w2, key, id);
     });
+    id
 }
 
 /// A stream reconnect between captures `a` and `b` (both directions: one gRPC stream per
@@ -205,10 +216,10 @@ fn queue_delivery(w: &W, wd: &mut World, key: LinkKey, env: Envelope, gen: (u64,
 ///   `ctx` is checked only before `Recv`, the push `ch <- targetMsg` follows the decode), and
 ///   long before the new stream exists (the 1 s check, a new dial): it arrives on time,
 ///   ahead of everything the new stream carries (one receive channel per capture, whose
-///   blocked senders Go serves in order, `message_center.go:96-98, 110-111`). With
-///   `reconnect_stragglers` (the scenario default for now) it is instead handled up to
-///   `max` of `reconnect-ms` after the new stream is up, behind its messages: a straggler
-///   TiCDC's receive path cannot produce (docs/fidelity.md row 16b);
+///   blocked senders Go serves in order, `message_center.go:96-98, 110-111`). Under the
+///   older engine (`capture-loops`, whose seed files were recorded so) it is instead
+///   handled up to `max` of `reconnect-ms` after the new stream is up, behind its
+///   messages: a straggler TiCDC's receive path cannot produce (docs/fidelity.md row 16b);
 /// - the next ones were on the wire or in gRPC's buffers of the old stream: lost (a send
 ///   taken from the queue is never retried, `:528-545`);
 /// - the newest were still in the target's send queue, which outlives the stream
@@ -224,6 +235,9 @@ pub(crate) fn reconnect(w: &W, wd: &mut World, a: u32, b: u32) {
             let key = (x, y, stream);
             let old: Vec<InFlight> = wd.net.links.remove(&key).map(Vec::from).unwrap_or_default();
             wd.net.last_delivery.insert(key, up);
+            if !wd.net.reconnect_stragglers {
+                wd.net.link_up.insert(key, up);
+            }
             if old.is_empty() {
                 continue;
             }
@@ -263,9 +277,20 @@ pub(crate) fn reconnect(w: &W, wd: &mut World, a: u32, b: u32) {
 pub(crate) fn deliver(w: &W, key: LinkKey, id: u64) {
     let mut g = w.lock().unwrap();
     if g.net.cancelled.remove(&id) {
+        g.net.waiting.remove(&id);
         return;
     }
-    let Some((_, gen, env, _)) = g.net.links.get_mut(&key).and_then(|q| q.pop_front()) else { return };
+    let Some((_, gen, env, id)) = g.net.links.get_mut(&key).and_then(|q| q.pop_front()) else { return };
+    // Still in the send queue of a reconnected stream when the sender's process died: it
+    // was never sent (the queue dies with the process: `messageCenter.Close` closes every
+    // target, pkg/messaging/message_center.go:324-340).
+    if let Some(departs) = g.net.waiting.remove(&id) {
+        let s = &g.nodes[key.0 as usize];
+        if !s.alive && s.generation == gen.0 && s.died_at_ms.is_some_and(|t| t < departs) {
+            g.net.dropped += 1;
+            return;
+        }
+    }
     arrive(w, g, (key.0, key.1), gen, env);
 }
 
@@ -444,6 +469,57 @@ mod tests {
         arrivals.iter().filter(|(l, _)| *l == link).map(|(_, t)| *t).collect()
     }
 
+    /// A message waiting in the sender's send queue for a reconnected stream dies with the
+    /// sender's process if it dies before the stream is up (though it is still a member,
+    /// and a dispatcher manager's message is not dropped for a dead sender alone); one
+    /// sent after the stream is up still arrives.
+    #[test]
+    fn a_send_queue_waiting_for_a_reconnect_dies_with_the_sender() {
+        // (when the sender's process dies, ms after the reconnect; what arrives)
+        for (dies, expect) in [(None, vec![1]), (Some(60), vec![]), (Some(120), vec![1])] {
+            let rt = madsim::runtime::Runtime::with_seed_and_config(1, madsim::Config::default());
+            let got = rt.block_on(async move {
+                let mut world = World::new(1, core_sched::bugs::Bugs::none(), 3, [1, 1]);
+                for n in &mut world.nodes {
+                    n.alive = true;
+                    n.member = true;
+                }
+                world.net.reconnect_ms = [100, 100];
+                let w: W = Arc::new(Mutex::new(world));
+                {
+                    let mut g = w.lock().unwrap();
+                    g.now_ms = now_ms();
+                    reconnect(&w, &mut g, 0, 1);
+                    // Sent while the stream is down: it waits for it (up 100 ms later).
+                    let msg = Message::MaintainerCloseRequest {
+                        cf: ChangefeedId("cf".into()),
+                        removed: true,
+                        maintainer_epoch: 1,
+                    };
+                    send_link(&w, &mut g, Envelope { from: NodeId(0), to: NodeId(1), msg });
+                }
+                if let Some(after) = dies {
+                    madsim::time::sleep(Duration::from_millis(after)).await;
+                    let mut g = w.lock().unwrap();
+                    g.now_ms = now_ms();
+                    g.nodes[0].alive = false;
+                    g.nodes[0].died_at_ms = Some(g.now_ms);
+                }
+                madsim::time::sleep(Duration::from_secs(5)).await;
+                let g = w.lock().unwrap();
+                g.net
+                    .arrivals
+                    .iter()
+                    .filter_map(|(_, m)| match m {
+                        Message::MaintainerCloseRequest { maintainer_epoch, .. } => Some(*maintainer_epoch),
+                        _ => None,
+                    })
+                    .collect::<Vec<u64>>()
+            });
+            assert_eq!(got, expect, "sender dies {dies:?} ms after the reconnect");
+        }
+    }
+
     /// A message of a capture's older incarnation still in flight when the capture
     /// restarted is dropped on arrival, though the slot is a member again; the same
     /// message of the live incarnation arrives.
@@ -573,8 +649,8 @@ mod tests {
         assert!(read, "no reconnect delivered a message its old stream had read");
     }
 
-    /// The older model (`stream-reconnect-stragglers`, the scenario default for now) lets
-    /// a message the old stream had read arrive behind the new stream's messages.
+    /// The older engine's model (`reconnect_stragglers`) lets a message the old stream had
+    /// read arrive behind the new stream's messages.
     #[test]
     fn reconnect_stragglers_reorder() {
         let reordered = (0..40).any(|seed| {
