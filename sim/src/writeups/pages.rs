@@ -88,6 +88,8 @@ pub const PAGES: &[Page] = &[
             "swarm-nobug-35.json",
             "swarm-nobug-392.json",
             "swarm-nobug-742.json",
+            "swarm-nobug-117.json",
+            "swarm-nobug-360.json",
         ],
         no_shrink: Some(
             "its smallest `converges` failure restarts the maintainer's capture before a maintainer exists, which is another hang",
