@@ -288,7 +288,7 @@ impl Coordinator {
         for st in statuses {
             // Discovery: adopt a running maintainer of the current (persisted) epoch. Only
             // during discovery: afterwards a status of a generation this coordinator stopped
-            // (e.g. a straggler sent before its stop report) must not revive it.
+            // (a status sent before its stop report and handled after it) must not revive it.
             let persisted_epoch = meta.changefeeds.get(&st.changefeed).map(|i| i.epoch);
             // `selectBootstrapMaintainer`: a report whose epoch is not the persisted one (an
             // epoch-less report matches any) is a stale owner, stopped when discovery ends.

@@ -454,8 +454,8 @@ fn a_retryable_error_persists_a_new_epoch_so_a_new_coordinator_stops_the_old_gen
     assert!(meta.changefeeds[&cf()].epoch > persisted);
 }
 
-/// A status of the stopped generation that arrives after its stop report (a straggler of
-/// a stream reconnect, sent before the stop) is dropped: an initialized coordinator
+/// A status of the stopped generation that arrives after its stop report (sent before the
+/// stop, handled after it) is dropped: an initialized coordinator
 /// adopts no running maintainer (`handleBootstrapResponses` returns once initialized,
 /// coordinator/controller.go:553; `validateMaintainerNode` drops a status from a node
 /// the changefeed is not on, :658-676). Adopting it made the coordinator resend the first
@@ -469,7 +469,7 @@ fn a_late_status_of_the_stopped_generation_is_not_adopted() {
     c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![e], false), &mut meta);
     c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![], true), &mut meta);
     assert!(traced(&env.take(), "changefeed stopped"));
-    // The straggler: sent while removing, handled after the stop report.
+    // The late status: sent while removing, handled after the stop report.
     c.handle_message(&mut env.ctx(), m, status(epoch, START, vec![], false), &mut meta);
     let out = env.take();
     assert!(!traced(&out, "discover running maintainer"));

@@ -45,7 +45,7 @@ pub struct Net {
     /// Messages of an old stream its receive goroutine had read before the reset: handed
     /// over on time, ahead of the new stream.
     pub read_before_reset: u64,
-    /// Such messages handled behind the new stream's (`reconnect_stragglers`).
+    /// Under `reconnect_stragglers`, such messages handled behind the new stream's instead.
     pub straggled: u64,
     /// In flight per stream, in send order.
     pub links: BTreeMap<LinkKey, VecDeque<InFlight>>,
