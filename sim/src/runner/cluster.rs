@@ -71,7 +71,8 @@ impl Driver {
         {
             let mut g = self.w.lock().unwrap();
             let was_maintainer = g.maintainer().map(|(m, _)| m == n).unwrap_or(false);
-            let now = g.now_ms;
+            // The clock now (`g.now_ms` may be a step old; it also stamps the trace record).
+            let now = crate::world::now_ms();
             let slot = &mut g.nodes[n.0 as usize];
             slot.alive = false;
             slot.died_at_ms = Some(now);

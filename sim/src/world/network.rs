@@ -58,6 +58,9 @@ pub struct Net {
     /// Messages that wait in the sender's send queue for a reconnected stream, by delivery
     /// id: the time they leave it. The sender's death before that drops them.
     pub waiting: BTreeMap<u64, u64>,
+    /// Delivery ids of messages an old stream's receive goroutine had read before its
+    /// reset: handed over, so a later reset cannot lose them.
+    pub handed_over: BTreeSet<u64>,
     pub next_id: u64,
     /// Messages that reached their destination, in order (tests only).
     #[cfg(test)]
@@ -238,14 +241,34 @@ pub(crate) fn reconnect(w: &W, wd: &mut World, a: u32, b: u32) {
             if !wd.net.reconnect_stragglers {
                 wd.net.link_up.insert(key, up);
             }
-            if old.is_empty() {
-                continue;
+            // A reset touches only what the old stream carried: a message its receive
+            // goroutine already handed over keeps its time, and messages still in the send
+            // queue (waiting for an earlier reconnect's stream) stay queued, for this one.
+            // Under the older engine's model every message in flight was on the wire.
+            let (mut wire, mut handed, mut queued) = (Vec::new(), Vec::new(), Vec::new());
+            for m in old {
+                let id = m.3;
+                if wd.net.reconnect_stragglers {
+                    wire.push(m);
+                } else if wd.net.handed_over.contains(&id) {
+                    handed.push(m);
+                } else if wd.net.waiting.get(&id).is_some_and(|&d| d > wd.now_ms) {
+                    queued.push(m);
+                } else {
+                    wire.push(m);
+                }
             }
-            let n = old.len();
+            for (at, gen, env, id) in handed {
+                wd.net.cancelled.insert(id);
+                wd.net.handed_over.remove(&id);
+                let id = queue_delivery(w, wd, key, env, gen, at);
+                wd.net.handed_over.insert(id);
+            }
+            let n = wire.len();
             // Whether the oldest was already read (see above).
-            let read = wd.sim_rng.random_bool(0.5) as usize;
-            let lost = wd.sim_rng.random_range(0..=n - read);
-            for (i, (at, gen, env, id)) in old.into_iter().enumerate() {
+            let read = if n == 0 { 0 } else { wd.sim_rng.random_bool(0.5) as usize };
+            let lost = if n == 0 { 0 } else { wd.sim_rng.random_range(0..=n - read) };
+            for (i, (at, gen, env, id)) in wire.into_iter().chain(queued).enumerate() {
                 wd.net.cancelled.insert(id);
                 if i < read && wd.net.reconnect_stragglers {
                     // The older model: handled up to `max` after the new stream is up.
@@ -260,7 +283,8 @@ pub(crate) fn reconnect(w: &W, wd: &mut World, a: u32, b: u32) {
                     });
                 } else if i < read {
                     wd.net.read_before_reset += 1;
-                    queue_delivery(w, wd, key, env, gen, at.min(up));
+                    let id = queue_delivery(w, wd, key, env, gen, at.min(up));
+                    wd.net.handed_over.insert(id);
                 } else if i < read + lost {
                     wd.net.lost += 1;
                     wd.net.dropped += 1;
@@ -278,9 +302,11 @@ pub(crate) fn deliver(w: &W, key: LinkKey, id: u64) {
     let mut g = w.lock().unwrap();
     if g.net.cancelled.remove(&id) {
         g.net.waiting.remove(&id);
+        g.net.handed_over.remove(&id);
         return;
     }
     let Some((_, gen, env, id)) = g.net.links.get_mut(&key).and_then(|q| q.pop_front()) else { return };
+    g.net.handed_over.remove(&id);
     // Still in the send queue of a reconnected stream when the sender's process died: it
     // was never sent (the queue dies with the process: `messageCenter.Close` closes every
     // target, pkg/messaging/message_center.go:324-340).
@@ -475,11 +501,12 @@ mod tests {
     /// sent after the stream is up still arrives.
     #[test]
     fn a_send_queue_waiting_for_a_reconnect_dies_with_the_sender() {
-        // (when the sender's process dies, ms after the reconnect; what arrives)
-        for (dies, expect) in [(None, vec![1]), (Some(60), vec![]), (Some(120), vec![1])] {
+        // (when the sender's process dies, ms after the reconnect; what arrives). The link
+        // takes 200 ms: at 150 ms the message is on the wire (it left at 100 ms).
+        for (dies, expect) in [(None, vec![1]), (Some(60), vec![]), (Some(150), vec![1])] {
             let rt = madsim::runtime::Runtime::with_seed_and_config(1, madsim::Config::default());
             let got = rt.block_on(async move {
-                let mut world = World::new(1, core_sched::bugs::Bugs::none(), 3, [1, 1]);
+                let mut world = World::new(1, core_sched::bugs::Bugs::none(), 3, [200, 200]);
                 for n in &mut world.nodes {
                     n.alive = true;
                     n.member = true;
@@ -647,6 +674,44 @@ mod tests {
         }
         assert!(lost, "no reconnect lost an in-flight message");
         assert!(read, "no reconnect delivered a message its old stream had read");
+    }
+
+    /// A second reconnect while the stream is still down leaves the messages waiting in the
+    /// send queue alone: nothing is lost or delivered that never went on a stream, and they
+    /// arrive in order once the latest stream is up.
+    #[test]
+    fn a_reconnect_while_down_keeps_the_send_queue() {
+        for seed in 0..20 {
+            let rt = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
+            let (got, lost) = rt.block_on(async move {
+                let mut world = World::new(seed, core_sched::bugs::Bugs::none(), 3, [1, 1]);
+                for n in &mut world.nodes {
+                    n.alive = true;
+                    n.member = true;
+                }
+                world.net.reconnect_ms = [300, 300];
+                let w: W = Arc::new(Mutex::new(world));
+                {
+                    // Sent while the stream is down: all wait in the send queue.
+                    let mut g = w.lock().unwrap();
+                    g.now_ms = now_ms();
+                    reconnect(&w, &mut g, 0, 1);
+                    for i in 0..5 {
+                        send_link(&w, &mut g, Envelope { from: NodeId(0), to: NodeId(1), msg: tagged(i) });
+                    }
+                }
+                madsim::time::sleep(Duration::from_millis(100)).await;
+                {
+                    let mut g = w.lock().unwrap();
+                    g.now_ms = now_ms();
+                    reconnect(&w, &mut g, 0, 1);
+                }
+                madsim::time::sleep(Duration::from_secs(5)).await;
+                let g = w.lock().unwrap();
+                (on(&g.net.arrivals.iter().map(|(l, m)| (*l, tag(m))).collect::<Vec<_>>(), (0, 1)), g.net.lost)
+            });
+            assert_eq!(got, (0..5).collect::<Vec<_>>(), "seed {seed}: lost {lost}");
+        }
     }
 
     /// The older engine's model (`reconnect_stragglers`) lets a message the old stream had
