@@ -24,7 +24,7 @@ pub struct DataLossChecker {
 
 impl DataLossChecker {
     /// Every upstream change after `start_ts` and at or below `checkpoint` of an
-    /// existing table must be durable downstream; with syncpoints due from `first` every
+    /// table, dropped since or not, must be durable downstream; with syncpoints due from `first` every
     /// `interval` ms (`sync_points`), so must the record of every syncpoint strictly
     /// below `checkpoint` (a dispatcher waiting on a syncpoint at `s` may report the
     /// checkpoint `s` before the record is written; none passes `s` before it is).
@@ -77,9 +77,10 @@ impl DataLossChecker {
                 break;
             }
         }
+        // A table dropped upstream since counts too: its rows before the drop had to be
+        // durable before the DROP was written (the DDL blocks the table's dispatchers).
         for (t, changes) in &up.changes {
-            let Some(tab) = up.tables.get(t) else { continue };
-            if tab.dropped_ts.is_some() {
+            if !up.tables.contains_key(t) {
                 continue;
             }
             let i = self.verified.entry(*t).or_insert(0);
@@ -101,4 +102,36 @@ impl DataLossChecker {
 pub fn checkpoint_went_back(previous: Ts, now: Ts) -> Option<(&'static str, String)> {
     (now < previous)
         .then(|| (CHECKPOINT_MONOTONIC, format!("persisted checkpoint went back from {} to {}", previous, now)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core_sched::effects::ObjectContent;
+    use core_sched::upstream::RowOp;
+    use rand::SeedableRng;
+
+    /// A table dropped upstream after its rows still needs them downstream once the
+    /// checkpoint passes them: a dropped table is no excuse for a lost row.
+    #[test]
+    fn a_dropped_tables_rows_below_the_checkpoint_must_be_durable() {
+        let mut up = Upstream::new();
+        let t = up.create_table(10, "test", "t1", 1);
+        let start = up.ddls[0].commit_ts;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        up.dml(20, t, 3, RowOp::Insert, &mut rng);
+        let rows = up.changes[&t].clone();
+        up.drop_table(30, t);
+        assert!(up.tables[&t].dropped_ts.is_some());
+        let checkpoint = rows.last().unwrap().commit_ts;
+        let mut c = DataLossChecker::default();
+        let v = c.advance(&up, &Storage::default(), start, checkpoint, None);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].0 == NO_DATA_LOSS && v[0].1.contains(&format!("commit_ts={}", rows[0].commit_ts)), "{v:?}");
+        let mut st = Storage::default();
+        st.put("db/t1/1.csv.tmp", ObjectContent::Rows(rows.clone())).unwrap();
+        st.rename("db/t1/1.csv.tmp", "db/t1/1.csv").unwrap();
+        let mut c = DataLossChecker::default();
+        assert!(c.advance(&up, &st, start, checkpoint, None).is_empty());
+    }
 }

@@ -93,8 +93,9 @@ impl RedoMetaChecker {
                 break;
             }
         }
+        // A table dropped upstream since counts too (as for `no-data-loss`).
         for (t, changes) in &up.changes {
-            if up.tables.get(t).is_none_or(|tab| tab.dropped_ts.is_some()) {
+            if !up.tables.contains_key(t) {
                 continue;
             }
             let i = self.redo_rows.entry(*t).or_insert(0);
@@ -208,6 +209,23 @@ mod tests {
         let v = c.on_meta(&up, &st, 0, ts + 1, ts);
         assert!(v.iter().any(|(_, d)| d.contains("above its resolved ts")), "{:?}", v);
         assert!(v.iter().any(|(_, d)| d.starts_with("redo meta checkpoint")), "{:?}", v);
+    }
+
+    /// A table dropped upstream since still needs its rows below the resolved ts in the
+    /// redo log.
+    #[test]
+    fn a_dropped_tables_rows_below_the_resolved_ts_must_be_in_the_redo_log() {
+        let (mut up, t, rows) = upstream();
+        up.drop_table(30, t);
+        let ts = rows.last().unwrap().commit_ts;
+        let mut st = Storage::default();
+        st.put("redo/d", ObjectContent::RedoDdl(up.ddls[0].record())).unwrap();
+        let mut c = RedoMetaChecker::default();
+        let v = c.on_meta(&up, &st, 0, 1, ts);
+        assert!(v.iter().any(|(i, d)| *i == REDO_META_DURABLE && d.contains("not in the redo log")), "{v:?}");
+        st.put("redo/r", ObjectContent::RedoRows(rows.clone())).unwrap();
+        let mut c = RedoMetaChecker::default();
+        assert!(c.on_meta(&up, &st, 0, 1, ts).is_empty());
     }
 
     /// The apply takes the highest checkpoint and resolved ts over the meta files, and
