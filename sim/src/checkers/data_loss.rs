@@ -23,7 +23,7 @@ pub struct DataLossChecker {
 }
 
 impl DataLossChecker {
-    /// Every upstream change after `start_ts` and at or below `checkpoint` of an
+    /// Every upstream change after `start_ts` and at or below `checkpoint` of any
     /// table, dropped since or not, must be durable downstream; with syncpoints due from `first` every
     /// `interval` ms (`sync_points`), so must the record of every syncpoint strictly
     /// below `checkpoint` (a dispatcher waiting on a syncpoint at `s` may report the
