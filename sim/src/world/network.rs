@@ -462,6 +462,16 @@ mod tests {
     /// Run a 3-capture world on `seed`: `setup` configures the network, then `sends`
     /// messages (from, to, tag) go out 1 ms apart; returns the arrivals and the world's
     /// reconnect count.
+    /// A 3-node world with every node alive and a member, and link delays `delay_ms`.
+    fn live_world(seed: u64, delay_ms: [u64; 2]) -> World {
+        let mut world = World::new(seed, core_sched::bugs::Bugs::none(), 3, delay_ms);
+        for n in &mut world.nodes {
+            n.alive = true;
+            n.member = true;
+        }
+        world
+    }
+
     fn run(
         seed: u64,
         setup: impl FnOnce(&mut Net) + Send + 'static,
@@ -469,11 +479,7 @@ mod tests {
     ) -> (Arrivals, u64, u64) {
         let rt = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
         rt.block_on(async move {
-            let mut world = World::new(seed, core_sched::bugs::Bugs::none(), 3, [1, 30]);
-            for n in &mut world.nodes {
-                n.alive = true;
-                n.member = true;
-            }
+            let mut world = live_world(seed, [1, 30]);
             setup(&mut world.net);
             let w: W = Arc::new(Mutex::new(world));
             for (a, b, i) in sends {
@@ -506,11 +512,7 @@ mod tests {
         for (dies, expect) in [(None, vec![1]), (Some(60), vec![]), (Some(150), vec![1])] {
             let rt = madsim::runtime::Runtime::with_seed_and_config(1, madsim::Config::default());
             let got = rt.block_on(async move {
-                let mut world = World::new(1, core_sched::bugs::Bugs::none(), 3, [200, 200]);
-                for n in &mut world.nodes {
-                    n.alive = true;
-                    n.member = true;
-                }
+                let mut world = live_world(1, [200, 200]);
                 world.net.reconnect_ms = [100, 100];
                 let w: W = Arc::new(Mutex::new(world));
                 {
@@ -555,11 +557,7 @@ mod tests {
         for restarted in [false, true] {
             let rt = madsim::runtime::Runtime::with_seed_and_config(1, madsim::Config::default());
             let arrivals = rt.block_on(async move {
-                let mut world = World::new(1, core_sched::bugs::Bugs::none(), 3, [20, 30]);
-                for n in &mut world.nodes {
-                    n.alive = true;
-                    n.member = true;
-                }
+                let world = live_world(1, [20, 30]);
                 let w: W = Arc::new(Mutex::new(world));
                 {
                     let mut g = w.lock().unwrap();
@@ -684,11 +682,7 @@ mod tests {
         for seed in 0..20 {
             let rt = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
             let (got, lost) = rt.block_on(async move {
-                let mut world = World::new(seed, core_sched::bugs::Bugs::none(), 3, [1, 1]);
-                for n in &mut world.nodes {
-                    n.alive = true;
-                    n.member = true;
-                }
+                let mut world = live_world(seed, [1, 1]);
                 world.net.reconnect_ms = [300, 300];
                 let w: W = Arc::new(Mutex::new(world));
                 {
