@@ -23,9 +23,9 @@ pub struct DataLossChecker {
 }
 
 impl DataLossChecker {
-    /// Every upstream change after `start_ts` and at or below `checkpoint` of any
-    /// table, dropped since or not, must be durable downstream; with syncpoints due from `first` every
-    /// `interval` ms (`sync_points`), so must the record of every syncpoint strictly
+    /// Every upstream change after `start_ts` and at or below `checkpoint` of any table,
+    /// dropped since or not, must be durable downstream; with syncpoints due from `first`
+    /// every `interval` ms (`sync_points`), so must the record of every syncpoint strictly
     /// below `checkpoint` (a dispatcher waiting on a syncpoint at `s` may report the
     /// checkpoint `s` before the record is written; none passes `s` before it is).
     pub fn advance(

@@ -266,8 +266,12 @@ pub(crate) fn reconnect(w: &W, wd: &mut World, a: u32, b: u32) {
             }
             let n = wire.len();
             // Whether the oldest was already read (see above).
-            let read = if n == 0 { 0 } else { wd.sim_rng.random_bool(0.5) as usize };
-            let lost = if n == 0 { 0 } else { wd.sim_rng.random_range(0..=n - read) };
+            let (read, lost) = if n == 0 {
+                (0, 0)
+            } else {
+                let read = wd.sim_rng.random_bool(0.5) as usize;
+                (read, wd.sim_rng.random_range(0..=n - read))
+            };
             for (i, (at, gen, env, id)) in wire.into_iter().chain(queued).enumerate() {
                 wd.net.cancelled.insert(id);
                 if i < read && wd.net.reconnect_stragglers {
@@ -459,9 +463,6 @@ mod tests {
         }
     }
 
-    /// Run a 3-capture world on `seed`: `setup` configures the network, then `sends`
-    /// messages (from, to, tag) go out 1 ms apart; returns the arrivals and the world's
-    /// reconnect count.
     /// A 3-node world with every node alive and a member, and link delays `delay_ms`.
     fn live_world(seed: u64, delay_ms: [u64; 2]) -> World {
         let mut world = World::new(seed, core_sched::bugs::Bugs::none(), 3, delay_ms);
@@ -472,6 +473,9 @@ mod tests {
         world
     }
 
+    /// Run a 3-capture world on `seed`: `setup` configures the network, then `sends`
+    /// messages (from, to, tag) go out 1 ms apart; returns the arrivals and the world's
+    /// reconnect count.
     fn run(
         seed: u64,
         setup: impl FnOnce(&mut Net) + Send + 'static,
