@@ -40,6 +40,10 @@ pub struct BarrierEvent {
     pub need_added: Vec<TableRef>,
     /// `schemaIDChange`: applied after the drops and adds.
     pub schema_changes: Vec<SchemaIdChange>,
+    /// `reportedDispatchers`: the dispatchers whose reports cover the event's range. Before
+    /// selection their WAITINGs; a selection by all-reported starts afresh, after which only
+    /// DONEs count (`onAllDispatcherReportedBlockEvent`, maintainer/barrier_event.go:284-288).
+    /// An event selected otherwise (advanced past, rebuilt at bootstrap) keeps what it had.
     pub reported: BTreeSet<DispatcherId>,
     pub last_reporter: Option<DispatcherId>,
     pub selected: bool,
@@ -247,6 +251,7 @@ impl Barrier {
                     ev.selected = true;
                     ev.writer_advanced = true;
                     ev.done.insert(r.id);
+                    ev.reported.insert(r.id);
                 }
                 BlockStage::None => {}
             }
@@ -399,9 +404,11 @@ impl Barrier {
                 let now = bc.now;
                 let ev = self.events.entry(key).or_insert_with(|| BarrierEvent::new(key, s));
                 if ev.selected {
+                    // Only ACKed; the event may be done by now (maintainer/barrier.go:440-453).
                     hit(P::BarrierWaitingAfterSelected);
                     ev.last_status_ms = now;
                     out.push(from, ack(key.0, key.1, id));
+                    self.maybe_finish(key, bc.sc);
                     return;
                 }
                 // The trigger's DB/All report builds the event's task snapshot: while a
@@ -447,6 +454,10 @@ impl Barrier {
                         if *t == DDL_SPAN_TABLE_ID {
                             return ev.reported.contains(&sc.ddl_span_id);
                         }
+                        // A blocked table a Pass round found without tasks (`markTableDone`).
+                        if ev.covered_tables.contains(t) {
+                            return true;
+                        }
                         let spans: Vec<TableSpan> = ev
                             .reported
                             .iter()
@@ -486,6 +497,8 @@ impl Barrier {
         hit(P::BarrierWriterSelected);
         ev.selected = true;
         ev.writer = Some(writer);
+        // From here only DONEs cover the event (the range checker is reset).
+        ev.reported.clear();
         ev.last_resend_ms = bc.now;
         if ev.need_schedule() {
             self.pending_events.insert(key);
@@ -530,15 +543,26 @@ impl Barrier {
             ev.resend_due = true;
         }
         let _ = from;
+        let known = bc.sc.get(&id).is_some();
         if let Some(ev) = self.events.get_mut(&key) {
             ev.done.insert(id);
+            // `markDispatcherEventDone` (maintainer/barrier_event.go:386-400): a DONE covers
+            // the dispatcher's span, whatever the event's stage.
+            if known {
+                ev.reported.insert(id);
+            }
         }
         self.maybe_finish(key, bc.sc);
     }
 
+    /// `checkEventFinish` (maintainer/barrier.go:565-577): a selected event is done once its
+    /// reporters cover its range again (`allDispatcherReported`). After a selection by
+    /// all-reported those are the DONEs; an event advanced past or rebuilt keeps its
+    /// WAITINGs. A span past the event counts only by its report: it answers the Pass with
+    /// DONE (an outdated action, `basic_dispatcher.go:883-884`).
     fn maybe_finish(&mut self, key: EventKey, sc: &SpanController) {
         let Some(ev) = self.events.get(&key) else { return };
-        if !ev.writer_advanced {
+        if !ev.selected {
             return;
         }
         if ev.covered {
@@ -558,11 +582,7 @@ impl Barrier {
                 return;
             }
         }
-        let related = self.related_tasks(ev, sc);
-        if related
-            .iter()
-            .all(|id| ev.done.contains(id) || sc.get(id).map(|r| forward_barrier_event(r, key)).unwrap_or(true))
-        {
+        if self.all_reported(key, sc) {
             hit(P::BarrierFinished);
             self.events.remove(&key);
             self.finished.push(key);
@@ -726,7 +746,6 @@ impl Barrier {
                 && bc.now < ev.last_status_ms + FANOUT_PASS_QUIET_MS
             {
                 hit(P::BarrierResendQuiet);
-                self.maybe_finish(key, bc.sc);
                 continue;
             }
             // An event not selected yet keeps its resend clock: it is checked on every
@@ -742,11 +761,12 @@ impl Barrier {
                 let past =
                     related.iter().any(|id| bc.sc.get(id).map(|r| forward_barrier_event(r, key)).unwrap_or(false));
                 if past {
+                    // Advanced without a writer; the Pass goes out on the next round (the
+                    // resend clock of an unselected event has not moved, so it is due).
                     hit(P::BarrierResendSomeonePast);
                     let ev = self.events.get_mut(&key).unwrap();
                     ev.selected = true;
                     ev.writer_advanced = true;
-                    self.send_pass(key, bc, out);
                 } else {
                     hit(P::BarrierResendTrySelect);
                     self.try_select(key, bc, out);
@@ -777,8 +797,12 @@ impl Barrier {
             } else {
                 hit(P::BarrierResendPass);
                 self.send_pass(key, bc, out);
-                self.maybe_finish(key, bc.sc);
             }
+        }
+        // Every event is checked after the round, due or not (maintainer/barrier.go:280-285).
+        let keys: Vec<EventKey> = self.events.keys().copied().collect();
+        for key in keys {
+            self.maybe_finish(key, bc.sc);
         }
     }
 
