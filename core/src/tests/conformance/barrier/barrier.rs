@@ -132,7 +132,8 @@ fn ticdc_barrier_TestNormalBlockWithTableTrigger() {
     assert_eq!(ev.commit_ts, 10);
     assert_eq!(ev.writer, Some(DDL));
     assert!(ev.done.is_empty());
-    assert!(ev.reported.contains(&DDL));
+    // All reported: the reports are reset (Go: the range checker is no longer covered).
+    assert!(ev.reported.is_empty());
 
     w.handle(NODE1, vec![(DDL, done(10))]);
     assert_eq!(w.barrier.events.len(), 1);
@@ -344,6 +345,52 @@ fn ticdc_barrier_TestHandleBlockBootstrapResponse_one_waiting_one_writing() {
     let ev = w.ev((6, false));
     assert!(ev.selected);
     assert!(!ev.writer_advanced);
+}
+
+// The "one waiting, one writing" rebuild continued (TiCDC's test stops at the rebuild): the
+// bootstrap marked both dispatchers reported, so the first `Resend` resends the Write and
+// `checkEventFinish` deletes the event at once (maintainer/barrier.go:281-286, 565-577).
+// No Pass ever goes to the WAITING dispatcher, whose WAITING an older maintainer ACKed.
+#[test]
+fn a_rebuilt_event_with_a_writing_writer_is_finished_by_the_next_resend_without_a_pass() {
+    let mut w = bootstrap_world([Some(boot_state(BlockStage::Waiting)), Some(boot_state(BlockStage::Writing))]);
+    let writer = w.task_of(2);
+    w.now = 1_000;
+    let o = w.resend();
+    let actions: Vec<_> = o.responses.values().flatten().filter_map(|s| s.action.clone()).collect();
+    assert!(actions.iter().all(|a| a.action == ActionKind::Write), "{:?}", actions);
+    assert_eq!(actions.len(), 1);
+    assert!(!w.barrier.events.contains_key(&(6, false)), "finished on the rebuilt reports");
+    // The writer's DONE after its write finds no event.
+    w.handle(NODE1, vec![(writer, done(6))]);
+    assert!(w.barrier.events.is_empty());
+}
+
+// An event selected by all-reported counts a dispatcher only by its DONE: one whose span is
+// already past the event (a later block state) keeps the event open until it answers the
+// Pass (`checkEventFinish`; "past" serves only `checkBlockedDispatchers`).
+#[test]
+fn a_span_past_the_event_counts_only_once_it_reports_done() {
+    let mut w = World::new(false);
+    let mut ids = vec![];
+    for t in 1..3 {
+        let id = w.add_new_table(1, t, 10)[0];
+        w.bind_replicating(id, NODE1);
+        ids.push(id);
+    }
+    let st = waiting(10, normal_tables(&[1, 2]));
+    w.handle(NODE1, vec![(ids[0], st.clone()), (ids[1], st)]);
+    let writer = w.ev((10, false)).writer.unwrap();
+    let other = if writer == ids[0] { ids[1] } else { ids[0] };
+    w.handle(NODE1, vec![(writer, done(10))]);
+    // The other span moves past the event without a DONE (its block state is a later one).
+    w.sc.get_mut(&other).unwrap().block_state = Some(waiting(20, normal_tables(&[1, 2])));
+    w.now += 2_000;
+    let o = w.resend();
+    assert!(o.responses.values().flatten().any(|s| s.action.as_ref().is_some_and(|a| a.action == ActionKind::Pass)));
+    assert!(w.barrier.events.contains_key(&(10, false)), "past, but not reported");
+    w.handle(NODE1, vec![(other, done(10))]);
+    assert!(w.barrier.events.is_empty());
 }
 
 // barrier_test.go:1419 TestHandleBlockBootstrapResponse, "two done dispatchers": the event
