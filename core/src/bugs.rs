@@ -84,6 +84,7 @@ pub enum Fix {
     DbPastCheckIncludesTrigger,
     DbPassReachesTrigger,
     StickyBootstrapError,
+    SelectionResetsReports,
 }
 
 pub struct FixInfo {
@@ -105,6 +106,7 @@ pub const ALL_FIXES: &[FixInfo] = &[
     FixInfo { fix: Fix::DbPastCheckIncludesTrigger, name: "db-past-check-includes-trigger", finding: "table_set_ddl_lost_on_failover (swarm: a rebuilt DB event waits for a trigger already past it)", behaviour: "a DB-level event not yet selected counts the table trigger among the dispatchers it checks for one already past the event (checkBlockedDispatchers looks at the schema's tasks only), so an event the old trigger wrote before a maintainer move is passed" },
     FixInfo { fix: Fix::DbPassReachesTrigger, name: "db-pass-reaches-trigger", finding: "table_set_ddl_lost_on_failover (a DB Pass misses a new table trigger)", behaviour: "a DB-level event's Pass also goes to the table trigger's node, not only to the nodes of the schema's tasks and the writer's" },
     FixInfo { fix: Fix::StickyBootstrapError, name: "sticky-bootstrap-error", finding: "lost_bootstrap_error", behaviour: "a maintainer whose FinishBootstrap failed sends that error with every status until it bootstraps, not once (GetMaintainerStatus clears it when read), so one lost status cannot hide a failed bootstrap from the coordinator" },
+    FixInfo { fix: Fix::SelectionResetsReports, name: "selection-resets-reports", finding: "rebuilt_writing_event_finished", behaviour: "an event selected otherwise than by all-reported (rebuilt at bootstrap from a WRITING or DONE report, or advanced because a dispatcher is past it) keeps only DONE reports as covering it, as a selection by all-reported does, so WAITING reports cannot finish it before its Pass went out" },
 ];
 
 impl Fix {

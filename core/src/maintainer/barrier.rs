@@ -200,6 +200,9 @@ pub struct BarrierFixes {
     /// `db-pass-reaches-trigger`: a DB event's Pass also goes to the table trigger's node
     /// (TiCDC's goes to the schema's tasks' nodes and the writer's).
     pub db_pass_reaches_trigger: bool,
+    /// `selection-resets-reports`: an event selected otherwise than by all-reported keeps
+    /// only its DONE reports (TiCDC resets them only at a selection by all-reported).
+    pub selection_resets_reports: bool,
 }
 
 impl BarrierFixes {
@@ -209,6 +212,7 @@ impl BarrierFixes {
             keep_newer_block_state: ctx.fix(Fix::KeepNewerBlockState),
             db_past_check_includes_trigger: ctx.fix(Fix::DbPastCheckIncludesTrigger),
             db_pass_reaches_trigger: ctx.fix(Fix::DbPassReachesTrigger),
+            selection_resets_reports: ctx.fix(Fix::SelectionResetsReports),
         }
     }
 }
@@ -226,7 +230,7 @@ impl Barrier {
     }
 
     /// Rebuild from bootstrap block states (§8.6).
-    pub fn rebuild(&mut self, sc: &SpanController) {
+    pub fn rebuild(&mut self, sc: &SpanController, fixes: BarrierFixes) {
         for r in sc.tasks.values() {
             let Some(b) = &r.block_state else { continue };
             // Only WAITING, WRITING and DONE rebuild an event (maintainer/barrier.go:204-207).
@@ -254,6 +258,12 @@ impl Barrier {
                     ev.reported.insert(r.id);
                 }
                 BlockStage::None => {}
+            }
+        }
+        if fixes.selection_resets_reports {
+            for ev in self.events.values_mut().filter(|e| e.selected) {
+                let done = ev.done.clone();
+                ev.reported.retain(|id| done.contains(id));
             }
         }
     }
@@ -767,6 +777,10 @@ impl Barrier {
                     let ev = self.events.get_mut(&key).unwrap();
                     ev.selected = true;
                     ev.writer_advanced = true;
+                    if bc.fixes.selection_resets_reports {
+                        let done = ev.done.clone();
+                        ev.reported.retain(|id| done.contains(id));
+                    }
                 } else {
                     hit(P::BarrierResendTrySelect);
                     self.try_select(key, bc, out);

@@ -326,7 +326,7 @@ impl Maintainer {
         // 5. Working tables that are not in the snapshot.
         self.handle_remaining_working_tasks(ctx, working, start_ts, schema, &mut restored_ops);
         // 6. Barrier from block states, then operators, then working.
-        self.pipe.barrier.rebuild(&self.pipe.sc);
+        self.pipe.barrier.rebuild(&self.pipe.sc, super::barrier::BarrierFixes::from_ctx(ctx));
         for op in restored_ops {
             let d = op.describe();
             // A Remove restored for a dropped table has no task any more (removed above):

@@ -6,7 +6,7 @@
 //! TestBarrierKeepsBlockedRouteConflict.
 
 use super::support::*;
-use crate::maintainer::barrier::Barrier;
+use crate::maintainer::barrier::{Barrier, BarrierFixes};
 use crate::maintainer::span_controller::ReplicaState;
 use crate::messages::*;
 use crate::types::*;
@@ -316,7 +316,7 @@ fn bootstrap_world(states: [Option<BlockState>; 2]) -> World {
         w.sc.get_mut(id).unwrap().block_state = s;
     }
     w.barrier = Barrier::default();
-    w.barrier.rebuild(&w.sc);
+    w.barrier.rebuild(&w.sc, Default::default());
     w
 }
 
@@ -355,7 +355,6 @@ fn ticdc_barrier_TestHandleBlockBootstrapResponse_one_waiting_one_writing() {
 fn a_rebuilt_event_with_a_writing_writer_is_finished_by_the_next_resend_without_a_pass() {
     let mut w = bootstrap_world([Some(boot_state(BlockStage::Waiting)), Some(boot_state(BlockStage::Writing))]);
     let writer = w.task_of(2);
-    w.now = 1_000;
     let o = w.resend();
     let actions: Vec<_> = o.responses.values().flatten().filter_map(|s| s.action.clone()).collect();
     assert!(actions.iter().all(|a| a.action == ActionKind::Write), "{:?}", actions);
@@ -363,6 +362,40 @@ fn a_rebuilt_event_with_a_writing_writer_is_finished_by_the_next_resend_without_
     assert!(!w.barrier.events.contains_key(&(6, false)), "finished on the rebuilt reports");
     // The writer's DONE after its write finds no event.
     w.handle(NODE1, vec![(writer, done(6))]);
+    assert!(w.barrier.events.is_empty());
+}
+
+// Candidate fix `selection-resets-reports`: the rebuilt event keeps only DONE reports, so
+// it waits for the writer's DONE, sends the Pass and finishes on the other span's DONE.
+#[test]
+fn fix_selection_resets_reports_passes_the_waiting_span_of_a_rebuilt_event() {
+    let mut w = World::new(false);
+    let mut ids = vec![];
+    for t in 1..4 {
+        let id = w.add_new_table(1, t, 2)[0];
+        w.bind_replicating(id, NODE1);
+        ids.push(id);
+    }
+    w.sc.get_mut(&ids[0]).unwrap().block_state = Some(boot_state(BlockStage::Waiting));
+    w.sc.get_mut(&ids[1]).unwrap().block_state = Some(boot_state(BlockStage::Writing));
+    w.barrier = Barrier::default();
+    let fixes = BarrierFixes { selection_resets_reports: true, ..Default::default() };
+    w.barrier.rebuild(&w.sc, fixes);
+    w.fixes = fixes;
+    w.resend();
+    assert!(w.barrier.events.contains_key(&(6, false)), "waits for the writer");
+    w.handle(NODE1, vec![(ids[1], done(6))]);
+    w.now += 100;
+    let o = w.resend();
+    let passed: Vec<_> = o
+        .responses
+        .values()
+        .flatten()
+        .filter(|s| s.action.as_ref().is_some_and(|a| a.action == ActionKind::Pass))
+        .collect();
+    assert!(!passed.is_empty());
+    assert!(w.barrier.events.contains_key(&(6, false)));
+    w.handle(NODE1, vec![(ids[0], done(6))]);
     assert!(w.barrier.events.is_empty());
 }
 

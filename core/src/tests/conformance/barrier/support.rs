@@ -31,6 +31,8 @@ pub struct World {
     /// does by default (PR #6070). Cases whose Go test sends a status from another node
     /// than the dispatcher's, or for a dispatcher bound to no node, set this.
     pub accept_nonowner: bool,
+    /// Candidate fixes switched on (none: TiCDC's behaviour).
+    pub fixes: BarrierFixes,
     next_id: u64,
 }
 
@@ -47,6 +49,7 @@ impl World {
             // Far from 0, so "two seconds ago" is expressible.
             now: 100_000,
             accept_nonowner: false,
+            fixes: BarrierFixes::default(),
             next_id: 1,
         }
     }
@@ -118,7 +121,7 @@ impl World {
             alive: &self.alive,
             now: self.now,
             accept_nonowner: self.accept_nonowner,
-            fixes: BarrierFixes::default(),
+            fixes: self.fixes,
             new_id: &mut new_id,
         };
         self.barrier.handle_request(from, &statuses, &mut bc, &mut out);
@@ -140,7 +143,7 @@ impl World {
             alive: &self.alive,
             now: self.now,
             accept_nonowner: self.accept_nonowner,
-            fixes: BarrierFixes::default(),
+            fixes: self.fixes,
             new_id: &mut new_id,
         };
         self.barrier.resend(&mut bc, &mut out);
@@ -165,7 +168,7 @@ impl World {
             alive: &self.alive,
             now: self.now,
             accept_nonowner: self.accept_nonowner,
-            fixes: BarrierFixes::default(),
+            fixes: self.fixes,
             new_id: &mut new_id,
         };
         let r = f(&mut self.barrier, &mut bc, &mut out);
