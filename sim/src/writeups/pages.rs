@@ -204,7 +204,9 @@ pub const PAGES: &[Page] = &[
         file: "13-rebuilt-writing-event-finished.md",
         scenarios: &["scenarios/findings/rebuilt_writing_event_finished.toml"],
         seed_files: &["swarm_slow_bootstrap-nobug-515.json"],
-        no_shrink: None,
+        no_shrink: Some(
+            "its smallest `converges` failure never kills the maintainer and never disables the failpoint, so the write is held for good, which is another hang",
+        ),
     },
 ];
 
