@@ -14,7 +14,8 @@
 # Then the cost exponent from 100 to 1,000 tables: log10 of the instructions per seed
 # (and of the CPU per seed) of bench_10node_1000table over bench_10node_100table.
 # Environment:
-#   SIM=path       the binary (default target/release/ticdc-sim; the script builds nothing)
+#   SIM=path       the binary (default target/release/ticdc-sim; target/fuzz/ticdc-sim for the
+#                  `fuzz` profile; the script builds nothing)
 #   OUT=file       also write the result as a Markdown section (scripts/measurements.sh
 #                  embeds it in docs/measurements.md)
 #   CALLGRIND=0    skip the callgrind part
