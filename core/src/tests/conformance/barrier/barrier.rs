@@ -65,12 +65,7 @@ fn ticdc_barrier_TestOneBlockEvent() {
 #[test]
 fn ticdc_barrier_TestNormalBlock() {
     let mut w = World::new(false);
-    let mut ids = vec![];
-    for t in 1..4 {
-        let id = w.add_new_table(1, t, 10)[0];
-        w.bind_replicating(id, NODE1);
-        ids.push(id);
-    }
+    let ids = w.replicating_tables(1..4, 10);
     // The last one moves to node2 and writes.
     let selected = ids[2];
     w.bind_replicating(selected, NODE2);
@@ -110,12 +105,7 @@ fn ticdc_barrier_TestNormalBlock() {
 #[test]
 fn ticdc_barrier_TestNormalBlockWithTableTrigger() {
     let mut w = World::new(false);
-    let mut ids = vec![];
-    for t in 1..3 {
-        let id = w.add_new_table(1, t, 10)[0];
-        w.bind_replicating(id, NODE1);
-        ids.push(id);
-    }
+    let ids = w.replicating_tables(1..3, 10);
     let st = with_added(with_dropped(waiting(10, normal_tables(&[0, 1, 2])), normal_tables(&[2])), vec![table(1, 10)]);
     let key = (10, false);
     let o = w.handle(NODE1, vec![(ids[0], st.clone())]);
@@ -305,18 +295,19 @@ fn ticdc_barrier_TestUpdateCheckpointTs() {
 /// barrier_test.go:1419 setup: three tables on node1; `states` are the bootstrap block
 /// states of the first two; a fresh barrier is rebuilt from them.
 fn bootstrap_world(states: [Option<BlockState>; 2]) -> World {
+    bootstrap_world_with(states, BarrierFixes::default())
+}
+
+/// `bootstrap_world` with candidate fixes on, for the rebuild and every later call.
+fn bootstrap_world_with(states: [Option<BlockState>; 2], fixes: BarrierFixes) -> World {
     let mut w = World::new(false);
-    let mut ids = vec![];
-    for t in 1..4 {
-        let id = w.add_new_table(1, t, 2)[0];
-        w.bind_replicating(id, NODE1);
-        ids.push(id);
-    }
+    let ids = w.replicating_tables(1..4, 2);
     for (id, s) in ids.iter().zip(states) {
         w.sc.get_mut(id).unwrap().block_state = s;
     }
     w.barrier = Barrier::default();
-    w.barrier.rebuild(&w.sc, Default::default());
+    w.barrier.rebuild(&w.sc, fixes);
+    w.fixes = fixes;
     w
 }
 
@@ -369,19 +360,10 @@ fn a_rebuilt_event_with_a_writing_writer_is_finished_by_the_next_resend_without_
 // it waits for the writer's DONE, sends the Pass and finishes on the other span's DONE.
 #[test]
 fn fix_selection_resets_reports_passes_the_waiting_span_of_a_rebuilt_event() {
-    let mut w = World::new(false);
-    let mut ids = vec![];
-    for t in 1..4 {
-        let id = w.add_new_table(1, t, 2)[0];
-        w.bind_replicating(id, NODE1);
-        ids.push(id);
-    }
-    w.sc.get_mut(&ids[0]).unwrap().block_state = Some(boot_state(BlockStage::Waiting));
-    w.sc.get_mut(&ids[1]).unwrap().block_state = Some(boot_state(BlockStage::Writing));
-    w.barrier = Barrier::default();
     let fixes = BarrierFixes { selection_resets_reports: true, ..Default::default() };
-    w.barrier.rebuild(&w.sc, fixes);
-    w.fixes = fixes;
+    let mut w =
+        bootstrap_world_with([Some(boot_state(BlockStage::Waiting)), Some(boot_state(BlockStage::Writing))], fixes);
+    let ids = [w.task_of(1), w.task_of(2)];
     w.resend();
     assert!(w.barrier.events.contains_key(&(6, false)), "waits for the writer");
     w.handle(NODE1, vec![(ids[1], done(6))]);
@@ -405,12 +387,7 @@ fn fix_selection_resets_reports_passes_the_waiting_span_of_a_rebuilt_event() {
 #[test]
 fn a_span_past_the_event_counts_only_once_it_reports_done() {
     let mut w = World::new(false);
-    let mut ids = vec![];
-    for t in 1..3 {
-        let id = w.add_new_table(1, t, 10)[0];
-        w.bind_replicating(id, NODE1);
-        ids.push(id);
-    }
+    let ids = w.replicating_tables(1..3, 10);
     let st = waiting(10, normal_tables(&[1, 2]));
     w.handle(NODE1, vec![(ids[0], st.clone()), (ids[1], st)]);
     let writer = w.ev((10, false)).writer.unwrap();

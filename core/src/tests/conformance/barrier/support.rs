@@ -99,6 +99,17 @@ impl World {
         self.sc.mark_replicating(&id);
     }
 
+    /// Tables `tables` of schema 1, each one span from `start_ts`, replicating on node1.
+    pub fn replicating_tables(&mut self, tables: std::ops::Range<TableId>, start_ts: Ts) -> Vec<DispatcherId> {
+        tables
+            .map(|t| {
+                let id = self.add_new_table(1, t, start_ts)[0];
+                self.bind_replicating(id, NODE1);
+                id
+            })
+            .collect()
+    }
+
     /// The only task of a table (`GetTasksByTableID(t)[0]`).
     pub fn task_of(&self, t: TableId) -> DispatcherId {
         self.sc.tasks_of_table(t)[0].id
