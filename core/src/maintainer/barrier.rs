@@ -90,6 +90,12 @@ impl BarrierEvent {
             resend_due: false,
         }
     }
+    /// Candidate fix `selection-resets-reports`: only DONE reports keep covering the event.
+    fn keep_only_done_reports(&mut self) {
+        let BarrierEvent { reported, done, .. } = self;
+        reported.retain(|id| done.contains(id));
+    }
+
     /// `needSchedule` (maintainer/barrier_event.go:212-223): drops, adds or schema moves.
     pub fn need_schedule(&self) -> bool {
         self.need_dropped.is_some() || !self.need_added.is_empty() || !self.schema_changes.is_empty()
@@ -262,8 +268,7 @@ impl Barrier {
         }
         if fixes.selection_resets_reports {
             for ev in self.events.values_mut().filter(|e| e.selected) {
-                let done = ev.done.clone();
-                ev.reported.retain(|id| done.contains(id));
+                ev.keep_only_done_reports();
             }
         }
     }
@@ -778,8 +783,7 @@ impl Barrier {
                     ev.selected = true;
                     ev.writer_advanced = true;
                     if bc.fixes.selection_resets_reports {
-                        let done = ev.done.clone();
-                        ev.reported.retain(|id| done.contains(id));
+                        ev.keep_only_done_reports();
                     }
                 } else {
                     hit(P::BarrierResendTrySelect);
