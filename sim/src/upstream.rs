@@ -711,13 +711,12 @@ impl Upstream {
         to: Ts,
         sync_point_interval_ms: Option<u64>,
     ) -> Vec<UpstreamEvent> {
-        let mut evs: Vec<(Ts, u8, UpstreamEvent)> = Vec::new();
         // `ddls` is in commit-ts order (every DDL takes the next TSO).
         let first = self.ddls.partition_point(|d| d.commit_ts <= from);
-        for d in self.ddls[first..].iter().take_while(|d| d.commit_ts <= to) {
+        let relevant = |d: &&DdlEvent| {
             // The table trigger gets the DDLs that block the DDL span (DB/All, or table 0
             // listed: CREATE/DROP/TRUNCATE...); a single-table ALTER goes to that table only.
-            let relevant = if is_trigger {
+            if is_trigger {
                 d.blocked_tables.influence_type != InfluenceType::Normal
                     || d.blocked_tables.table_ids.contains(&DDL_SPAN_TABLE_ID)
                     || d.need_dropped_tables.is_some()
@@ -732,31 +731,32 @@ impl Upstream {
                         .unwrap_or(false),
                     InfluenceType::Normal => d.blocked_tables.table_ids.contains(&span.table_id),
                 }
-            };
-            if relevant {
-                evs.push((d.commit_ts, 0, UpstreamEvent::Ddl(d.clone())));
+            }
+        };
+        let mut ddls = self.ddls[first..].iter().take_while(|d| d.commit_ts <= to).filter(relevant).peekable();
+        // A table's changes are in commit-ts order too.
+        let changes = self.changes.get(&span.table_id).filter(|_| !is_trigger).map(|ch| {
+            let start = ch.partition_point(|c| c.commit_ts <= from);
+            ch[start..].iter().take_while(|c| c.commit_ts <= to).filter(|c| span.contains_key(c.key))
+        });
+        let mut dmls = changes.into_iter().flatten().peekable();
+        let sync_points = sync_point_interval_ms.map(|iv| core_sched::syncpoint::sync_points_in(from, to, iv));
+        let mut sync_points = sync_points.unwrap_or_default().into_iter().peekable();
+        // Merged by (commit ts, DDL before DML before syncpoint), each source in its order.
+        let mut evs = Vec::new();
+        loop {
+            let heads = [
+                ddls.peek().map(|d| (d.commit_ts, 0)),
+                dmls.peek().map(|c| (c.commit_ts, 1)),
+                sync_points.peek().map(|&s| (s, 2)),
+            ];
+            match heads.into_iter().flatten().min() {
+                None => return evs,
+                Some((_, 0)) => evs.extend(ddls.next().map(|d| UpstreamEvent::Ddl(d.clone()))),
+                Some((_, 1)) => evs.extend(dmls.next().map(|c| UpstreamEvent::Dml(c.clone()))),
+                Some(_) => evs.extend(sync_points.next().map(UpstreamEvent::SyncPoint)),
             }
         }
-        if !is_trigger {
-            if let Some(ch) = self.changes.get(&span.table_id) {
-                let start = ch.partition_point(|c| c.commit_ts <= from);
-                for c in &ch[start..] {
-                    if c.commit_ts > to {
-                        break;
-                    }
-                    if span.contains_key(c.key) {
-                        evs.push((c.commit_ts, 1, UpstreamEvent::Dml(c.clone())));
-                    }
-                }
-            }
-        }
-        if let Some(iv) = sync_point_interval_ms {
-            for s in core_sched::syncpoint::sync_points_in(from, to, iv) {
-                evs.push((s, 2, UpstreamEvent::SyncPoint(s)));
-            }
-        }
-        evs.sort_by_key(|(ts, k, _)| (*ts, *k));
-        evs.into_iter().map(|(_, _, e)| e).collect()
     }
 
     /// Whether the table exists as of `ts` (created at or before, dropped after).

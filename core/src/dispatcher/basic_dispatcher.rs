@@ -69,6 +69,19 @@ pub struct DispatcherEffects {
     pub failed: crate::assertions::Failures,
 }
 
+impl DispatcherEffects {
+    /// Nothing to apply: most dispatchers on most event polls.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+            && self.write_block.is_none()
+            && !self.flush_rows
+            && self.block_statuses.is_empty()
+            && !self.became_working
+            && self.notes.is_empty()
+            && self.failed.is_empty()
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Dispatcher {
     pub id: DispatcherId,

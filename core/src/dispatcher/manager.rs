@@ -1629,7 +1629,10 @@ impl DispatcherManager {
             let d = self.dispatchers.get_mut(&id).unwrap();
             let mut fx = DispatcherEffects::default();
             d.handle_events_held(ctx.now_ms, has_buf, hold, &mut fx);
-            self.apply_effects(ctx, id, fx);
+            // Applying nothing does nothing (and moving the effects costs a copy).
+            if !fx.is_empty() {
+                self.apply_effects(ctx, id, fx);
+            }
         }
         self.collect_batches_if_inline(ctx);
     }

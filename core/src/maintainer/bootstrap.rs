@@ -87,6 +87,8 @@ impl Maintainer {
         }
         self.state = MaintainerState::Working;
         self.bootstrapped = true;
+        // The partition check starts with the bootstrap.
+        self.pipe.sc.books.mark();
         self.trace(
             ctx,
             "maintainer bootstrap finished",

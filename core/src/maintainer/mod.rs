@@ -16,6 +16,7 @@
 //! and [`Maintainer::run_redo_basic_scheduler`].
 
 pub mod barrier;
+pub mod books;
 pub mod bootstrap;
 pub mod manager;
 pub mod operator;

@@ -1,6 +1,7 @@
 //! Span controller: the maintainer's desired state, one `SpanReplication` task per
 //! dispatcher (plus the DDL span), with the Absent / Scheduling / Replicating sets.
 
+use super::books::BooksChanged;
 use super::split_balance::{CheckerTuning, SplitGroupChecker};
 use crate::assertions::{Assertion as A, Failures};
 use crate::config::SchedulerConfig;
@@ -69,6 +70,8 @@ pub struct SpanController {
     pub split_tuning: CheckerTuning,
     /// Failed assertions, moved out by the maintainer ([`crate::assertions`]).
     pub failed: Failures,
+    /// Marked when a task comes or goes (a task's span and ID never change in place).
+    pub books: BooksChanged,
 }
 
 impl SpanController {
@@ -84,6 +87,7 @@ impl SpanController {
             split_checkers: BTreeMap::new(),
             split_tuning: CheckerTuning::default(),
             failed: Failures::default(),
+            books: BooksChanged::default(),
         };
         sc.insert(SpanReplication {
             id: ddl_span_id,
@@ -111,6 +115,7 @@ impl SpanController {
         self.failed.check(A::SpanReplicatingHasNode, r.state != ReplicaState::Replicating || r.node.is_some(), || {
             format!("dispatcher={} span={:?} inserted Replicating without a node", r.id, r.span)
         });
+        self.books.mark();
         self.by_table.entry(r.span.table_id).or_default().insert(r.id);
         if let GroupId::Table(t) = r.group() {
             if self.cfg.enable_table_across_nodes {
@@ -135,6 +140,7 @@ impl SpanController {
 
     pub fn remove(&mut self, id: &DispatcherId) -> Option<SpanReplication> {
         let r = self.tasks.remove(id)?;
+        self.books.mark();
         if let Some(s) = self.by_table.get_mut(&r.span.table_id) {
             s.remove(id);
             if s.is_empty() {

@@ -130,17 +130,23 @@ pub(crate) fn check(wd: &mut World, n: NodeId, kind: StepKind, dispatchers_chang
             | StepKind::Api
             | StepKind::Membership
     ) {
-        let generation = wd.nodes[n.0 as usize].generation;
-        if wd.full_checks || wd.nodes[n.0 as usize].maintainers_checked != Some(generation) {
-            let check = if wd.full_checks { checkers::check_maintainer_full } else { checkers::check_maintainer };
-            let found = wd
-                .node_state(n)
-                .map(|st| st.mm.maintainers.values().flat_map(check).collect::<Vec<_>>())
-                .unwrap_or_default();
-            wd.nodes[n.0 as usize].maintainers_checked = Some(generation);
-            for (inv, d) in found {
-                wd.violate(inv, d);
+        let full = wd.full_checks;
+        let mut found = Vec::new();
+        if let Some(st) = wd.nodes[n.0 as usize].state.as_mut() {
+            for m in st.mm.maintainers.values_mut() {
+                // The check reads only the books (tasks, spans, operators) and the
+                // bootstrap, so on unchanged ones it would only repeat violations already
+                // recorded. Both flags are taken, so each change is looked at once.
+                let changed = m.pipe.sc.books.take() | m.pipe.oc.books.take();
+                if full {
+                    found.extend(checkers::check_maintainer_full(m));
+                } else if changed {
+                    found.extend(checkers::check_maintainer(m));
+                }
             }
+        }
+        for (inv, d) in found {
+            wd.violate(inv, d);
         }
     }
     check_persisted_checkpoint(wd);

@@ -68,11 +68,6 @@ pub struct NodeSlot {
     /// departed: every other capture's message center removed its target
     /// (`RemoveTarget`), so nothing passes between it and the others.
     pub member: bool,
-    /// The generation whose maintainers `check_maintainer` looked at after their last
-    /// change: only a step that may change them (any but a message for the dispatcher
-    /// side) clears it. The check's result is a function of the maintainers, so running it
-    /// again on unchanged ones would only repeat violations already recorded.
-    pub maintainers_checked: Option<u64>,
     /// Under the `role-loops` engine: which roles' loops run (see [`crate::node::Engine`]).
     pub role_loops: crate::node::RoleLoops,
     /// When this incarnation's process died (a kill or an exit), if it did: what it had
@@ -147,9 +142,6 @@ pub struct World {
     pub node_timers: crate::node::NodeTimers,
     /// Steps that found their role's loop idle (see `RunResult::idle_steps`).
     pub idle_steps: u64,
-    /// The next step handles a message for the dispatcher side (orchestrator, dispatcher
-    /// managers): it cannot change the node's maintainers. Consumed by [`step::step`].
-    pub(crate) dispatcher_message: bool,
     /// Syncpoints are due from this ts on, every this many ms (set when the changefeed
     /// runs with `enable-sync-point`): `no-data-loss` wants each one below the persisted
     /// checkpoint recorded downstream.
@@ -196,7 +188,6 @@ impl World {
                     state: None,
                     session_done: false,
                     member: false,
-                    maintainers_checked: None,
                     role_loops: Default::default(),
                     died_at_ms: None,
                 })
@@ -238,7 +229,6 @@ impl World {
             engine: Default::default(),
             node_timers: Default::default(),
             idle_steps: 0,
-            dispatcher_message: false,
             sync_points: None,
             resumes_pending: 0,
             schema_store_init_ms: [0, 0],

@@ -397,8 +397,7 @@ fn arrive(
 pub(crate) fn handle_delivered(w: &W, env: Envelope, gen: Option<u64>) {
     let (from, to) = (env.from, env.to);
     let fp = {
-        let mut g = w.lock().unwrap();
-        g.dispatcher_message = matches!(env.msg.topic(), Topic::DispatcherManagerManager | Topic::HeartbeatCollector);
+        let g = w.lock().unwrap();
         g.timeline.is_some().then(|| crate::timeline::record::fingerprint(&env.msg))
     };
     let handled = step(w, to, gen, StepKind::Message, |ns, ctx, up, meta| {

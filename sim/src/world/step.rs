@@ -34,7 +34,6 @@ pub fn step_unless_idle(
 ) -> bool {
     let mut g = w.lock().unwrap();
     let wd = &mut *g;
-    let dispatcher_message = std::mem::take(&mut wd.dispatcher_message);
     wd.now_ms = now_ms();
     // Hard stop: past the event budget nothing runs any more (the driver reports it).
     if wd.events > wd.max_events {
@@ -79,9 +78,6 @@ pub fn step_unless_idle(
     }
     if wd.engine == crate::node::Engine::RoleLoops {
         crate::node::sync_role_loops(w, wd, n);
-    }
-    if !dispatcher_message {
-        wd.nodes[n.0 as usize].maintainers_checked = None;
     }
     wd.events += 1;
     publish_progress(wd);

@@ -28,6 +28,7 @@ use super::queue::{OperatorQueue, QueueEntry};
 use super::*;
 use crate::assertions::{Assertion as A, Failures};
 use crate::coverage::{hit, Point as P};
+use crate::maintainer::books::BooksChanged;
 use crate::maintainer::span_controller::SpanController;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -75,6 +76,9 @@ pub struct OperatorController {
     pub failed: Failures,
     /// Stamped on every request its operators send (`NewOperatorController(.., mode)`).
     pub mode: Mode,
+    /// Marked when an operator comes or goes (an operator's kind, ID and the dispatchers
+    /// it names never change in place).
+    pub books: BooksChanged,
 }
 
 impl Default for OperatorController {
@@ -89,6 +93,7 @@ impl Default for OperatorController {
             next_execute_at: 0,
             failed: Failures::default(),
             mode: Mode::Default,
+            books: BooksChanged::default(),
         }
     }
 }
@@ -211,6 +216,7 @@ impl OperatorController {
         }
         self.next_slot += 1;
         let slot = self.next_slot;
+        self.books.mark();
         self.slots.insert(slot, Slot { op, created_at: now, done: false });
         self.by_id.insert(id, slot);
         self.queue.heap_push(QueueEntry { slot, notify_at: now });
@@ -279,6 +285,7 @@ impl OperatorController {
         new_id: &mut dyn FnMut() -> DispatcherId,
     ) -> Option<(Operator, Vec<Operator>)> {
         let mut s = self.slots.remove(&slot)?;
+        self.books.mark();
         self.failed.check(A::OcPostFinishOnFinished, s.op.is_finished(), || {
             format!("dispatcher={} operator={}", s.op.id(), s.op.describe())
         });
@@ -429,6 +436,7 @@ impl OperatorController {
         for id in ids {
             let Some(&slot) = self.by_id.get(id) else { continue };
             if matches!(self.slots.get(&slot).map(|s| &s.op), Some(Operator::Occupy(_))) {
+                self.books.mark();
                 self.by_id.remove(id);
                 self.slots.remove(&slot);
             }
@@ -557,6 +565,26 @@ mod tests {
         assert!(oc.add_operator(add, &mut sc, &alive, 0).is_ok());
         assert_eq!(oc.add_operator(mv, &mut sc, &alive, 0), Err(AdmitError::AlreadyExists));
         assert_eq!(oc.running().count(), 1);
+    }
+
+    /// The maintainer checker re-reads the books only when these flags say they changed:
+    /// an operator or a task that comes or goes marks them, scheduling does not.
+    #[test]
+    fn the_books_change_when_an_operator_or_a_task_comes_or_goes() {
+        let (mut oc, mut sc, alive) = setup();
+        assert!(oc.books.take() & sc.books.take(), "new controllers were never looked at");
+        let add = Operator::Add(AddDispatcherOperator::new(DispatcherId(9), NodeId(1), OperatorType::Add));
+        assert!(oc.add_operator(add, &mut sc, &alive, 0).is_ok());
+        assert!(oc.books.take(), "an operator came");
+        let (msgs, _, _) = oc.execute(&mut sc, &alive, 0, 1, &mut || DispatcherId(77));
+        assert_eq!(msgs.len(), 1);
+        assert!(!oc.books.take() && !sc.books.take(), "scheduling moves no task and no operator");
+        let task = sc.remove(&DispatcherId(9)).unwrap();
+        assert!(sc.books.take(), "a task went");
+        oc.on_task_removed(&DispatcherId(9), &mut sc);
+        assert!(oc.books.take() && oc.running().next().is_none(), "the operator went");
+        sc.insert(task);
+        assert!(sc.books.take(), "a task came");
     }
 
     #[test]
