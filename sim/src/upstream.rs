@@ -711,8 +711,12 @@ impl Upstream {
         to: Ts,
         sync_point_interval_ms: Option<u64>,
     ) -> Vec<UpstreamEvent> {
-        // `ddls` is in commit-ts order (every DDL takes the next TSO).
-        let first = self.ddls.partition_point(|d| d.commit_ts <= from);
+        // `ddls` is in commit-ts order (every DDL takes the next TSO). Most polls come after
+        // the last one: no search then.
+        let first = match self.ddls.last() {
+            Some(last) if last.commit_ts > from => self.ddls.partition_point(|d| d.commit_ts <= from),
+            _ => self.ddls.len(),
+        };
         let relevant = |d: &&DdlEvent| {
             // The table trigger gets the DDLs that block the DDL span (DB/All, or table 0
             // listed: CREATE/DROP/TRUNCATE...); a single-table ALTER goes to that table only.
@@ -736,7 +740,10 @@ impl Upstream {
         let mut ddls = self.ddls[first..].iter().take_while(|d| d.commit_ts <= to).filter(relevant).peekable();
         // A table's changes are in commit-ts order too.
         let changes = self.changes.get(&span.table_id).filter(|_| !is_trigger).map(|ch| {
-            let start = ch.partition_point(|c| c.commit_ts <= from);
+            let start = match ch.last() {
+                Some(last) if last.commit_ts > from => ch.partition_point(|c| c.commit_ts <= from),
+                _ => ch.len(),
+            };
             ch[start..].iter().take_while(|c| c.commit_ts <= to).filter(|c| span.contains_key(c.key))
         });
         let mut dmls = changes.into_iter().flatten().peekable();
