@@ -1,4 +1,6 @@
-//! The maintainer's own books, after every maintainer step: `one-operator-per-dispatcher`
+//! The maintainer's own books, after every maintainer step that changed them (a task or an
+//! operator came or went, or the bootstrap finished: `core_sched::maintainer::books`;
+//! `--full-checks` checks after every maintainer step): `one-operator-per-dispatcher`
 //! (the operator controller runs at most one operator per dispatcher) and `span-partition`
 //! (once bootstrapped, the spans of every live table cover it without holes or overlaps,
 //! but for the transient overlaps TiCDC allows: a merge over its sources, a task kept as
@@ -8,7 +10,7 @@
 //! and the span controller partitions every table (§6, §16). Caught: the non-atomic
 //! operator admission of TiCDC #6069 (`nonatomic-operator-admission`).
 //!
-//! It runs after every maintainer step over every table, so it allocates nothing for a
+//! It runs over every table of a changed maintainer, so it allocates nothing for a
 //! table whose books are in order (one buffer reused across tables) and finds overlaps in
 //! one sweep over the sorted spans.
 
