@@ -111,8 +111,8 @@ fn placement_suspect(managers: &[(NodeId, &DispatcherManager)], s: &mut Placemen
     }
     // Each mode on its own, sorted by (table, start): a writer ending at or before a start
     // overlaps nothing from there on, so each is compared with the earlier ones still
-    // open. Writers of one start overlap one another in any order, so the answer does not
-    // depend on how ties sort.
+    // open. A writer stays open by its own end alone, so however ties on (table, start)
+    // sort, every overlapping pair is still compared: the answer does not depend on it.
     let v = &s.writers;
     let mut active: Vec<usize> = Vec::new();
     for keys in &mut s.keys {
@@ -224,6 +224,39 @@ mod tests {
 
     fn found(v: &[(&'static str, String)], inv: &str) -> bool {
         v.iter().any(|(i, _)| *i == inv)
+    }
+
+    /// A manager on `node` holding working table dispatchers `(id, mode, start, end)` of
+    /// table 5.
+    fn manager_with_writers(node: NodeId, writers: &[(u64, Mode, u64, u64)]) -> DispatcherManager {
+        let mut dm = DispatcherManager::new(ChangefeedId("cf".into()), node, Default::default(), 0);
+        dm.maintainer_id = node;
+        for &(id, mode, start, end) in writers {
+            let span = TableSpan { table_id: 5, start, end };
+            let mut d = core_sched::dispatcher::Dispatcher::new(DispatcherId(id), span, 1, 100, false, false);
+            d.mode = mode;
+            d.state = ComponentState::Working;
+            dm.dispatchers.insert(DispatcherId(id), d);
+        }
+        dm
+    }
+
+    /// The fast check sorts writers by (table, start) only: an overlap is found however
+    /// ties on the start sort (the nodes' order, the IDs' order against the spans'), an
+    /// empty span next to them overlaps nothing, and a redo writer never meets an event one.
+    #[test]
+    fn one_dispatcher_per_key_is_found_however_ties_on_the_start_sort() {
+        let a = manager_with_writers(NodeId(1), &[(10, Mode::Default, 0, 10), (11, Mode::Default, 0, 0)]);
+        let b = manager_with_writers(NodeId(2), &[(3, Mode::Default, 0, 5), (4, Mode::Redo, 0, 10)]);
+        let mut scratch = PlacementScratch::default();
+        for order in [[(NodeId(1), &a), (NodeId(2), &b)], [(NodeId(2), &b), (NodeId(1), &a)]] {
+            let v = check_dispatchers_with(&order, &mut scratch);
+            assert_eq!(v.iter().filter(|(i, _)| *i == ONE_DISPATCHER_PER_KEY).count(), 1, "{:?}", v);
+        }
+        let apart = manager_with_writers(NodeId(2), &[(3, Mode::Default, 10, 20), (4, Mode::Redo, 0, 10)]);
+        for order in [[(NodeId(1), &a), (NodeId(2), &apart)], [(NodeId(2), &apart), (NodeId(1), &a)]] {
+            assert!(check_dispatchers_with(&order, &mut scratch).is_empty());
+        }
     }
 
     #[test]
