@@ -125,6 +125,15 @@ impl UTable {
     }
 }
 
+/// The index of the first of `items` (in commit-ts order, `ts`) committed after `from`.
+/// Most event polls come after the last one: no search then.
+fn first_after<T>(items: &[T], from: Ts, ts: impl Fn(&T) -> Ts) -> usize {
+    match items.last() {
+        Some(last) if ts(last) > from => items.partition_point(|x| ts(x) <= from),
+        _ => items.len(),
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Upstream {
     pub tables: BTreeMap<TableId, UTable>,
@@ -711,12 +720,8 @@ impl Upstream {
         to: Ts,
         sync_point_interval_ms: Option<u64>,
     ) -> Vec<UpstreamEvent> {
-        // `ddls` is in commit-ts order (every DDL takes the next TSO). Most polls come after
-        // the last one: no search then.
-        let first = match self.ddls.last() {
-            Some(last) if last.commit_ts > from => self.ddls.partition_point(|d| d.commit_ts <= from),
-            _ => self.ddls.len(),
-        };
+        // `ddls` is in commit-ts order (every DDL takes the next TSO).
+        let first = first_after(&self.ddls, from, |d| d.commit_ts);
         let relevant = |d: &&DdlEvent| {
             // The table trigger gets the DDLs that block the DDL span (DB/All, or table 0
             // listed: CREATE/DROP/TRUNCATE...); a single-table ALTER goes to that table only.
@@ -740,10 +745,7 @@ impl Upstream {
         let mut ddls = self.ddls[first..].iter().take_while(|d| d.commit_ts <= to).filter(relevant).peekable();
         // A table's changes are in commit-ts order too.
         let changes = self.changes.get(&span.table_id).filter(|_| !is_trigger).map(|ch| {
-            let start = match ch.last() {
-                Some(last) if last.commit_ts > from => ch.partition_point(|c| c.commit_ts <= from),
-                _ => ch.len(),
-            };
+            let start = first_after(ch, from, |c| c.commit_ts);
             ch[start..].iter().take_while(|c| c.commit_ts <= to).filter(|c| span.contains_key(c.key))
         });
         let mut dmls = changes.into_iter().flatten().peekable();
