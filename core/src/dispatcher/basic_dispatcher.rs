@@ -70,15 +70,17 @@ pub struct DispatcherEffects {
 }
 
 impl DispatcherEffects {
-    /// Nothing to apply: most dispatchers on most event polls.
+    /// Nothing to apply: most dispatchers on most event polls. Every field is named, so a
+    /// new one cannot be left out of the test.
     pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-            && self.write_block.is_none()
-            && !self.flush_rows
-            && self.block_statuses.is_empty()
-            && !self.became_working
-            && self.notes.is_empty()
-            && self.failed.is_empty()
+        let DispatcherEffects { rows, write_block, flush_rows, block_statuses, became_working, notes, failed } = self;
+        rows.is_empty()
+            && write_block.is_none()
+            && !flush_rows
+            && block_statuses.is_empty()
+            && !became_working
+            && notes.is_empty()
+            && failed.is_empty()
     }
 }
 
